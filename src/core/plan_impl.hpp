@@ -1,0 +1,180 @@
+// The generic half of Plan<Desc, Args>: candidate walk, preference filters, dispatch log,
+// and the run() checks every family shares. A family supplies FamilyTraits<Desc> and
+// instantiates Plan in its own .cpp:
+//
+//   template <> struct FamilyTraits<UnaryDescriptor> {
+//     using Args = UnaryArgs;
+//     static constexpr const char* kFamily = "unary";
+//     static Status validate(const UnaryDescriptor&);                // descriptor only
+//     static std::span<const Candidate<UnaryDescriptor, UnaryArgs>> candidates();
+//     static Status check_args(const UnaryDescriptor&, const UnaryArgs&);  // null/alignment/aliasing
+//   };
+//   template class Plan<UnaryDescriptor, UnaryArgs>;
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "baracuda/core/plan.hpp"
+#include "core/log.hpp"
+
+namespace baracuda {
+
+template <class Desc>
+struct FamilyTraits;
+
+// A candidate: pure functions, no state. probe() decides (cheaply, without a GPU) whether
+// it can run the descriptor on a device with `caps`, and names the SKU; prepare() does the
+// one-off work of select (launch parameters, library queries); launch() enqueues.
+template <class Desc, class Args>
+struct Candidate {
+  struct Probe {
+    KernelSku sku;
+    std::string rejection;  // empty = accepts
+    std::size_t workspace_bytes = 0;
+  };
+  Probe (*probe)(const Desc& desc, const DeviceCaps& caps);
+  Expected<std::shared_ptr<const void>> (*prepare)(const Desc& desc, const DeviceCaps& caps);
+  Status (*launch)(const void* state, const Desc& desc, const Args& args, Workspace ws, cudaStream_t stream);
+};
+
+namespace detail {
+
+template <class Desc, class Args>
+struct PlanImpl {
+  Desc desc;
+  KernelSku sku;
+  std::size_t workspace_bytes = 0;
+  const Candidate<Desc, Args>* candidate = nullptr;
+  std::shared_ptr<const void> state;
+  int device = -1;  // -1: selected from caps alone, cannot run
+  std::vector<CandidateReport> reports;
+};
+
+// The family-independent rules of selection, applied after a candidate's own probe:
+// returns the reason a preference or the device excludes the SKU, or "".
+std::string preference_rejection(const KernelSku& sku, std::size_t workspace, const DeviceCaps& caps,
+                                 const PlanPreference& pref, bool have_device);
+// Log line + error message helpers.
+std::string format_reports(const std::vector<CandidateReport>& reports);
+void log_dispatch(const char* family, const std::string& desc, const std::vector<CandidateReport>& reports,
+                  int chosen);
+Status check_workspace(Workspace ws, std::size_t needed);
+Status check_stream_device(int plan_device, int stream_device);
+Expected<bool> stream_is_capturing(const Stream& stream);
+
+template <class Desc, class Args>
+Expected<std::shared_ptr<const PlanImpl<Desc, Args>>> select_impl(const DeviceCaps& caps, const Desc& desc,
+                                                                  const PlanPreference& pref, int device) {
+  using Traits = FamilyTraits<Desc>;
+  Status st = Traits::validate(desc);
+  if (!st) return st.add_context(std::string("select ") + Traits::kFamily);
+  auto impl = std::make_shared<PlanImpl<Desc, Args>>();
+  impl->desc = desc;
+  impl->device = device;
+  int chosen = -1;
+  auto cands = Traits::candidates();
+  for (std::size_t i = 0; i < cands.size(); ++i) {
+    auto probe = cands[i].probe(desc, caps);
+    CandidateReport r{probe.sku, probe.rejection, probe.workspace_bytes};
+    if (r.rejection.empty()) r.rejection = preference_rejection(probe.sku, probe.workspace_bytes, caps, pref, device >= 0);
+    if (r.rejection.empty() && chosen < 0) {
+      auto state = cands[i].prepare(desc, caps);
+      if (!state) {
+        r.rejection = "prepare failed: " + state.error().to_string();
+      } else {
+        chosen = static_cast<int>(i);
+        impl->sku = probe.sku;
+        impl->workspace_bytes = probe.workspace_bytes;
+        impl->candidate = &cands[i];
+        impl->state = std::move(state.value());
+      }
+    }
+    impl->reports.push_back(std::move(r));
+  }
+  log_dispatch(Traits::kFamily, desc.to_string(), impl->reports, chosen);
+  if (chosen < 0) {
+    std::string msg = std::string(Traits::kFamily) + ": no candidate accepts " + desc.to_string() + " on " +
+                      caps.arch_name() + ":" + format_reports(impl->reports);
+    return Status(Code::kNotSupported, msg);
+  }
+  return std::shared_ptr<const PlanImpl<Desc, Args>>(std::move(impl));
+}
+
+}  // namespace detail
+
+template <class Desc, class Args>
+Expected<Plan<Desc, Args>> Plan<Desc, Args>::select(const Stream& stream, const Desc& desc,
+                                                    const PlanPreference& pref) {
+  auto caps = stream.caps();
+  if (!caps) return caps.error();
+  auto impl = detail::select_impl<Desc, Args>(*caps.value(), desc, pref, stream.device());
+  if (!impl) return impl.error();
+  return Plan(std::move(impl.value()));
+}
+
+template <class Desc, class Args>
+Expected<Plan<Desc, Args>> Plan<Desc, Args>::select_for_caps(const DeviceCaps& caps, const Desc& desc,
+                                                             const PlanPreference& pref) {
+  auto impl = detail::select_impl<Desc, Args>(caps, desc, pref, -1);
+  if (!impl) return impl.error();
+  return Plan(std::move(impl.value()));
+}
+
+template <class Desc, class Args>
+Expected<std::vector<CandidateReport>> Plan<Desc, Args>::candidates(const DeviceCaps& caps, const Desc& desc,
+                                                                    const PlanPreference& pref) {
+  using Traits = FamilyTraits<Desc>;
+  Status st = Traits::validate(desc);
+  if (!st) return st;
+  std::vector<CandidateReport> out;
+  for (const auto& c : Traits::candidates()) {
+    auto probe = c.probe(desc, caps);
+    CandidateReport r{probe.sku, probe.rejection, probe.workspace_bytes};
+    if (r.rejection.empty()) r.rejection = detail::preference_rejection(probe.sku, probe.workspace_bytes, caps, pref, caps.ordinal >= 0);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+template <class Desc, class Args>
+std::size_t Plan<Desc, Args>::workspace_size() const noexcept {
+  return impl_ ? impl_->workspace_bytes : 0;
+}
+
+template <class Desc, class Args>
+const KernelSku& Plan<Desc, Args>::sku() const noexcept {
+  return impl_->sku;
+}
+
+template <class Desc, class Args>
+const Desc& Plan<Desc, Args>::descriptor() const noexcept {
+  return impl_->desc;
+}
+
+template <class Desc, class Args>
+std::string Plan<Desc, Args>::describe() const {
+  if (!impl_) return "<empty plan>";
+  return std::string(FamilyTraits<Desc>::kFamily) + " " + impl_->desc.to_string() + " -> " + impl_->sku.name() +
+         detail::format_reports(impl_->reports);
+}
+
+template <class Desc, class Args>
+Status Plan<Desc, Args>::run(const Stream& stream, Workspace ws, const Args& args) const {
+  using Traits = FamilyTraits<Desc>;
+  if (!impl_) return Status(Code::kInvalidArgument, "run: the plan is empty (select failed or was never called)");
+  BARACUDA_TRY(detail::check_stream_device(impl_->device, stream.device()));
+  BARACUDA_TRY(Traits::check_args(impl_->desc, args));
+  BARACUDA_TRY(detail::check_workspace(ws, impl_->workspace_bytes));
+  if (!impl_->sku.graph_capturable) {
+    auto cap = detail::stream_is_capturing(stream);
+    if (!cap) return cap.error();
+    if (cap.value())
+      return Status(Code::kNotSupported, "run: SKU " + impl_->sku.name() + " is not graph-capturable but the stream is capturing");
+  }
+  return impl_->candidate->launch(impl_->state.get(), impl_->desc, args, ws, stream.handle());
+}
+
+}  // namespace baracuda

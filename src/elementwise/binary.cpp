@@ -1,0 +1,414 @@
+// BinaryPlan and BinaryBackwardPlan: descriptors, validation and candidate tables.
+//
+// Backward: when neither gradient needs a reduction (no operand was broadcast) one map
+// computes both; otherwise the bcast_reduce candidate reduces each broadcast operand's
+// gradient over its broadcast dims in two deterministic passes through the workspace.
+#include <algorithm>
+#include <array>
+#include <string>
+
+#include "baracuda/ops/elementwise.hpp"
+#include "core/hash.hpp"
+#include "core/plan_impl.hpp"
+#include "elementwise/checks.hpp"
+#include "elementwise/launch.hpp"
+#include "elementwise/map_family.hpp"
+
+namespace baracuda {
+
+namespace {
+constexpr std::array<const char*, kNumBinaryKinds> kBinaryNames = {"add", "sub", "mul", "div"};
+}
+
+const char* binary_kind_name(BinaryKind k) noexcept {
+  auto i = static_cast<std::size_t>(k);
+  return i < kBinaryNames.size() ? kBinaryNames[i] : "unknown";
+}
+
+std::optional<BinaryKind> parse_binary_kind(std::string_view name) noexcept {
+  for (std::size_t i = 0; i < kBinaryNames.size(); ++i)
+    if (name == kBinaryNames[i]) return static_cast<BinaryKind>(i);
+  return std::nullopt;
+}
+
+std::size_t BinaryDescriptor::hash() const noexcept {
+  std::size_t h = static_cast<std::size_t>(kind);
+  for (const auto* t : {&a, &b, &out}) h = detail::hash_combine(h, t->hash());
+  return h;
+}
+std::string BinaryDescriptor::to_string() const {
+  return std::string(binary_kind_name(kind)) + "(a=" + a.to_string() + ", b=" + b.to_string() + ", out=" +
+         out.to_string() + ")";
+}
+std::size_t BinaryBackwardDescriptor::hash() const noexcept {
+  std::size_t h = static_cast<std::size_t>(kind) * 4 + (compute_grad_a ? 2 : 0) + (compute_grad_b ? 1 : 0);
+  for (const auto* t : {&grad_out, &a, &b, &grad_a, &grad_b}) h = detail::hash_combine(h, t->hash());
+  return h;
+}
+std::string BinaryBackwardDescriptor::to_string() const {
+  std::string s = std::string(binary_kind_name(kind)) + "_backward(grad_out=" + grad_out.to_string() +
+                  ", a=" + a.to_string() + ", b=" + b.to_string();
+  if (compute_grad_a) s += ", grad_a=" + grad_a.to_string();
+  if (compute_grad_b) s += ", grad_b=" + grad_b.to_string();
+  return s + ")";
+}
+
+namespace elementwise {
+namespace {
+
+Status check_kind(BinaryKind k) {
+  if (static_cast<unsigned>(k) >= static_cast<unsigned>(kNumBinaryKinds))
+    return Status(Code::kInvalidArgument, "kind = " + std::to_string(static_cast<int>(k)) + " is not a BinaryKind");
+  return Status::ok();
+}
+
+KernelSku binary_sku(DType t, Direction dir) {
+  KernelSku s;
+  s.family = "binary";
+  s.direction = dir;
+  s.in = s.out = t;
+  s.compute = s.precision.accumulator = t == DType::kF64 ? DType::kF64 : DType::kF32;
+  return s;
+}
+
+struct BinarySpec {
+  static MapOperands operands(const BinaryDescriptor& d) {
+    MapOperands o;
+    o.num_out = 1;
+    o.num_in = 2;
+    o.out[0] = {d.out, "out", d.out.alignment};
+    o.in[0] = {broadcast_or_self(d.a, d.out), "a", d.a.alignment};
+    o.in[1] = {broadcast_or_self(d.b, d.out), "b", d.b.alignment};
+    return o;
+  }
+  static KernelSku sku(const BinaryDescriptor& d) { return binary_sku(d.a.dtype, Direction::kForward); }
+  static int fp8_mode(const BinaryDescriptor&) { return 0; }
+  static MapPointers pointers(const BinaryArgs& a) {
+    MapPointers p;
+    p.out[0] = a.out;
+    p.in[0] = a.a;
+    p.in[1] = a.b;
+    return p;
+  }
+  static Status launch(const BinaryDescriptor& d, const MapParams& p, cudaStream_t s) {
+    return launch_binary_fwd(d.a.dtype, d.kind, p, s);
+  }
+};
+
+// ---------------------------------------------------------------- backward
+bool needs_reduction(const TensorLayout& operand, const TensorLayout& out) { return operand.numel() != out.numel(); }
+
+// The map over the gradients that need no reduction, selected by `which` (0 a, 1 b, 2 both).
+MapOperands grad_map_operands(const BinaryBackwardDescriptor& d, int which) {
+  MapOperands o;
+  const TensorLayout& out = d.grad_out;
+  if (which != 1) o.out[o.num_out++] = {broadcast_or_self(d.grad_a, out), "grad_a", d.grad_a.alignment};
+  if (which != 0) o.out[o.num_out++] = {broadcast_or_self(d.grad_b, out), "grad_b", d.grad_b.alignment};
+  o.in[o.num_in++] = {out, "grad_out", out.alignment};
+  if (binary_grad_reads_inputs(d.kind)) {
+    o.in[o.num_in++] = {broadcast_or_self(d.a, out), "a", d.a.alignment};
+    o.in[o.num_in++] = {broadcast_or_self(d.b, out), "b", d.b.alignment};
+  }
+  return o;
+}
+
+int map_which(const BinaryBackwardDescriptor& d) {
+  return d.compute_grad_a && d.compute_grad_b ? 2 : (d.compute_grad_a ? 0 : 1);
+}
+
+MapPointers grad_map_pointers(const BinaryBackwardDescriptor& d, const BinaryBackwardArgs& a, int which) {
+  MapPointers p;
+  int no = 0, ni = 0;
+  if (which != 1) p.out[no++] = a.grad_a;
+  if (which != 0) p.out[no++] = a.grad_b;
+  p.in[ni++] = a.grad_out;
+  if (binary_grad_reads_inputs(d.kind)) {
+    p.in[ni++] = a.a;
+    p.in[ni++] = a.b;
+  }
+  return p;
+}
+
+// Every operand of the backward, for pointer and aliasing checks (the map view: gradients
+// that need a reduction have their own shape and so never pass as in-place aliases).
+MapOperands all_operands(const BinaryBackwardDescriptor& d) {
+  MapOperands o;
+  if (d.compute_grad_a) o.out[o.num_out++] = {d.grad_a, "grad_a", d.grad_a.alignment};
+  if (d.compute_grad_b) o.out[o.num_out++] = {d.grad_b, "grad_b", d.grad_b.alignment};
+  o.in[o.num_in++] = {d.grad_out, "grad_out", d.grad_out.alignment};
+  if (binary_grad_reads_inputs(d.kind)) {
+    o.in[o.num_in++] = {d.a, "a", d.a.alignment};
+    o.in[o.num_in++] = {d.b, "b", d.b.alignment};
+  }
+  // Compare each output against inputs in the output's own iteration shape.
+  for (int k = 0; k < o.num_out; ++k)
+    if (!needs_reduction(o.out[k].layout, d.grad_out)) o.out[k].layout = broadcast_or_self(o.out[k].layout, d.grad_out);
+  for (int k = 0; k < o.num_in; ++k) o.in[k].layout = broadcast_or_self(o.in[k].layout, d.grad_out);
+  return o;
+}
+
+MapPointers all_pointers(const BinaryBackwardDescriptor& d, const BinaryBackwardArgs& a) {
+  MapPointers p;
+  int no = 0, ni = 0;
+  if (d.compute_grad_a) p.out[no++] = a.grad_a;
+  if (d.compute_grad_b) p.out[no++] = a.grad_b;
+  p.in[ni++] = a.grad_out;
+  if (binary_grad_reads_inputs(d.kind)) {
+    p.in[ni++] = a.a;
+    p.in[ni++] = a.b;
+  }
+  return p;
+}
+
+struct BinaryBackwardMapSpec {
+  static MapOperands operands(const BinaryBackwardDescriptor& d) { return grad_map_operands(d, map_which(d)); }
+  static KernelSku sku(const BinaryBackwardDescriptor& d) { return binary_sku(d.grad_out.dtype, Direction::kBackward); }
+  static int fp8_mode(const BinaryBackwardDescriptor&) { return 0; }
+  static Status launch(const BinaryBackwardDescriptor& d, const MapParams& p, cudaStream_t s) {
+    return launch_binary_bwd_map(d.grad_out.dtype, d.kind, map_which(d), p, s);
+  }
+};
+
+// Map candidates wrapped so that they refuse problems needing a reduction.
+template <MapPath P>
+struct BackwardMapCandidate {
+  using Desc = BinaryBackwardDescriptor;
+  using Args = BinaryBackwardArgs;
+  static Candidate<Desc, Args>::Probe probe(const Desc& d, const DeviceCaps& caps) {
+    Candidate<Desc, Args>::Probe pr;
+    pr.sku = BinaryBackwardMapSpec::sku(d);
+    pr.sku.impl = map_path_impl(P);
+    if (!d.compute_grad_a && !d.compute_grad_b) return pr;
+    if (d.compute_grad_a && needs_reduction(d.a, d.grad_out)) pr.rejection = "grad_a needs a reduction over broadcast dims";
+    else if (d.compute_grad_b && needs_reduction(d.b, d.grad_out)) pr.rejection = "grad_b needs a reduction over broadcast dims";
+    else pr.rejection = map_path_rejection(BinaryBackwardMapSpec::operands(d), P);
+    (void)caps;
+    return pr;
+  }
+  static Expected<std::shared_ptr<const void>> prepare(const Desc& d, const DeviceCaps&) {
+    return std::shared_ptr<const void>(std::make_shared<MapParams>(make_map_params(BinaryBackwardMapSpec::operands(d), P, 0)));
+  }
+  static Status launch(const void* state, const Desc& d, const Args& a, Workspace, cudaStream_t s) {
+    if (!d.compute_grad_a && !d.compute_grad_b) return Status::ok();
+    MapParams p = *static_cast<const MapParams*>(state);
+    MapPointers ptr = grad_map_pointers(d, a, map_which(d));
+    for (int k = 0; k < p.num_out; ++k) p.out[k] = ptr.out[k];
+    for (int k = 0; k < p.num_in; ++k) p.in[k] = ptr.in[k];
+    return BinaryBackwardMapSpec::launch(d, p, s);
+  }
+};
+
+// ---- bcast_reduce: the general backward
+struct ReduceState {
+  struct PerGrad {
+    bool active = false;
+    bool reduce = false;
+    BroadcastReduceParams reduce_params;  // when reduce
+    MapParams map_params;                 // when !reduce
+    std::size_t ws_offset = 0;
+  };
+  PerGrad grad[2];
+};
+
+std::size_t round_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
+
+BroadcastReduceParams make_reduce_params(const BinaryBackwardDescriptor& d, int which, const DeviceCaps& caps) {
+  const TensorLayout& out = d.grad_out;
+  const TensorLayout xb = broadcast_or_self(which == 0 ? d.a : d.b, out);
+  const TensorLayout gb = broadcast_or_self(which == 0 ? d.grad_a : d.grad_b, out);
+  const TensorLayout ab = broadcast_or_self(d.a, out), bb = broadcast_or_self(d.b, out);
+  const int rank_diff = out.rank - (which == 0 ? d.a.rank : d.b.rank);
+  const TensorLayout& x = which == 0 ? d.a : d.b;
+  BroadcastReduceParams p;
+  p.which = which;
+  int order[8], n = 0;
+  auto reduced_dim = [&](int dim) {
+    std::int64_t xs = dim < rank_diff ? 1 : x.shape[dim - rank_diff];
+    return out.shape[dim] > 1 && xs == 1;
+  };
+  for (int dim = 0; dim < out.rank; ++dim)
+    if (reduced_dim(dim)) order[n++] = dim;
+  const int num_reduced = n;
+  for (int dim = 0; dim < out.rank; ++dim)
+    if (!reduced_dim(dim) && out.shape[dim] != 1) order[n++] = dim;
+  p.rank = n;
+  p.kept = 1;
+  p.reduced = 1;
+  for (int i = 0; i < n; ++i) {
+    int dim = order[i];
+    p.shape[i] = out.shape[dim];
+    p.strides[0][i] = out.strides[dim];
+    p.strides[1][i] = ab.strides[dim];
+    p.strides[2][i] = bb.strides[dim];
+    if (i < num_reduced) {
+      p.reduced *= out.shape[dim];
+    } else {
+      p.kept_shape[p.kept_rank] = out.shape[dim];
+      p.kept_strides[p.kept_rank] = gb.strides[dim];
+      ++p.kept_rank;
+      p.kept *= out.shape[dim];
+    }
+  }
+  if (out.numel() == 0) {  // a zero-size dim: nothing to sum; the gradient is all zeros
+    p.reduced = 0;
+    p.kept = x.numel();
+    p.rank = 0;
+    p.kept_rank = 0;
+    for (int dim = 0; dim < xb.rank; ++dim)
+      if (out.shape[dim] != 0 && xb.shape[dim] > 1) {
+        p.kept_shape[p.kept_rank] = xb.shape[dim];
+        p.kept_strides[p.kept_rank++] = gb.strides[dim];
+      }
+  }
+  // Enough (kept x chunk) threads to fill the device twice; chunk_len >= 16.
+  const std::int64_t target = static_cast<std::int64_t>(caps.sm_count) * 2048 * 2;
+  std::int64_t chunks = p.kept > 0 ? (target + p.kept - 1) / p.kept : 1;
+  chunks = std::max<std::int64_t>(1, std::min({chunks, (p.reduced + 15) / 16, std::int64_t{65535}}));
+  p.chunk_len = p.reduced > 0 ? (p.reduced + chunks - 1) / chunks : 0;
+  p.chunks = p.reduced > 0 ? (p.reduced + p.chunk_len - 1) / p.chunk_len : 0;
+  return p;
+}
+
+ReduceState make_reduce_state(const BinaryBackwardDescriptor& d, const DeviceCaps& caps, std::size_t* workspace) {
+  ReduceState st;
+  std::size_t ws = 0;
+  const std::size_t acc = d.grad_out.dtype == DType::kF64 ? 8 : 4;
+  for (int which = 0; which < 2; ++which) {
+    auto& g = st.grad[which];
+    g.active = which == 0 ? d.compute_grad_a : d.compute_grad_b;
+    if (!g.active) continue;
+    g.reduce = needs_reduction(which == 0 ? d.a : d.b, d.grad_out);
+    if (g.reduce) {
+      g.reduce_params = make_reduce_params(d, which, caps);
+      g.ws_offset = ws;
+      ws += round_up(static_cast<std::size_t>(std::max<std::int64_t>(g.reduce_params.chunks, 1) * g.reduce_params.kept) * acc,
+                     kWorkspaceAlignment);
+    } else {
+      g.map_params = make_map_params(grad_map_operands(d, which), MapPath::kStrided64, 0);
+    }
+  }
+  *workspace = ws;
+  return st;
+}
+
+struct ReduceCandidate {
+  using Desc = BinaryBackwardDescriptor;
+  using Args = BinaryBackwardArgs;
+  static Candidate<Desc, Args>::Probe probe(const Desc& d, const DeviceCaps& caps) {
+    Candidate<Desc, Args>::Probe pr;
+    pr.sku = BinaryBackwardMapSpec::sku(d);
+    pr.sku.impl = "bcast_reduce_i64";
+    make_reduce_state(d, caps, &pr.workspace_bytes);
+    return pr;
+  }
+  static Expected<std::shared_ptr<const void>> prepare(const Desc& d, const DeviceCaps& caps) {
+    std::size_t ws = 0;
+    return std::shared_ptr<const void>(std::make_shared<ReduceState>(make_reduce_state(d, caps, &ws)));
+  }
+  static Status launch(const void* state, const Desc& d, const Args& a, Workspace ws, cudaStream_t s) {
+    const auto& st = *static_cast<const ReduceState*>(state);
+    const DType t = d.grad_out.dtype;
+    // Reductions first: they read every input before any in-place map output is written.
+    for (int which = 0; which < 2; ++which) {
+      const auto& g = st.grad[which];
+      if (!g.active || !g.reduce) continue;
+      BroadcastReduceParams p = g.reduce_params;
+      p.grad_out = a.grad_out;
+      p.a = a.a;
+      p.b = a.b;
+      p.grad = which == 0 ? a.grad_a : a.grad_b;
+      p.partial = static_cast<char*>(ws.data) + g.ws_offset;
+      BARACUDA_TRY(launch_binary_bwd_reduce(t, d.kind, p, s));
+    }
+    for (int which = 0; which < 2; ++which) {
+      const auto& g = st.grad[which];
+      if (!g.active || g.reduce) continue;
+      MapParams p = g.map_params;
+      MapPointers ptr = grad_map_pointers(d, a, which);
+      for (int k = 0; k < p.num_out; ++k) p.out[k] = ptr.out[k];
+      for (int k = 0; k < p.num_in; ++k) p.in[k] = ptr.in[k];
+      BARACUDA_TRY(launch_binary_bwd_map(t, d.kind, which, p, s));
+    }
+    return Status::ok();
+  }
+};
+
+using BwdCandidate = Candidate<BinaryBackwardDescriptor, BinaryBackwardArgs>;
+constexpr std::array<BwdCandidate, 4> kBackwardCandidates = {
+    BwdCandidate{&BackwardMapCandidate<MapPath::kVecContig>::probe, &BackwardMapCandidate<MapPath::kVecContig>::prepare,
+                 &BackwardMapCandidate<MapPath::kVecContig>::launch},
+    BwdCandidate{&BackwardMapCandidate<MapPath::kStrided32>::probe, &BackwardMapCandidate<MapPath::kStrided32>::prepare,
+                 &BackwardMapCandidate<MapPath::kStrided32>::launch},
+    BwdCandidate{&BackwardMapCandidate<MapPath::kStrided64>::probe, &BackwardMapCandidate<MapPath::kStrided64>::prepare,
+                 &BackwardMapCandidate<MapPath::kStrided64>::launch},
+    BwdCandidate{&ReduceCandidate::probe, &ReduceCandidate::prepare, &ReduceCandidate::launch},
+};
+
+}  // namespace
+}  // namespace elementwise
+
+template <>
+struct FamilyTraits<BinaryDescriptor> {
+  using Spec = elementwise::BinarySpec;
+  static constexpr const char* kFamily = "binary";
+  static Status validate(const BinaryDescriptor& d) {
+    BARACUDA_TRY(elementwise::check_kind(d.kind));
+    BARACUDA_TRY(validate_layout(d.a, "a"));
+    BARACUDA_TRY(validate_layout(d.b, "b"));
+    BARACUDA_TRY(validate_layout(d.out, "out"));
+    BARACUDA_TRY(elementwise::check_math_dtype(d.a, "a", kFamily));
+    BARACUDA_TRY(elementwise::check_same_dtype(d.b, "b", d.a, "a"));
+    BARACUDA_TRY(elementwise::check_same_dtype(d.out, "out", d.a, "a"));
+    auto shape = broadcast_shape(d.a, d.b, "a", "b");
+    if (!shape) return shape.error();
+    BARACUDA_TRY(elementwise::check_same_shape(d.out, "out", shape.value(), "broadcast(a, b)"));
+    return elementwise::check_output_layout(d.out, "out");
+  }
+  static std::span<const Candidate<BinaryDescriptor, BinaryArgs>> candidates() {
+    return elementwise::kMapCandidates<Spec, BinaryDescriptor, BinaryArgs>;
+  }
+  static Status check_args(const BinaryDescriptor& d, const BinaryArgs& a) {
+    return elementwise::check_map_pointers(Spec::operands(d), Spec::pointers(a));
+  }
+};
+
+template <>
+struct FamilyTraits<BinaryBackwardDescriptor> {
+  static constexpr const char* kFamily = "binary_backward";
+  static Status validate(const BinaryBackwardDescriptor& d) {
+    BARACUDA_TRY(elementwise::check_kind(d.kind));
+    BARACUDA_TRY(validate_layout(d.grad_out, "grad_out"));
+    BARACUDA_TRY(validate_layout(d.a, "a"));
+    BARACUDA_TRY(validate_layout(d.b, "b"));
+    BARACUDA_TRY(elementwise::check_math_dtype(d.grad_out, "grad_out", kFamily));
+    BARACUDA_TRY(elementwise::check_same_dtype(d.a, "a", d.grad_out, "grad_out"));
+    BARACUDA_TRY(elementwise::check_same_dtype(d.b, "b", d.grad_out, "grad_out"));
+    auto shape = broadcast_shape(d.a, d.b, "a", "b");
+    if (!shape) return shape.error();
+    BARACUDA_TRY(elementwise::check_same_shape(d.grad_out, "grad_out", shape.value(), "broadcast(a, b)"));
+    if (d.compute_grad_a) {
+      BARACUDA_TRY(validate_layout(d.grad_a, "grad_a"));
+      BARACUDA_TRY(elementwise::check_same_dtype(d.grad_a, "grad_a", d.grad_out, "grad_out"));
+      BARACUDA_TRY(elementwise::check_same_shape(d.grad_a, "grad_a", d.a, "a"));
+      BARACUDA_TRY(elementwise::check_output_layout(d.grad_a, "grad_a"));
+    }
+    if (d.compute_grad_b) {
+      BARACUDA_TRY(validate_layout(d.grad_b, "grad_b"));
+      BARACUDA_TRY(elementwise::check_same_dtype(d.grad_b, "grad_b", d.grad_out, "grad_out"));
+      BARACUDA_TRY(elementwise::check_same_shape(d.grad_b, "grad_b", d.b, "b"));
+      BARACUDA_TRY(elementwise::check_output_layout(d.grad_b, "grad_b"));
+    }
+    return Status::ok();
+  }
+  static std::span<const Candidate<BinaryBackwardDescriptor, BinaryBackwardArgs>> candidates() {
+    return elementwise::kBackwardCandidates;
+  }
+  static Status check_args(const BinaryBackwardDescriptor& d, const BinaryBackwardArgs& a) {
+    return elementwise::check_map_pointers(elementwise::all_operands(d), elementwise::all_pointers(d, a));
+  }
+};
+
+template class Plan<BinaryDescriptor, BinaryArgs>;
+template class Plan<BinaryBackwardDescriptor, BinaryBackwardArgs>;
+
+}  // namespace baracuda

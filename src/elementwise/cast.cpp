@@ -1,0 +1,89 @@
+// CastPlan: dtype conversion among f32, f16, bf16, fp8 e4m3 and fp8 e5m2.
+#include <string>
+
+#include "baracuda/ops/elementwise.hpp"
+#include "core/hash.hpp"
+#include "core/plan_impl.hpp"
+#include "elementwise/checks.hpp"
+#include "elementwise/launch.hpp"
+#include "elementwise/map_family.hpp"
+
+namespace baracuda {
+
+std::size_t CastDescriptor::hash() const noexcept {
+  return detail::hash_combine(detail::hash_combine(static_cast<std::size_t>(fp8_overflow), x.hash()), y.hash());
+}
+std::string CastDescriptor::to_string() const {
+  std::string s = "cast(x=" + x.to_string() + ", y=" + y.to_string();
+  if (fp8_overflow == Fp8Overflow::kSaturate) s += ", fp8_overflow=saturate";
+  return s + ")";
+}
+
+namespace elementwise {
+namespace {
+
+bool cast_dtype_supported(DType t) {
+  return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16 || t == DType::kE4M3 || t == DType::kE5M2;
+}
+
+struct CastSpec {
+  static MapOperands operands(const CastDescriptor& d) {
+    MapOperands o;
+    o.num_out = 1;
+    o.num_in = 1;
+    o.out[0] = {d.y, "y", d.y.alignment};
+    o.in[0] = {broadcast_or_self(d.x, d.y), "x", d.x.alignment};
+    return o;
+  }
+  static KernelSku sku(const CastDescriptor& d) {
+    KernelSku s;
+    s.family = "cast";
+    s.in = d.x.dtype;
+    s.out = d.y.dtype;
+    s.compute = s.precision.accumulator = DType::kF32;
+    return s;
+  }
+  static int fp8_mode(const CastDescriptor& d) { return static_cast<int>(d.fp8_overflow); }
+  static MapPointers pointers(const CastArgs& a) {
+    MapPointers p;
+    p.out[0] = a.y;
+    p.in[0] = a.x;
+    return p;
+  }
+  static Status launch(const CastDescriptor& d, const MapParams& p, cudaStream_t s) {
+    return launch_cast(d.x.dtype, d.y.dtype, p, s);
+  }
+};
+
+}  // namespace
+}  // namespace elementwise
+
+template <>
+struct FamilyTraits<CastDescriptor> {
+  using Spec = elementwise::CastSpec;
+  static constexpr const char* kFamily = "cast";
+  static Status validate(const CastDescriptor& d) {
+    BARACUDA_TRY(validate_layout(d.x, "x"));
+    BARACUDA_TRY(validate_layout(d.y, "y"));
+    for (auto [t, field] : {std::pair{&d.x, "x"}, std::pair{&d.y, "y"}})
+      if (!elementwise::cast_dtype_supported(t->dtype))
+        return Status(Code::kInvalidArgument, std::string(field) + ".dtype = " + std::string(dtype_name(t->dtype)) +
+                                                  " is not supported by cast (f32, f16, bf16, e4m3, e5m2)");
+    if (d.fp8_overflow != Fp8Overflow::kPyTorch && d.fp8_overflow != Fp8Overflow::kSaturate)
+      return Status(Code::kInvalidArgument,
+                    "fp8_overflow = " + std::to_string(static_cast<int>(d.fp8_overflow)) + " is not an Fp8Overflow");
+    auto b = broadcast_to(d.x, d.y.rank, d.y.shape, "x");
+    if (!b) return b.error();
+    return elementwise::check_output_layout(d.y, "y");
+  }
+  static std::span<const Candidate<CastDescriptor, CastArgs>> candidates() {
+    return elementwise::kMapCandidates<Spec, CastDescriptor, CastArgs>;
+  }
+  static Status check_args(const CastDescriptor& d, const CastArgs& a) {
+    return elementwise::check_map_pointers(Spec::operands(d), Spec::pointers(a));
+  }
+};
+
+template class Plan<CastDescriptor, CastArgs>;
+
+}  // namespace baracuda

@@ -1,0 +1,37 @@
+#include "elementwise/checks.hpp"
+
+namespace baracuda::elementwise {
+
+Status check_math_dtype(const TensorLayout& t, const char* field, const char* family) {
+  switch (t.dtype) {
+    case DType::kF64:
+    case DType::kF32:
+    case DType::kF16:
+    case DType::kBF16: return Status::ok();
+    default:
+      return Status(Code::kInvalidArgument, std::string(field) + ".dtype = " + std::string(dtype_name(t.dtype)) +
+                                                " is not supported by " + family + " (f64, f32, f16, bf16)");
+  }
+}
+
+Status check_same_dtype(const TensorLayout& t, const char* field, const TensorLayout& ref, const char* ref_field) {
+  if (t.dtype == ref.dtype) return Status::ok();
+  return Status(Code::kInvalidArgument, std::string(field) + ".dtype = " + std::string(dtype_name(t.dtype)) +
+                                            " differs from " + ref_field + ".dtype = " + std::string(dtype_name(ref.dtype)) +
+                                            " (mixed dtypes are refused; cast first)");
+}
+
+Status check_same_shape(const TensorLayout& t, const char* field, const TensorLayout& ref, const char* ref_field) {
+  bool same = t.rank == ref.rank;
+  for (int i = 0; same && i < t.rank; ++i) same = t.shape[i] == ref.shape[i];
+  if (same) return Status::ok();
+  return Status(Code::kInvalidArgument, std::string(field) + " = " + t.to_string() + " does not have the shape of " +
+                                            ref_field + " = " + ref.to_string());
+}
+
+TensorLayout broadcast_or_self(const TensorLayout& t, const TensorLayout& target) {
+  auto b = broadcast_to(t, target.rank, target.shape, "operand");
+  return b ? b.value() : t;
+}
+
+}  // namespace baracuda::elementwise

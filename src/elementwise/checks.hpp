@@ -1,0 +1,17 @@
+// Descriptor checks shared by the elementwise plans.
+#pragma once
+
+#include <string>
+
+#include "baracuda/core/tensor.hpp"
+
+namespace baracuda::elementwise {
+
+// dtype in {f64, f32, f16, bf16}
+Status check_math_dtype(const TensorLayout& t, const char* field, const char* family);
+Status check_same_dtype(const TensorLayout& t, const char* field, const TensorLayout& ref, const char* ref_field);
+Status check_same_shape(const TensorLayout& t, const char* field, const TensorLayout& ref, const char* ref_field);
+// `t` broadcast to `target`'s shape; the message names `field`.
+TensorLayout broadcast_or_self(const TensorLayout& t, const TensorLayout& target);
+
+}  // namespace baracuda::elementwise
