@@ -36,10 +36,11 @@ std::string preference_rejection(const KernelSku& sku, std::size_t workspace, co
   if (sku.arch_specific && caps.sm != sku.min_sm)
     return "sm" + std::to_string(sku.min_sm) + "a code runs only on sm" + std::to_string(sku.min_sm) + ", device is " +
            caps.arch_name();
-  if (!build_supports(caps.sm, sku.arch_specific))
+  // The build's architecture list matters only on a real device: a caps-only decision
+  // (select_for_caps) describes the algorithm, whatever this binary carries.
+  if (have_device && !build_supports(caps.sm, sku.arch_specific))
     return std::string("not built for ") + caps.arch_name() + (sku.arch_specific ? "a" : "") +
            " (configure with BARACUDA_CUDA_ARCHS including it; built: " + build_arch_list() + ")";
-  (void)have_device;
   return {};
 }
 

@@ -236,7 +236,7 @@ Status validate_matrix(const MatrixLayout& m, const char* field) {
 
 CollapsedDims collapse_dims(std::span<const TensorLayout* const> operands) {
   CollapsedDims c;
-  c.num_operands = static_cast<int>(operands.size());
+  c.num_operands = static_cast<int>(std::min<std::size_t>(operands.size(), c.strides.size()));
   const TensorLayout& ref = *operands[0];
   // Drop size-1 dims, keeping order.
   int r = 0;

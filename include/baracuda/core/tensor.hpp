@@ -95,7 +95,7 @@ Status validate_matrix(const MatrixLayout& m, const char* field);
 struct CollapsedDims {
   int rank = 0;
   Dims shape{};
-  std::array<Dims, 4> strides{};  // per operand
+  std::array<Dims, 6> strides{};  // per operand (at most 6)
   int num_operands = 0;
 };
 CollapsedDims collapse_dims(std::span<const TensorLayout* const> operands);

@@ -1,0 +1,862 @@
+// baracuda-bench: times elementwise plans, a device copy and a cuBLASLt bf16 GEMM.
+//
+// Layout of this file: the op table and suites, option parsing, workloads (one per op
+// family: what to allocate, how many bytes / FLOPs, how to run one iteration), random input
+// buffers rotated through > 3x L2, timing (events or graph replay), and output (a table on
+// stdout, optionally one JSON line per case).
+#include "bench.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+
+#include "baracuda/core/dtype.hpp"
+#include "baracuda/core/numeric.hpp"
+#include "baracuda/core/runtime.hpp"
+#include "baracuda/core/status.hpp"
+#include "baracuda/core/tensor.hpp"
+#include "baracuda/ops/elementwise.hpp"
+
+namespace baracuda::bench {
+namespace {
+
+using Shape = std::vector<std::int64_t>;
+
+// ============================================================================ ops and suites
+enum class Family { kCopy, kGemm, kBinary, kUnary, kUnaryBwd, kBinaryBwd, kCast };
+
+struct OpSpec {
+  const char* name;
+  Family family;
+  int kind = 0;       // UnaryKind or BinaryKind, as an int
+  bool bias = false;  // b = [N] broadcast over the leading dims of [.., N]
+};
+
+constexpr int U(UnaryKind k) { return static_cast<int>(k); }
+constexpr int B(BinaryKind k) { return static_cast<int>(k); }
+
+const OpSpec kOps[] = {
+    {"copy", Family::kCopy},
+    {"gemm_bf16", Family::kGemm},
+    {"add", Family::kBinary, B(BinaryKind::kAdd)},
+    {"sub", Family::kBinary, B(BinaryKind::kSub)},
+    {"mul", Family::kBinary, B(BinaryKind::kMul)},
+    {"div", Family::kBinary, B(BinaryKind::kDiv)},
+    {"bias_add", Family::kBinary, B(BinaryKind::kAdd), true},
+    {"relu", Family::kUnary, U(UnaryKind::kRelu)},
+    {"gelu_erf", Family::kUnary, U(UnaryKind::kGeluErf)},
+    {"gelu_tanh", Family::kUnary, U(UnaryKind::kGeluTanh)},
+    {"silu", Family::kUnary, U(UnaryKind::kSilu)},
+    {"exp", Family::kUnary, U(UnaryKind::kExp)},
+    {"relu_bwd", Family::kUnaryBwd, U(UnaryKind::kRelu)},
+    {"gelu_erf_bwd", Family::kUnaryBwd, U(UnaryKind::kGeluErf)},
+    {"silu_bwd", Family::kUnaryBwd, U(UnaryKind::kSilu)},
+    {"add_bwd", Family::kBinaryBwd, B(BinaryKind::kAdd)},
+    {"bias_add_bwd", Family::kBinaryBwd, B(BinaryKind::kAdd), true},
+    {"cast", Family::kCast},
+};
+
+const OpSpec* find_op(std::string_view name) {
+  for (const auto& op : kOps)
+    if (name == op.name) return &op;
+  return nullptr;
+}
+
+// Defaults when --op is given alone.
+const char* default_dtype(const OpSpec& op) { return op.family == Family::kCast ? "f32:bf16" : "bf16"; }
+const char* default_shape(const OpSpec& op) {
+  if (op.family == Family::kCopy) return "1073741824";  // 2 GiB of bf16
+  if (op.family == Family::kGemm) return "8192x8192x8192";
+  return "16384x8192";
+}
+constexpr int kDefaultReps = 50;
+
+struct Case {
+  const OpSpec* op = nullptr;
+  DType in = DType::kBF16;
+  DType out = DType::kBF16;
+  Shape shape;
+  int reps = kDefaultReps;
+};
+
+// A suite: the two ceilings, then the elementwise ops (bf16) and the f32 -> bf16 cast at one shape.
+struct SuiteSpec {
+  const char* name;
+  const char* description;
+  const char* copy_shape;
+  const char* gemm_shape;
+  const char* shape;
+  int reps;
+};
+const SuiteSpec kSuites[] = {
+    {"foundation", "the foundation gates: ceilings, then bf16 16384x8192 elementwise and the f32:bf16 cast",
+     "1073741824", "8192x8192x8192", "16384x8192", 50},
+    {"smoke", "the foundation ops at 1024x1024 with few reps (quick checks)", "1024x1024", "1024x1024x1024",
+     "1024x1024", 10},
+};
+const char* const kSuiteOps[] = {"add",      "gelu_erf",     "gelu_tanh", "silu",    "relu",         "exp",
+                                 "bias_add", "relu_bwd",     "gelu_erf_bwd", "silu_bwd", "add_bwd", "bias_add_bwd"};
+
+// ============================================================================ parsing
+std::optional<Shape> parse_shape(std::string_view s) {
+  Shape dims;
+  while (!s.empty()) {
+    std::size_t x = s.find('x');
+    std::string_view tok = s.substr(0, x);
+    std::int64_t v = 0;
+    auto [p, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), v);
+    if (ec != std::errc() || p != tok.data() + tok.size() || v <= 0) return std::nullopt;
+    dims.push_back(v);
+    if (x == std::string_view::npos) break;
+    s.remove_prefix(x + 1);
+    if (s.empty()) return std::nullopt;
+  }
+  if (dims.empty() || static_cast<int>(dims.size()) > kMaxRank) return std::nullopt;
+  return dims;
+}
+
+std::string shape_string(const Shape& s) {
+  std::string r;
+  for (std::size_t i = 0; i < s.size(); ++i) r += (i ? "x" : "") + std::to_string(s[i]);
+  return r;
+}
+
+std::string dtype_string(const Case& c) {
+  std::string r(dtype_name(c.in));
+  if (c.out != c.in) r += ":" + std::string(dtype_name(c.out));
+  return r;
+}
+
+// Builds and checks a case; the message names the offending field.
+Expected<Case> make_case(std::string_view op_name, std::string_view dtype, std::string_view shape, int reps) {
+  auto bad = [&](const std::string& what) {
+    return Status(Code::kInvalidArgument, "case " + std::string(op_name) + ": " + what);
+  };
+  Case c;
+  c.op = find_op(op_name);
+  if (!c.op) return bad("unknown op (see --list)");
+  c.reps = reps;
+  std::size_t colon = dtype.find(':');
+  auto in = parse_dtype(dtype.substr(0, colon));
+  auto out = colon == std::string_view::npos ? in : parse_dtype(dtype.substr(colon + 1));
+  if (!in || !out) return bad("--dtype " + std::string(dtype) + " is not a dtype or IN:OUT pair");
+  c.in = *in;
+  c.out = *out;
+  if (dtype_is_packed(c.in) || dtype_is_packed(c.out)) return bad("packed dtypes are not benchmarked");
+  if ((c.in != c.out) != (c.op->family == Family::kCast))
+    return bad("--dtype " + std::string(dtype) + ": only cast takes an IN:OUT pair (and needs one)");
+  auto s = parse_shape(shape);
+  if (!s) return bad("--shape " + std::string(shape) + " is not DIMxDIMx... with positive dims");
+  c.shape = *s;
+  if (c.op->family == Family::kGemm && (c.shape.size() != 3 || c.in != DType::kBF16))
+    return bad("gemm_bf16 takes --dtype bf16 and --shape MxNxK");
+  return c;
+}
+
+struct Options {
+  std::string suite, op, dtype, shape, json_path;
+  int reps = 0;  // 0: the suite's / default count
+  int warmup = 3;
+  int device = 0;
+  bool graph = false, list = false, help = false;
+};
+
+const char* kUsage =
+    "usage: baracuda-bench [--suite NAME] [--op OP] [--dtype DT|IN:OUT] [--shape DxDx..] [--reps N]\n"
+    "                      [--warmup N] [--graph] [--device N] [--json FILE] [--list] [--help]\n"
+    "  no --suite and no --op: the foundation suite; --op alone: one case (defaults per op);\n"
+    "  --suite with --op/--dtype/--shape: the suite's cases that match.\n";
+
+bool parse_int(std::string_view s, int* out) {
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+// Accepts "--key value" and "--key=value".
+Expected<Options> parse_options(int argc, char** argv) {
+  Options o;
+  std::map<std::string_view, bool*> flags = {{"--graph", &o.graph}, {"--list", &o.list}, {"--help", &o.help}};
+  std::map<std::string_view, std::string*> strings = {
+      {"--suite", &o.suite}, {"--op", &o.op}, {"--dtype", &o.dtype}, {"--shape", &o.shape}, {"--json", &o.json_path}};
+  std::map<std::string_view, int*> counts = {{"--reps", &o.reps}, {"--warmup", &o.warmup}, {"--device", &o.device}};
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i], value;
+    const std::size_t eq = arg.find('=');
+    const bool has_inline = arg.starts_with("--") && eq != std::string_view::npos;
+    if (has_inline) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+    }
+    if (arg == "-h") arg = "--help";
+    if (auto f = flags.find(arg); f != flags.end()) {
+      *f->second = true;
+      continue;
+    }
+    const bool is_string = strings.count(arg) != 0;
+    if (!is_string && counts.count(arg) == 0) return Status(Code::kInvalidArgument, "unknown option " + std::string(arg));
+    if (!has_inline) {
+      if (i + 1 >= argc) return Status(Code::kInvalidArgument, std::string(arg) + " needs a value");
+      value = argv[++i];
+    }
+    if (is_string) {
+      *strings[arg] = std::string(value);
+    } else if (!parse_int(value, counts[arg]) || *counts[arg] < (arg == "--device" ? 0 : 1)) {
+      return Status(Code::kInvalidArgument, std::string(arg) + " = " + std::string(value) + " is not a valid count");
+    }
+  }
+  o.warmup = std::max(o.warmup, 3);
+  return o;
+}
+
+Expected<std::vector<Case>> suite_cases(const SuiteSpec& s) {
+  std::vector<Case> cases;
+  auto add = [&](const char* op, const char* dtype, const char* shape) -> Status {
+    auto c = make_case(op, dtype, shape, s.reps);
+    if (!c) return c.error();
+    cases.push_back(*c);
+    return Status::ok();
+  };
+  BARACUDA_TRY(add("copy", "bf16", s.copy_shape));
+  BARACUDA_TRY(add("gemm_bf16", "bf16", s.gemm_shape));
+  for (const char* op : kSuiteOps) BARACUDA_TRY(add(op, "bf16", s.shape));
+  BARACUDA_TRY(add("cast", "f32:bf16", s.shape));
+  return cases;
+}
+
+const SuiteSpec* find_suite(std::string_view name) {
+  for (const auto& s : kSuites)
+    if (name == s.name) return &s;
+  return nullptr;
+}
+
+// The cases the options ask for (see kUsage).
+Expected<std::vector<Case>> resolve_cases(const Options& o) {
+  if (!o.op.empty() && o.suite.empty()) {
+    const OpSpec* op = find_op(o.op);
+    if (!op) return Status(Code::kInvalidArgument, "--op " + o.op + " is unknown (see --list)");
+    auto c = make_case(o.op, o.dtype.empty() ? default_dtype(*op) : o.dtype,
+                       o.shape.empty() ? default_shape(*op) : o.shape, o.reps ? o.reps : kDefaultReps);
+    if (!c) return c.error();
+    return std::vector<Case>{*c};
+  }
+  const SuiteSpec* suite = find_suite(o.suite.empty() ? "foundation" : o.suite);
+  if (!suite) return Status(Code::kInvalidArgument, "--suite " + o.suite + " is unknown (see --list)");
+  auto all = suite_cases(*suite);
+  if (!all) return all.error();
+  std::vector<Case> picked;
+  for (Case c : *all) {
+    if (!o.op.empty() && o.op != c.op->name) continue;
+    if (!o.dtype.empty() && o.dtype != dtype_string(c)) continue;
+    if (!o.shape.empty() && o.shape != shape_string(c.shape)) continue;
+    if (o.reps) c.reps = o.reps;
+    picked.push_back(c);
+  }
+  if (picked.empty()) return Status(Code::kInvalidArgument, "no case of suite " + std::string(suite->name) + " matches");
+  return picked;
+}
+
+void print_list() {
+  std::printf("ops:");
+  for (const auto& op : kOps) std::printf(" %s", op.name);
+  std::printf("\nsuites:\n");
+  for (const auto& s : kSuites) {
+    std::printf("  %s: %s\n", s.name, s.description);
+    auto cases = suite_cases(s);
+    if (!cases) continue;
+    for (const auto& c : *cases)
+      std::printf("    %-13s %-9s %s (reps %d)\n", c.op->name, dtype_string(c).c_str(), shape_string(c.shape).c_str(),
+                  c.reps);
+  }
+}
+
+// ============================================================================ workloads
+// One timed iteration's operands, inputs first then outputs, and how to run it.
+using Ptrs = std::vector<void*>;
+using RunFn = std::function<Status(const Stream&, const Ptrs&, Workspace)>;
+
+struct Workload {
+  std::vector<TensorLayout> inputs;   // filled with random data
+  std::vector<TensorLayout> outputs;  // written by the run
+  RunFn run;
+  std::string sku;
+  double select_us = 0;
+  std::size_t workspace_bytes = 0;
+  double flops = 0;  // 0: not a compute-bound op (no TFLOP/s column)
+  std::string no_graph;  // why --graph falls back to events for this workload (empty: it doesn't)
+
+  // Each input read once and each output written once (a broadcast bias counts N elements).
+  double bytes() const {
+    double b = 0;
+    for (const auto& t : inputs) b += static_cast<double>(dtype_storage_bytes(t.dtype, t.numel()));
+    for (const auto& t : outputs) b += static_cast<double>(dtype_storage_bytes(t.dtype, t.numel()));
+    return b;
+  }
+};
+
+double micros_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Selects PlanT once (timed) and wraps its run(); make_args maps the operand pointers to Args.
+template <class PlanT, class MakeArgs>
+Expected<Workload> plan_workload(const Stream& stream, const typename PlanT::Descriptor& desc,
+                                 std::vector<TensorLayout> inputs, std::vector<TensorLayout> outputs,
+                                 MakeArgs make_args) {
+  auto t0 = std::chrono::steady_clock::now();
+  auto plan = PlanT::select(stream, desc);
+  double select_us = micros_since(t0);
+  if (!plan) return Status(plan.error()).add_context("select");
+  Workload w;
+  w.inputs = std::move(inputs);
+  w.outputs = std::move(outputs);
+  w.sku = plan->sku().name();
+  w.select_us = select_us;
+  w.workspace_bytes = plan->workspace_size();
+  if (!plan->sku().graph_capturable) w.no_graph = "the SKU is not graph-capturable";
+  w.run = [p = *plan, make_args](const Stream& s, const Ptrs& ptr, Workspace ws) {
+    return p.run(s, ws, make_args(ptr));
+  };
+  return w;
+}
+
+// The bias operand of [.., N]: a [N] vector.
+TensorLayout bias_layout(DType t, const Shape& shape) { return TensorLayout::contiguous(t, {shape.back()}); }
+
+Expected<Workload> copy_workload(const Case& c) {
+  TensorLayout t = TensorLayout::contiguous(c.in, c.shape);
+  Workload w;
+  w.inputs = {t};
+  w.outputs = {t};
+  w.sku = "cudaMemcpyAsync.d2d";
+  // Captured, the copy becomes a memcpy node run by the copy engines (about 2.8 TB/s on an
+  // H200 against 4.27 TB/s eager): the ceiling is the eager copy.
+  w.no_graph = "a graph memcpy node runs on the copy engines, slower than the eager copy";
+  const std::size_t bytes = dtype_storage_bytes(t.dtype, t.numel());
+  w.run = [bytes](const Stream& s, const Ptrs& p, Workspace) { return copy_device_to_device(p[1], p[0], bytes, s); };
+  return w;
+}
+
+// ---------------------------------------------------------------------------- cuBLASLt GEMM
+constexpr std::size_t kGemmWorkspace = 32u << 20;
+
+Status lt_status(cublasStatus_t s, const char* what) {
+  if (s == CUBLAS_STATUS_SUCCESS) return Status::ok();
+  return Status(Code::kLibraryError, std::string(what) + " failed: " + cublasLtGetStatusString(s),
+                StatusSource::kCublas, static_cast<int>(s));
+}
+#define BENCH_LT_TRY(call) BARACUDA_TRY(lt_status((call), #call))
+
+// The cuBLASLt descriptors of one GEMM, destroyed with the object.
+struct LtGemm {
+  cublasLtHandle_t handle = nullptr;
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+  cublasLtMatmulPreference_t pref = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+  ~LtGemm() {
+    if (pref) cublasLtMatmulPreferenceDestroy(pref);
+    if (c) cublasLtMatrixLayoutDestroy(c);
+    if (b) cublasLtMatrixLayoutDestroy(b);
+    if (a) cublasLtMatrixLayoutDestroy(a);
+    if (op) cublasLtMatmulDescDestroy(op);
+  }
+};
+
+// Row-major C[M,N] = A[M,K] B[K,N] (bf16 in/out, f32 accumulation), issued as the
+// column-major product C^T = B^T A^T (what torch.matmul does for row-major tensors).
+Status setup_gemm(LtGemm& g, std::int64_t m, std::int64_t n, std::int64_t k) {
+  BENCH_LT_TRY(cublasLtMatmulDescCreate(&g.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  const cublasOperation_t no_trans = CUBLAS_OP_N;
+  BENCH_LT_TRY(cublasLtMatmulDescSetAttribute(g.op, CUBLASLT_MATMUL_DESC_TRANSA, &no_trans, sizeof(no_trans)));
+  BENCH_LT_TRY(cublasLtMatmulDescSetAttribute(g.op, CUBLASLT_MATMUL_DESC_TRANSB, &no_trans, sizeof(no_trans)));
+  BENCH_LT_TRY(cublasLtMatrixLayoutCreate(&g.a, CUDA_R_16BF, n, k, n));  // B^T: N x K, ld N
+  BENCH_LT_TRY(cublasLtMatrixLayoutCreate(&g.b, CUDA_R_16BF, k, m, k));  // A^T: K x M, ld K
+  BENCH_LT_TRY(cublasLtMatrixLayoutCreate(&g.c, CUDA_R_16BF, n, m, n));  // C^T: N x M, ld N
+  BENCH_LT_TRY(cublasLtMatmulPreferenceCreate(&g.pref));
+  const std::size_t ws = kGemmWorkspace;
+  BENCH_LT_TRY(cublasLtMatmulPreferenceSetAttribute(g.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)));
+  cublasLtMatmulHeuristicResult_t result{};
+  int returned = 0;
+  BENCH_LT_TRY(cublasLtMatmulAlgoGetHeuristic(g.handle, g.op, g.a, g.b, g.c, g.c, g.pref, 1, &result, &returned));
+  if (returned == 0) return Status(Code::kNotSupported, "cublasLtMatmulAlgoGetHeuristic returned no algorithm");
+  g.algo = result.algo;
+  return Status::ok();
+}
+
+std::string gemm_sku(const LtGemm& g) {
+  int id = -1, tile = -1;
+  cublasLtMatmulAlgoConfigGetAttribute(&g.algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof(id), nullptr);
+  cublasLtMatmulAlgoConfigGetAttribute(&g.algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof(tile), nullptr);
+  return "cublaslt.gemm.algo" + std::to_string(id) + ".tile" + std::to_string(tile) + "[bf16,f32,bf16]";
+}
+
+Expected<Workload> gemm_workload(const Case& c, const Stream& stream) {
+  const std::int64_t m = c.shape[0], n = c.shape[1], k = c.shape[2];
+  auto g = std::make_shared<LtGemm>();
+  auto handle = LibraryHandles::cublaslt(stream.device());  // created once per device: not part of select
+  if (!handle) return handle.error();
+  g->handle = *handle;
+  auto t0 = std::chrono::steady_clock::now();
+  BARACUDA_TRY(setup_gemm(*g, m, n, k));
+  Workload w;
+  w.select_us = micros_since(t0);
+  w.inputs = {TensorLayout::contiguous(DType::kBF16, {m, k}), TensorLayout::contiguous(DType::kBF16, {k, n})};
+  w.outputs = {TensorLayout::contiguous(DType::kBF16, {m, n})};
+  w.sku = gemm_sku(*g);
+  w.workspace_bytes = kGemmWorkspace;
+  w.flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  w.run = [g](const Stream& s, const Ptrs& p, Workspace ws) {
+    const float alpha = 1.0f, beta = 0.0f;
+    return lt_status(cublasLtMatmul(g->handle, g->op, &alpha, p[1], g->a, p[0], g->b, &beta, p[2], g->c, p[2], g->c,
+                                    &g->algo, ws.data, ws.bytes, s.handle()),
+                     "cublasLtMatmul");
+  };
+  return w;
+}
+
+// ---------------------------------------------------------------------------- plan families
+Expected<Workload> make_workload(const Case& c, const Stream& s) {
+  const TensorLayout t = TensorLayout::contiguous(c.in, c.shape);
+  const TensorLayout b = c.op->bias ? bias_layout(c.in, c.shape) : t;
+  switch (c.op->family) {
+    case Family::kCopy:
+      return copy_workload(c);
+    case Family::kGemm:
+      return gemm_workload(c, s);
+    case Family::kBinary: {
+      BinaryDescriptor d{static_cast<BinaryKind>(c.op->kind), t, b, t};
+      return plan_workload<BinaryPlan>(s, d, {t, b}, {t}, [](const Ptrs& p) { return BinaryArgs{p[0], p[1], p[2]}; });
+    }
+    case Family::kUnary: {
+      UnaryDescriptor d{static_cast<UnaryKind>(c.op->kind), t, t};
+      return plan_workload<UnaryPlan>(s, d, {t}, {t}, [](const Ptrs& p) { return UnaryArgs{p[0], p[1]}; });
+    }
+    case Family::kUnaryBwd: {
+      UnaryBackwardDescriptor d{static_cast<UnaryKind>(c.op->kind), t, t, t};
+      return plan_workload<UnaryBackwardPlan>(s, d, {t, t}, {t},
+                                              [](const Ptrs& p) { return UnaryBackwardArgs{p[0], p[1], p[2]}; });
+    }
+    case Family::kBinaryBwd: {
+      // add reads neither forward input: only grad_out is read; grad_a and grad_b are written.
+      BinaryBackwardDescriptor d;
+      d.kind = static_cast<BinaryKind>(c.op->kind);
+      d.grad_out = d.a = d.grad_a = t;
+      d.b = d.grad_b = b;
+      return plan_workload<BinaryBackwardPlan>(s, d, {t}, {t, b}, [](const Ptrs& p) {
+        return BinaryBackwardArgs{.grad_out = p[0], .grad_a = p[1], .grad_b = p[2]};
+      });
+    }
+    case Family::kCast: {
+      CastDescriptor d{t, TensorLayout::contiguous(c.out, c.shape)};
+      return plan_workload<CastPlan>(s, d, {d.x}, {d.y}, [](const Ptrs& p) { return CastArgs{p[0], p[1]}; });
+    }
+  }
+  return Status(Code::kInternal, "unhandled op family");
+}
+
+// ============================================================================ random inputs
+constexpr std::size_t kChunkBytes = 64u << 20;
+
+// 64 MiB of random values of dtype t (floats uniform in [-4, 4]), generated once per dtype.
+const std::vector<unsigned char>& host_chunk(DType t) {
+  static std::map<DType, std::vector<unsigned char>> cache;
+  auto& buf = cache[t];
+  if (!buf.empty()) return buf;
+  buf.resize(kChunkBytes);
+  std::mt19937_64 rng(0x5eed0000u + static_cast<unsigned>(t));
+  std::uniform_real_distribution<float> uni(-4.0f, 4.0f);
+  auto fill = [&](auto convert) {
+    using T = decltype(convert(0.0f));
+    auto* p = reinterpret_cast<T*>(buf.data());
+    for (std::size_t i = 0; i < kChunkBytes / sizeof(T); ++i) p[i] = convert(uni(rng));
+  };
+  switch (t) {
+    case DType::kF64: fill([](float x) { return static_cast<double>(x); }); break;
+    case DType::kF32: fill([](float x) { return x; }); break;
+    case DType::kF16: fill([](float x) { return f32_to_f16_bits(x); }); break;
+    case DType::kBF16: fill([](float x) { return f32_to_bf16_bits(x); }); break;
+    case DType::kE4M3: fill([](float x) { return f32_to_e4m3_bits(x, Fp8Overflow::kSaturate); }); break;
+    case DType::kE5M2: fill([](float x) { return f32_to_e5m2_bits(x, Fp8Overflow::kSaturate); }); break;
+    case DType::kBool: for (auto& v : buf) v = static_cast<unsigned char>(rng() & 1u); break;
+    default: for (auto& v : buf) v = static_cast<unsigned char>(rng()); break;  // integers: random bits
+  }
+  return buf;
+}
+
+// Fills `bytes` of device memory: the host chunk rotated by a per-buffer offset (so two buffers
+// of one dtype differ), then doubled on the device until the buffer is full.
+Status fill_random(void* dst, std::size_t bytes, DType t, std::size_t seed, const Stream& s) {
+  const auto& chunk = host_chunk(t);
+  auto* d = static_cast<unsigned char*>(dst);
+  const std::size_t first = std::min(bytes, chunk.size());
+  const std::size_t rot = (seed * 7919u * 16u) % chunk.size();  // 16-byte steps keep elements whole
+  const std::size_t head = std::min(first, chunk.size() - rot);
+  BARACUDA_TRY(copy_to_device(d, chunk.data() + rot, head, s));
+  BARACUDA_TRY(copy_to_device(d + head, chunk.data(), first - head, s));
+  for (std::size_t filled = first; filled < bytes;) {
+    const std::size_t n = std::min(filled, bytes - filled);
+    BARACUDA_TRY(copy_device_to_device(d + filled, d, n, s));
+    filled += n;
+  }
+  return Status::ok();
+}
+
+// k sets of operand buffers, k * (bytes of one set) > 3 * L2, so runs that rotate through
+// them read from HBM rather than L2.
+struct BufferSets {
+  std::vector<std::vector<DeviceBuffer>> sets;
+  std::vector<Ptrs> ptrs;
+  DeviceBuffer workspace;
+  int count() const { return static_cast<int>(sets.size()); }
+};
+
+Expected<BufferSets> allocate_sets(const Workload& w, std::size_t l2_bytes, const Stream& s) {
+  static std::size_t seed = 0;
+  const double set_bytes = std::max(w.bytes(), 1.0);
+  const int k = static_cast<int>(std::floor(3.0 * static_cast<double>(l2_bytes) / set_bytes)) + 1;
+  BufferSets b;
+  for (int i = 0; i < k; ++i) {
+    std::vector<DeviceBuffer> set;
+    Ptrs ptrs;
+    for (std::size_t j = 0; j < w.inputs.size() + w.outputs.size(); ++j) {
+      const bool is_input = j < w.inputs.size();
+      const TensorLayout& t = is_input ? w.inputs[j] : w.outputs[j - w.inputs.size()];
+      const std::size_t bytes = dtype_storage_bytes(t.dtype, t.numel());
+      auto buf = DeviceBuffer::allocate(bytes);
+      if (!buf) return buf.error();
+      if (is_input) BARACUDA_TRY(fill_random(buf->data(), bytes, t.dtype, seed++, s));
+      ptrs.push_back(buf->data());
+      set.push_back(std::move(*buf));
+    }
+    b.sets.push_back(std::move(set));
+    b.ptrs.push_back(std::move(ptrs));
+  }
+  auto ws = DeviceBuffer::allocate(w.workspace_bytes);
+  if (!ws) return ws.error();
+  b.workspace = std::move(*ws);
+  BARACUDA_TRY(s.synchronize());
+  return b;
+}
+
+// ============================================================================ timing
+// One step: run i of the timed sequence (events: one run on set i % k; graph: one replay of
+// graph i % G, which holds kGraphRuns runs).
+using Step = std::function<Status(int)>;
+constexpr int kGraphRuns = 10;
+constexpr double kWarmupMs = 25.0;  // warm up for about this long (and at least --warmup steps)
+
+struct Timing {
+  double ms = 0;      // median per run
+  double ms_min = 0;  // fastest run
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Primes (one untimed step), warms up, then records an event before and after each of `reps`
+// back-to-back steps.
+Expected<Timing> measure(const Step& step, int runs_per_step, const Stream& s, int reps, int warmup) {
+  std::vector<Event> ev;
+  for (int i = 0; i <= std::max(reps, 1); ++i) {
+    auto e = Event::create();
+    if (!e) return e.error();
+    ev.push_back(std::move(*e));
+  }
+  int idx = 0;
+  BARACUDA_TRY(step(idx++));
+  BARACUDA_TRY(s.synchronize());
+  BARACUDA_TRY(ev[0].record(s));
+  BARACUDA_TRY(step(idx++));
+  BARACUDA_TRY(ev[1].record(s));
+  BARACUDA_TRY(ev[1].synchronize());
+  auto once = ev[1].elapsed_ms_since(ev[0]);
+  if (!once) return once.error();
+  const int n_warm = std::clamp(static_cast<int>(std::ceil(kWarmupMs / std::max<double>(*once, 1e-3))), warmup, 1000);
+  for (int i = 0; i < n_warm; ++i) BARACUDA_TRY(step(idx++));
+
+  BARACUDA_TRY(ev[0].record(s));
+  for (int i = 0; i < reps; ++i) {
+    BARACUDA_TRY(step(idx++));
+    BARACUDA_TRY(ev[i + 1].record(s));
+  }
+  BARACUDA_TRY(ev[reps].synchronize());
+  std::vector<double> times;
+  for (int i = 0; i < reps; ++i) {
+    auto ms = ev[i + 1].elapsed_ms_since(ev[i]);
+    if (!ms) return ms.error();
+    times.push_back(*ms / runs_per_step);
+  }
+  return Timing{median(times), *std::min_element(times.begin(), times.end())};
+}
+
+struct GraphExecDeleter {
+  void operator()(cudaGraphExec_t g) const { cudaGraphExecDestroy(g); }
+};
+using GraphExec = std::unique_ptr<std::remove_pointer_t<cudaGraphExec_t>, GraphExecDeleter>;
+
+// Captures kGraphRuns runs into one graph (runs on sets first, first + 1, ...).
+Expected<GraphExec> capture(const Workload& w, const BufferSets& b, int first, const Stream& s) {
+  BARACUDA_TRY(cuda_status(cudaStreamBeginCapture(s.handle(), cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture"));
+  Status st;
+  for (int j = 0; j < kGraphRuns && st; ++j) {
+    const int set = (first + j) % b.count();
+    st = w.run(s, b.ptrs[set], Workspace{b.workspace.data(), b.workspace.bytes()});
+  }
+  cudaGraph_t graph = nullptr;
+  cudaError_t end = cudaStreamEndCapture(s.handle(), &graph);
+  if (!st) {
+    if (graph) cudaGraphDestroy(graph);
+    return st.add_context("during graph capture");
+  }
+  BARACUDA_TRY(cuda_status(end, "cudaStreamEndCapture"));
+  cudaGraphExec_t exec = nullptr;
+  cudaError_t inst = cudaGraphInstantiate(&exec, graph, 0);
+  cudaGraphDestroy(graph);
+  BARACUDA_TRY(cuda_status(inst, "cudaGraphInstantiate"));
+  return GraphExec(exec);
+}
+
+Expected<Timing> time_events(const Workload& w, const BufferSets& b, const Stream& s, int reps, int warmup) {
+  const Workspace ws{b.workspace.data(), b.workspace.bytes()};
+  return measure([&](int i) { return w.run(s, b.ptrs[i % b.count()], ws); }, 1, s, reps, warmup);
+}
+
+// ceil(k / kGraphRuns) graphs cover all k buffer sets; replays rotate through the graphs.
+Expected<Timing> time_graph(const Workload& w, const BufferSets& b, const Stream& s, int reps, int warmup) {
+  BARACUDA_TRY(w.run(s, b.ptrs[0], Workspace{b.workspace.data(), b.workspace.bytes()}));  // loads modules
+  BARACUDA_TRY(s.synchronize());
+  std::vector<GraphExec> graphs;
+  for (int first = 0; first < b.count(); first += kGraphRuns) {
+    auto g = capture(w, b, first, s);
+    if (!g) return g.error();
+    graphs.push_back(std::move(*g));
+  }
+  return measure(
+      [&](int i) {
+        return cuda_status(cudaGraphLaunch(graphs[i % graphs.size()].get(), s.handle()), "cudaGraphLaunch");
+      },
+      kGraphRuns, s, reps, warmup);
+}
+
+// ============================================================================ output
+struct Environment {
+  const DeviceCaps* caps = nullptr;
+  int driver = 0, runtime = 0;
+};
+
+struct Result {
+  const Case* c = nullptr;
+  Workload w;
+  Timing t;
+  int sets = 0;
+  bool graph = false;
+  double gbps() const { return w.bytes() / (t.ms * 1e6); }
+  std::optional<double> tflops() const {
+    return w.flops > 0 ? std::optional<double>(w.flops / (t.ms * 1e9)) : std::nullopt;
+  }
+};
+
+// The ceilings every later line is a percentage of.
+struct Ceilings {
+  std::optional<double> copy_gbps;
+  std::optional<double> gemm_tflops;
+};
+
+std::optional<double> percent(std::optional<double> v, std::optional<double> ceiling) {
+  if (!v || !ceiling || *ceiling <= 0) return std::nullopt;
+  return 100.0 * *v / *ceiling;
+}
+
+std::string version_string(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+std::string fmt_opt(const char* f, std::optional<double> v, const char* none) { return v ? fmt(f, *v) : none; }
+
+void print_header(const Environment& env, const Options& o) {
+  const DeviceCaps& c = *env.caps;
+  std::printf("# baracuda-bench: device %d \"%s\" sm%d, %d SMs, L2 %.0f MiB, %.1f GiB; driver %s, runtime %s; built for %s\n",
+              c.ordinal, c.name.c_str(), c.sm, c.sm_count, c.l2_bytes / 1048576.0, c.global_mem_bytes / 1073741824.0,
+              version_string(env.driver).c_str(), version_string(env.runtime).c_str(), build_arch_list());
+  std::printf("# timing: %s, warm-up >= %d runs and ~%.0f ms, median (and min) of the timed runs; buffers rotated > 3x L2\n",
+              o.graph ? "CUDA graph replay (10 runs per graph, ms = replay / 10)" : "CUDA events around each run",
+              o.warmup, kWarmupMs);
+  std::printf("%-13s %-9s %-15s %-46s %9s %9s %8s %6s %8s %6s %9s %10s\n", "op", "dtype", "shape", "sku", "ms", "min_ms",
+              "GB/s", "%copy", "TFLOP/s", "%gemm", "select_us", "ws_bytes");
+}
+
+void print_line(const Result& r, const Ceilings& ceil) {
+  std::printf("%-13s %-9s %-15s %-46s %9.4f %9.4f %8.1f %6s %8s %6s %9.1f %10zu\n", r.c->op->name,
+              dtype_string(*r.c).c_str(), shape_string(r.c->shape).c_str(), r.w.sku.c_str(), r.t.ms, r.t.ms_min,
+              r.gbps(), fmt_opt("%.1f", percent(r.gbps(), ceil.copy_gbps), "-").c_str(),
+              fmt_opt("%.1f", r.tflops(), "-").c_str(), fmt_opt("%.1f", percent(r.tflops(), ceil.gemm_tflops), "-").c_str(),
+              r.w.select_us, r.w.workspace_bytes);
+  std::fflush(stdout);
+}
+
+std::string json_string(std::string_view s) {
+  std::string r = "\"";
+  for (char ch : s) {
+    if (ch == '"' || ch == '\\') r += '\\';
+    if (static_cast<unsigned char>(ch) >= 0x20) r += ch;
+  }
+  return r + "\"";
+}
+
+std::string json_line(const Result& r, const Ceilings& ceil, const Environment& env) {
+  auto num = [](std::optional<double> v) { return fmt_opt("%.6g", v, "null"); };
+  std::string s = "{";
+  auto field = [&](const char* key, const std::string& value) {
+    if (s.size() > 1) s += ", ";
+    s += json_string(key) + ": " + value;
+  };
+  field("op", json_string(r.c->op->name));
+  field("dtype", json_string(dtype_string(*r.c)));
+  field("shape", json_string(shape_string(r.c->shape)));
+  field("sku", json_string(r.w.sku));
+  field("ms", num(r.t.ms));
+  field("ms_min", num(r.t.ms_min));
+  field("gbps", num(r.gbps()));
+  field("tflops", num(r.tflops()));
+  field("pct_copy", num(percent(r.gbps(), ceil.copy_gbps)));
+  field("pct_gemm", num(percent(r.tflops(), ceil.gemm_tflops)));
+  field("select_us", num(r.w.select_us));
+  field("workspace_bytes", std::to_string(r.w.workspace_bytes));
+  field("device", json_string(env.caps->name));
+  field("bytes", fmt("%.0f", r.w.bytes()));
+  field("flops", fmt("%.0f", r.w.flops));
+  field("sm", std::to_string(env.caps->sm));
+  field("driver", json_string(version_string(env.driver)));
+  field("runtime", json_string(version_string(env.runtime)));
+  field("timing", json_string(r.graph ? "graph" : "events"));
+  field("reps", std::to_string(r.c->reps));
+  field("sets", std::to_string(r.sets));
+  return s + "}";
+}
+
+// ============================================================================ driver
+Expected<Result> run_case(const Case& c, const Options& o, const Environment& env, const Stream& s) {
+  auto w = make_workload(c, s);
+  if (!w) return w.error();
+  auto bufs = allocate_sets(*w, env.caps->l2_bytes, s);
+  if (!bufs) return Status(bufs.error()).add_context("allocate inputs");
+  const bool graph = o.graph && w->no_graph.empty();
+  if (o.graph && !graph)
+    std::fprintf(stderr, "baracuda-bench: %s timed with CUDA events: %s\n", c.op->name, w->no_graph.c_str());
+  auto t = graph ? time_graph(*w, *bufs, s, c.reps, o.warmup) : time_events(*w, *bufs, s, c.reps, o.warmup);
+  if (!t) return Status(t.error()).add_context("run");
+  return Result{&c, std::move(*w), *t, bufs->count(), graph};
+}
+
+// Ceilings first: copy cases (one is added when the list has none), then GEMMs, then the rest.
+std::vector<Case> order_cases(std::vector<Case> cases, int reps) {
+  auto is = [](Family f) { return [f](const Case& c) { return c.op->family == f; }; };
+  if (std::none_of(cases.begin(), cases.end(), is(Family::kCopy))) {
+    auto copy = make_case("copy", "bf16", default_shape(*find_op("copy")), reps ? reps : kDefaultReps);
+    if (copy) cases.insert(cases.begin(), *copy);
+  }
+  auto rest = std::stable_partition(cases.begin(), cases.end(), is(Family::kCopy));
+  std::stable_partition(rest, cases.end(), is(Family::kGemm));
+  return cases;
+}
+
+Expected<Environment> open_device(int device) {
+  auto n = Device::count();
+  if (!n || *n == 0) return Status(Code::kNoDevice, "no CUDA device visible");
+  BARACUDA_TRY(cuda_status(cudaSetDevice(device), "cudaSetDevice"));
+  Environment env;
+  auto caps = Device::caps(device);
+  if (!caps) return caps.error();
+  env.caps = *caps;
+  cudaDriverGetVersion(&env.driver);
+  cudaRuntimeGetVersion(&env.runtime);
+  return env;
+}
+
+}  // namespace
+
+int run_bench(int argc, char** argv) {
+  auto opts = parse_options(argc, argv);
+  if (!opts) {
+    std::fprintf(stderr, "baracuda-bench: %s\n%s", opts.error().message().c_str(), kUsage);
+    return 1;
+  }
+  if (opts->help) {
+    std::printf("%s", kUsage);
+    return 0;
+  }
+  if (opts->list) {
+    print_list();
+    return 0;
+  }
+  auto cases = resolve_cases(*opts);
+  if (!cases) {
+    std::fprintf(stderr, "baracuda-bench: %s\n", cases.error().message().c_str());
+    return 1;
+  }
+  auto env = open_device(opts->device);
+  if (!env) {
+    if (env.error().code() == Code::kNoDevice) {
+      std::fprintf(stderr, "baracuda-bench: no CUDA device visible\n");
+      return 2;
+    }
+    std::fprintf(stderr, "baracuda-bench: %s\n", env.error().to_string().c_str());
+    return 1;
+  }
+  auto stream = Stream::create(opts->device);
+  if (!stream) {
+    std::fprintf(stderr, "baracuda-bench: %s\n", stream.error().to_string().c_str());
+    return 1;
+  }
+  std::ofstream json;
+  if (!opts->json_path.empty()) {
+    json.open(opts->json_path);
+    if (!json) {
+      std::fprintf(stderr, "baracuda-bench: cannot write %s\n", opts->json_path.c_str());
+      return 1;
+    }
+  }
+
+  const std::vector<Case> ordered = order_cases(std::move(*cases), opts->reps);
+  print_header(*env, *opts);
+  Ceilings ceil;
+  int failures = 0;
+  for (const Case& c : ordered) {
+    auto r = run_case(c, *opts, *env, *stream);
+    if (!r) {
+      std::fprintf(stderr, "baracuda-bench: %s %s %s: %s\n", c.op->name, dtype_string(c).c_str(),
+                   shape_string(c.shape).c_str(), r.error().to_string().c_str());
+      ++failures;
+      continue;
+    }
+    if (c.op->family == Family::kCopy && !ceil.copy_gbps) ceil.copy_gbps = r->gbps();
+    if (c.op->family == Family::kGemm && !ceil.gemm_tflops) ceil.gemm_tflops = r->tflops();
+    print_line(*r, ceil);
+    if (json) json << json_line(*r, ceil, *env) << '\n' << std::flush;
+  }
+  if (failures) std::fprintf(stderr, "baracuda-bench: %d case(s) failed\n", failures);
+  return failures ? 1 : 0;
+}
+
+}  // namespace baracuda::bench

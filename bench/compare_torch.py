@@ -1,0 +1,266 @@
+#!/usr/bin/env python3
+"""compare_torch.py: time baracuda-bench's cases in PyTorch, the same way, on the same GPU.
+
+    baracuda-bench --suite foundation --json bench.jsonl
+    python3 bench/compare_torch.py --baracuda bench.jsonl [--json out.jsonl] [--reps N]
+
+For each JSON line of baracuda-bench this builds the PyTorch equivalent and times it with the
+method baracuda-bench uses: random inputs uniform in [-4, 4] (never zeros), buffer sets rotated
+so that sets * bytes > 3x L2 (bytes from baracuda's record, so both use one byte model), one
+untimed run, a warm-up of >= 3 runs and about 25 ms, then CUDA events between back-to-back runs
+(CUDA-graph replays of 10 runs when the record says timing = graph) and the median of N runs
+(N = the record's reps). It prints one table row per case with the speed ratio torch_ms /
+baracuda_ms and a PASS/FAIL column for the foundation gates, plus the copy bandwidth PyTorch
+reaches, so both ceilings are visible. Exit status: 0 even when a gate fails; 1 on errors.
+"""
+import argparse
+import json
+import math
+import statistics
+import sys
+
+import torch
+import torch.nn.functional as F
+
+DTYPES = {
+    'f64': torch.float64, 'f32': torch.float32, 'f16': torch.float16, 'bf16': torch.bfloat16,
+    'e4m3': torch.float8_e4m3fn, 'e5m2': torch.float8_e5m2,
+    'i64': torch.int64, 'i32': torch.int32, 'i16': torch.int16, 'i8': torch.int8, 'u8': torch.uint8,
+}
+WARMUP_MS = 25.0
+MIN_WARMUP = 3
+GRAPH_RUNS = 10
+DEFAULT_REPS = 50
+
+# Foundation gates: >= 90% of baracuda's same-run copy bandwidth and at least as fast as torch.
+GATED = {('add', 'bf16', '16384x8192'), ('gelu_erf', 'bf16', '16384x8192'),
+         ('silu', 'bf16', '16384x8192'), ('cast', 'f32:bf16', '16384x8192')}
+GATE_PCT_COPY = 90.0
+GATE_RATIO = 1.0
+
+NOTES = {
+    'add_bwd': 'add_bwd: torch returns grad_out itself for both grads; timed as ga.copy_(g); gb.copy_(g)',
+    'bias_add_bwd': 'bias_add_bwd: timed as ga.copy_(g) plus g.sum over the leading dims',
+}
+
+
+# ------------------------------------------------------------------------------------ cases
+class Operand:
+    """One tensor of a case: random input, or preallocated output (random=False)."""
+
+    def __init__(self, shape, dtype, random=True):
+        self.shape, self.dtype, self.random = tuple(shape), dtype, random
+
+    def make(self):
+        if not self.random:
+            return torch.empty(self.shape, device='cuda', dtype=self.dtype)
+        if self.dtype.is_floating_point:
+            base = self.dtype if self.dtype.itemsize >= 2 else torch.float32  # fp8 has no uniform_
+            return torch.empty(self.shape, device='cuda', dtype=base).uniform_(-4, 4).to(self.dtype)
+        return torch.randint(-8, 8, self.shape, device='cuda', dtype=self.dtype)
+
+
+def torch_case(op, dt_in, dt_out, shape):
+    """(operands, fn): fn(*tensors) runs the PyTorch equivalent of baracuda's case."""
+    aten = torch.ops.aten
+    x = Operand(shape, dt_in)
+    out = Operand(shape, dt_in, random=False)
+    bias = Operand(shape[-1:], dt_in)
+    lead = tuple(range(len(shape) - 1))  # the dims a [N] bias broadcasts over
+    binary = {'add': torch.add, 'sub': torch.sub, 'mul': torch.mul, 'div': torch.div}
+    unary = {'relu': F.relu, 'gelu_erf': F.gelu, 'gelu_tanh': lambda t: F.gelu(t, approximate='tanh'),
+             'silu': F.silu, 'exp': torch.exp}
+    unary_bwd = {'relu_bwd': lambda g, t: aten.threshold_backward(g, t, 0),
+                 'gelu_erf_bwd': lambda g, t: aten.gelu_backward(g, t, approximate='none'),
+                 'silu_bwd': lambda g, t: aten.silu_backward(g, t)}
+    if op in binary:
+        return [x, x], binary[op]
+    if op == 'bias_add':
+        return [x, bias], torch.add
+    if op in unary:
+        return [x], unary[op]
+    if op in unary_bwd:
+        return [x, x], unary_bwd[op]
+    if op == 'add_bwd':
+        return [x, out, out], lambda g, ga, gb: (ga.copy_(g), gb.copy_(g))
+    if op == 'bias_add_bwd':
+        return [x, out], lambda g, ga: (ga.copy_(g), g.sum(dim=lead))
+    if op == 'cast':
+        return [x], lambda t: t.to(dt_out)
+    if op == 'copy':
+        return [x, out], lambda src, dst: dst.copy_(src)
+    if op == 'gemm_bf16':
+        m, n, k = shape
+        return [Operand((m, k), torch.bfloat16), Operand((k, n), torch.bfloat16)], torch.matmul
+    raise ValueError(f'no PyTorch equivalent for op {op!r}')
+
+
+def parse_dtype(s):
+    parts = s.split(':')
+    if len(parts) > 2 or any(p not in DTYPES for p in parts):
+        raise ValueError(f'dtype {s!r} is not a dtype or IN:OUT pair')
+    return DTYPES[parts[0]], DTYPES[parts[-1]]
+
+
+# ------------------------------------------------------------------------------------ timing
+def measure(step, runs_per_step, reps):
+    """Median and min ms per run: prime, warm up (>= 3 steps, ~25 ms), events between steps."""
+    step(0)
+    torch.cuda.synchronize()
+    e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    e0.record()
+    step(1)
+    e1.record()
+    e1.synchronize()
+    n_warm = min(max(math.ceil(WARMUP_MS / max(e0.elapsed_time(e1), 1e-3)), MIN_WARMUP), 1000)
+    idx = 2
+    for _ in range(n_warm):
+        step(idx)
+        idx += 1
+    ev = [torch.cuda.Event(enable_timing=True) for _ in range(reps + 1)]
+    ev[0].record()
+    for i in range(reps):
+        step(idx)
+        idx += 1
+        ev[i + 1].record()
+    ev[-1].synchronize()
+    times = [ev[i].elapsed_time(ev[i + 1]) / runs_per_step for i in range(reps)]
+    return statistics.median(times), min(times)
+
+
+def capture_graphs(fn, sets):
+    """ceil(k / 10) graphs of 10 runs each cover all k buffer sets."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm up on a side stream before capture, as torch advises
+        for s in sets[:3]:
+            fn(*s)
+    torch.cuda.current_stream().wait_stream(side)
+    graphs = []
+    for first in range(0, len(sets), GRAPH_RUNS):
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            for j in range(GRAPH_RUNS):
+                fn(*sets[(first + j) % len(sets)])
+        graphs.append(g)
+    return graphs
+
+
+def time_case(operands, fn, set_bytes, reps, graph):
+    l2 = torch.cuda.get_device_properties(0).L2_cache_size
+    k = math.floor(3 * l2 / max(set_bytes, 1)) + 1
+    sets = [[o.make() for o in operands] for _ in range(k)]
+    torch.cuda.synchronize()
+    if graph:
+        graphs = capture_graphs(fn, sets)
+        return measure(lambda i: graphs[i % len(graphs)].replay(), GRAPH_RUNS, reps)
+    return measure(lambda i: fn(*sets[i % k]), 1, reps)
+
+
+def torch_copy_gbps(reps):
+    """The device copy PyTorch reaches: dst.copy_(src) on 2 GiB of bf16."""
+    n = 1 << 30
+    ops, fn = torch_case('copy', torch.bfloat16, torch.bfloat16, (n,))
+    ms, _ = time_case(ops, fn, 4 * n, reps, graph=False)
+    torch.cuda.empty_cache()
+    return 4 * n / (ms * 1e6)
+
+
+# ------------------------------------------------------------------------------------ report
+def compare(rec, reps_override):
+    op, dtype, shape_s = rec['op'], rec['dtype'], rec['shape']
+    dt_in, dt_out = parse_dtype(dtype)
+    shape = tuple(int(d) for d in shape_s.split('x'))
+    operands, fn = torch_case(op, dt_in, dt_out, shape)
+    reps = reps_override or rec.get('reps') or DEFAULT_REPS
+    ms, ms_min = time_case(operands, fn, rec['bytes'], reps, rec.get('timing') == 'graph')
+    torch.cuda.empty_cache()
+    row = dict(op=op, dtype=dtype, shape=shape_s, timing=rec.get('timing', 'events'),
+               baracuda_ms=rec['ms'], torch_ms=ms, torch_ms_min=ms_min,
+               baracuda_gbps=rec['gbps'], torch_gbps=rec['bytes'] / (ms * 1e6),
+               baracuda_tflops=rec.get('tflops'),
+               torch_tflops=rec['flops'] / (ms * 1e9) if rec.get('flops') else None,
+               ratio=ms / rec['ms'], pct_copy=rec.get('pct_copy'))
+    if (op, dtype, shape_s) in GATED:
+        ok = (row['pct_copy'] or 0) >= GATE_PCT_COPY and row['ratio'] >= GATE_RATIO
+        row['gate'] = 'PASS' if ok else 'FAIL'
+    else:
+        row['gate'] = '-'
+    return row
+
+
+def fmt(v, spec):
+    return '-' if v is None else format(v, spec)
+
+
+COLUMNS = [('op', 13, 's'), ('dtype', 9, 's'), ('shape', 15, 's'), ('baracuda_ms', 11, '.4f'),
+           ('torch_ms', 9, '.4f'), ('baracuda_gbps', 13, '.1f'), ('torch_gbps', 10, '.1f'),
+           ('ratio', 6, '.3f'), ('pct_copy', 8, '.1f'), ('gate', 4, 's')]
+HEADINGS = {'baracuda_gbps': 'baracuda_GB/s', 'torch_gbps': 'torch_GB/s', 'pct_copy': '%copy'}
+
+
+def cell(value, width, spec):
+    if spec == 's':
+        return str('-' if value is None else value).ljust(width)
+    return fmt(value, spec).rjust(width)
+
+
+def print_row(row):
+    print(' '.join(cell(row.get(key), width, spec) for key, width, spec in COLUMNS), flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--baracuda', required=True, help='JSON lines written by baracuda-bench --json')
+    ap.add_argument('--json', help='write one JSON line per compared case here')
+    ap.add_argument('--reps', type=int, default=0, help='timed runs per case (default: the record\'s reps)')
+    args = ap.parse_args()
+
+    with open(args.baracuda) as f:
+        records = [json.loads(line) for line in f if line.strip()]
+    if not records:
+        print(f'compare_torch: {args.baracuda} holds no cases', file=sys.stderr)
+        return 1
+    torch.manual_seed(0)
+    props = torch.cuda.get_device_properties(0)
+    print(f'# torch {torch.__version__} (CUDA {torch.version.cuda}) on {props.name}; baracuda on {records[0].get("device")}')
+    print('# method (both sides): random inputs, sets rotated > 3x L2, warm-up >= 3 runs and ~25 ms, '
+          'median of N with CUDA events between runs (graph replay / 10 when timing = graph)')
+    print(f'# ceilings: torch copy 2 GiB bf16 = {torch_copy_gbps(DEFAULT_REPS):.1f} GB/s; ' + ', '.join(
+        f'baracuda {r["op"]} {r["shape"]} = {r["gbps"]:.1f} GB/s' for r in records if r['op'] == 'copy'))
+    print(' '.join(cell(HEADINGS.get(k, k), w, 's') if s == 's' else HEADINGS.get(k, k).rjust(w) for k, w, s in COLUMNS))
+
+    errors, rows = 0, []
+    out = open(args.json, 'w') if args.json else None
+    for rec in records:
+        try:
+            row = compare(rec, args.reps)
+        except Exception as e:  # report the case and go on; the exit status says something failed
+            errors += 1
+            print(f'{rec.get("op")} {rec.get("dtype")} {rec.get("shape")}: error: {e}', flush=True)
+            torch.cuda.empty_cache()
+            continue
+        rows.append(row)
+        print_row(row)
+        if out:
+            out.write(json.dumps(row) + '\n')
+            out.flush()
+    if out:
+        out.close()
+
+    gates = [r for r in rows if r['gate'] != '-']
+    print(f'# gates ({GATE_PCT_COPY:.0f}% of copy and ratio >= {GATE_RATIO}): '
+          f'{sum(r["gate"] == "PASS" for r in gates)} PASS, {sum(r["gate"] == "FAIL" for r in gates)} FAIL'
+          f'{"" if gates else " (no gated case in the input)"}')
+    print('# ratio = torch_ms / baracuda_ms (> 1: baracuda faster); %copy = of baracuda\'s same-run copy')
+    for r in rows:
+        if r['torch_tflops'] is not None:
+            print(f'# {r["op"]} {r["shape"]}: baracuda {fmt(r["baracuda_tflops"], ".1f")} TFLOP/s, '
+                  f'torch {r["torch_tflops"]:.1f} TFLOP/s')
+    for op in sorted({r['op'] for r in rows} & NOTES.keys()):
+        print('# ' + NOTES[op])
+    return 1 if errors else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

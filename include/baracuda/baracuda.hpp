@@ -1,0 +1,28 @@
+// baracuda: the umbrella header. Includes every public header of the library:
+//
+//   core/status.hpp      Status, Code, Expected<T>: the one error type
+//   core/dtype.hpp       DType: names, sizes, traits
+//   core/numeric.hpp     host f16 / bf16 / fp8 types and conversions
+//   core/dispatch.hpp    runtime DType -> compile-time type (host code)
+//   core/tensor.hpp      TensorLayout, MatrixLayout, broadcasting, collapsed dims
+//   core/sku.hpp         KernelSku, Backend, PrecisionInfo
+//   core/preference.hpp  PlanPreference, MathMode
+//   core/workspace.hpp   Workspace
+//   core/runtime.hpp     DeviceCaps, Device, Stream, Event, DeviceBuffer, copies, library handles
+//   core/plan.hpp        Plan<Descriptor, Args>: select / workspace_size / run / sku
+//   ops/elementwise.hpp  UnaryPlan, UnaryBackwardPlan, BinaryPlan, BinaryBackwardPlan, CastPlan
+//
+// None of them needs a CUDA header: a plain C++20 compiler can include this file.
+#pragma once
+
+#include "baracuda/core/status.hpp"
+#include "baracuda/core/dtype.hpp"
+#include "baracuda/core/numeric.hpp"
+#include "baracuda/core/dispatch.hpp"
+#include "baracuda/core/tensor.hpp"
+#include "baracuda/core/sku.hpp"
+#include "baracuda/core/preference.hpp"
+#include "baracuda/core/workspace.hpp"
+#include "baracuda/core/runtime.hpp"
+#include "baracuda/core/plan.hpp"
+#include "baracuda/ops/elementwise.hpp"

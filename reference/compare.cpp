@@ -1,0 +1,67 @@
+#include "baracuda/reference/compare.hpp"
+
+#include <cmath>
+#include <sstream>
+
+namespace baracuda::reference {
+
+Tolerance tolerance_for(DType out) {
+  switch (out) {
+    case DType::kF64: return {8 * std::ldexp(1.0, -53), 4.9e-324, std::ldexp(1.0, -53)};
+    case DType::kF32: return {8 * std::ldexp(1.0, -24), std::ldexp(1.0, -149), std::ldexp(1.0, -24)};
+    case DType::kF16: return {std::ldexp(1.0, -10), std::ldexp(1.0, -24), std::ldexp(1.0, -24)};
+    case DType::kBF16: return {std::ldexp(1.0, -7), std::ldexp(1.0, -133), std::ldexp(1.0, -24)};
+    default: return {0, 0, 0};
+  }
+}
+
+namespace {
+std::string fmt(double v) {
+  std::ostringstream s;
+  s.precision(17);
+  s << v;
+  return s.str();
+}
+}  // namespace
+
+Comparison compare(const HostTensor& got, const Result& want, bool exact_only) {
+  Comparison c;
+  const std::int64_t n = got.layout().numel();
+  c.checked = n;
+  if (static_cast<std::int64_t>(want.exact.size()) != n) {
+    c.ok = false;
+    c.detail = "reference has " + std::to_string(want.exact.size()) + " elements, output " + std::to_string(n);
+    return c;
+  }
+  const Tolerance tol = tolerance_for(got.layout().dtype);
+  std::int64_t got_zero = 0, want_zero = 0;
+  std::ostringstream first;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    const double g = got.get(i), e = want.exact[k];
+    const double nv = want.naive.empty() ? e : want.naive[k];
+    got_zero += g == 0.0;
+    want_zero += e == 0.0;
+    bool ok;
+    if (std::isnan(e)) ok = std::isnan(g);
+    else if (std::isnan(g)) ok = false;
+    else if (exact_only) ok = g == e;
+    else if (std::isinf(e)) ok = g == e || (std::isinf(nv) && g == nv);
+    else {
+      const double scale = want.scale.empty() ? 0.0 : want.scale[k];
+      const double bound = 4 * std::fabs(nv - e) + tol.rtol * std::fabs(e) + tol.atol + 2 * tol.eps_compute * scale;
+      ok = std::fabs(g - e) <= bound;
+    }
+    if (!ok && c.mismatches++ < 5) first << "\n  [" << i << "] got " << fmt(g) << ", exact " << fmt(e) << ", naive " << fmt(nv);
+  }
+  if (c.mismatches) {
+    c.ok = false;
+    c.detail = std::to_string(c.mismatches) + " of " + std::to_string(n) + " elements out of tolerance" + first.str();
+  } else if (n >= 64 && got_zero > n * 9 / 10 && want_zero < n / 2) {
+    c.ok = false;
+    c.detail = std::to_string(got_zero) + " of " + std::to_string(n) + " outputs are zero (zero-trust check)";
+  }
+  return c;
+}
+
+}  // namespace baracuda::reference

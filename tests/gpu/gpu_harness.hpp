@@ -1,0 +1,49 @@
+// GPU test harness: runs a plan under every SKU that accepts the descriptor (forcing each
+// in turn), on poisoned outputs with guard bytes, and checks against the oracle.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "test_support.hpp"
+
+namespace baracuda::test {
+
+const Stream& test_stream();
+const DeviceCaps& test_caps();
+
+// A workspace buffer of at least `bytes` (shared by the tests of one process).
+Workspace test_workspace(std::size_t bytes);
+
+// For every candidate of `desc` that accepts on this device: select it by forcing its
+// name, then call `reset()` (upload inputs, poison outputs), `launch(plan, workspace)` and
+// `verify(sku_name)`. Returns the number of SKUs run (the test fails when none accepts).
+template <class PlanT>
+int for_each_sku(const typename PlanT::Descriptor& desc, const std::function<void()>& reset,
+                 const std::function<Status(const PlanT&, Workspace)>& launch,
+                 const std::function<void(const std::string&)>& verify) {
+  auto reports = PlanT::candidates(test_caps(), desc);
+  EXPECT_TRUE(reports.has_value()) << (reports ? "" : reports.error().to_string());
+  if (!reports) return 0;
+  int ran = 0;
+  for (const auto& r : reports.value()) {
+    if (!r.rejection.empty()) continue;
+    PlanPreference pref;
+    pref.force_sku = r.sku.name();
+    auto plan = PlanT::select(test_stream(), desc, pref);
+    EXPECT_TRUE(plan.has_value()) << r.sku.name() << ": " << (plan ? "" : plan.error().to_string());
+    if (!plan) continue;
+    EXPECT_EQ(plan->sku().name(), r.sku.name());
+    reset();
+    Status st = launch(plan.value(), test_workspace(plan->workspace_size()));
+    EXPECT_TRUE(st.is_ok()) << r.sku.name() << ": " << st.to_string();
+    if (!st) continue;
+    verify(r.sku.name());
+    ++ran;
+  }
+  EXPECT_GT(ran, 0) << "no SKU accepts " << desc.to_string();
+  return ran;
+}
+
+}  // namespace baracuda::test

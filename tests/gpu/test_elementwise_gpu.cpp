@@ -1,0 +1,502 @@
+// GPU tests of the elementwise family against baracuda::reference: every kind x dtype x
+// layout case (contiguous, strided, broadcast, negative strides, in-place, declared
+// misalignment, edge shapes 0 / 1 / primes / > L2) under every SKU that accepts it, with
+// poisoned outputs and guard bytes; a > 2^31-element case; CUDA graph capture and replay;
+// and the run-time refusals that must leave outputs untouched.
+#include <gtest/gtest.h>
+
+#include <cuda_runtime_api.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "gpu_harness.hpp"
+#include "test_support.hpp"
+
+namespace baracuda::test {
+namespace {
+
+using reference::HostTensor;
+
+struct Case {
+  std::string name;
+  TensorLayout in0, in1, out;
+  bool in_place = false;  // out aliases in0 (same layout)
+};
+
+TensorLayout contig(DType t, std::initializer_list<std::int64_t> s) { return TensorLayout::contiguous(t, s); }
+TensorLayout strided(DType t, std::initializer_list<std::int64_t> s, std::initializer_list<std::int64_t> st, int align = 16) {
+  return TensorLayout::strided(t, s, st, align);
+}
+
+std::vector<std::vector<std::int64_t>> edge_shapes(DType t) {
+  std::vector<std::vector<std::int64_t>> s = {{0}, {1}, {7}, {1009}, {4097}, {33, 129}, {3, 5, 7, 11}, {257, 1031}};
+  if (t == DType::kBF16 || t == DType::kF32) s.push_back({8192, 4099});  // > L2
+  return s;
+}
+
+// Cases for one-input maps (unary, cast): in0 -> out.
+std::vector<Case> map1_cases(DType in_t, DType out_t) {
+  std::vector<Case> cs;
+  for (const auto& s : edge_shapes(in_t)) {
+    std::string n = "contig[";
+    for (auto d : s) n += std::to_string(d) + ",";
+    cs.push_back({n + "]", TensorLayout::contiguous(in_t, s), {}, TensorLayout::contiguous(out_t, s)});
+  }
+  const auto out = contig(out_t, {33, 129});
+  cs.push_back({"transposed_in", strided(in_t, {33, 129}, {1, 33}), {}, out});
+  cs.push_back({"sliced_in", strided(in_t, {33, 129}, {258, 2}), {}, out});
+  cs.push_back({"broadcast_row", contig(in_t, {129}), {}, out});
+  cs.push_back({"broadcast_col", contig(in_t, {33, 1}), {}, out});
+  cs.push_back({"negative_stride", strided(in_t, {33, 129}, {129, -1}), {}, out});
+  cs.push_back({"transposed_out", contig(in_t, {33, 129}), {}, strided(out_t, {33, 129}, {1, 33})});
+  cs.push_back({"align2", contig(in_t, {33, 129}), {}, TensorLayout::contiguous(out_t, {33, 129}, 2)});
+  if (in_t == out_t) cs.push_back({"in_place", contig(in_t, {257, 1031}), {}, contig(out_t, {257, 1031}), true});
+  return cs;
+}
+
+// Cases for two-input maps (binary): in0, in1 -> out.
+std::vector<Case> map2_cases(DType t) {
+  std::vector<Case> cs;
+  for (const auto& s : edge_shapes(t)) {
+    auto l = TensorLayout::contiguous(t, s);
+    std::string n = "contig[";
+    for (auto d : s) n += std::to_string(d) + ",";
+    cs.push_back({n + "]", l, l, l});
+  }
+  cs.push_back({"bias_row", contig(t, {257, 1031}), contig(t, {1031}), contig(t, {257, 1031})});
+  cs.push_back({"bias_col", contig(t, {257, 1031}), contig(t, {257, 1}), contig(t, {257, 1031})});
+  cs.push_back({"outer", contig(t, {257, 1}), contig(t, {1, 1031}), contig(t, {257, 1031})});
+  cs.push_back({"rank4_broadcast", contig(t, {3, 1, 7, 1}), contig(t, {5, 1, 11}), contig(t, {3, 5, 7, 11})});
+  cs.push_back({"scalar_b", contig(t, {33, 129}), contig(t, {}), contig(t, {33, 129})});
+  cs.push_back({"transposed_a", strided(t, {33, 129}, {1, 33}), contig(t, {33, 129}), contig(t, {33, 129})});
+  cs.push_back({"negative_b", contig(t, {33, 129}), strided(t, {33, 129}, {129, -1}), contig(t, {33, 129})});
+  cs.push_back({"transposed_out", contig(t, {33, 129}), contig(t, {33, 129}), strided(t, {33, 129}, {1, 33})});
+  cs.push_back({"zero_rows", contig(t, {0, 5}), contig(t, {5}), contig(t, {0, 5})});
+  cs.push_back({"in_place", contig(t, {257, 1031}), contig(t, {257, 1031}), contig(t, {257, 1031}), true});
+  if (t == DType::kBF16) cs.push_back({"bias_large", contig(t, {8192, 4099}), contig(t, {4099}), contig(t, {8192, 4099})});
+  return cs;
+}
+
+const DType kFloatTypes[] = {DType::kF64, DType::kF32, DType::kF16, DType::kBF16};
+
+std::string pname(DType t) { return std::string(dtype_name(t)); }
+
+// ------------------------------------------------------------------------------- unary
+class UnaryGpu : public ::testing::TestWithParam<std::tuple<UnaryKind, DType>> {};
+
+TEST_P(UnaryGpu, EveryLayoutEverySku) {
+  BARACUDA_REQUIRE_GPU();
+  auto [kind, t] = GetParam();
+  int skus = 0;
+  for (const auto& c : map1_cases(t, t)) {
+    SCOPED_TRACE(c.name);
+    UnaryDescriptor d{kind, c.in0, c.out};
+    HostTensor hx(c.in0);
+    fill_random(hx, -6, 6, Fill::kWithEdges);
+    auto want = reference::unary(d, hx);
+    ASSERT_TRUE(want.has_value()) << want.error().to_string();
+    DeviceTensor dx(hx, test_stream());
+    HostTensor hy(c.out);
+    DeviceTensor dy(hy, test_stream());
+    void* y_ptr = c.in_place ? dx.data() : dy.data();
+    skus += for_each_sku<UnaryPlan>(
+        d,
+        [&] {
+          dx.upload(hx, test_stream());
+          if (!c.in_place) dy.poison(0xFF, test_stream());
+        },
+        [&](const UnaryPlan& p, Workspace ws) { return p.run(test_stream(), ws, UnaryArgs{.x = dx.data(), .y = y_ptr}); },
+        [&](const std::string& sku) {
+          ASSERT_TRUE((c.in_place ? dx : dy).download(hy, test_stream()));
+          EXPECT_TRUE(check_close(hy, want.value(), sku + " " + d.to_string()));
+        });
+  }
+  RecordProperty("skus_run", skus);
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, UnaryGpu,
+                         ::testing::Combine(::testing::Values(UnaryKind::kRelu, UnaryKind::kGeluErf, UnaryKind::kGeluTanh,
+                                                              UnaryKind::kSilu, UnaryKind::kExp),
+                                            ::testing::ValuesIn(kFloatTypes)),
+                         [](const auto& info) {
+                           return std::string(unary_kind_name(std::get<0>(info.param))) + "_" + pname(std::get<1>(info.param));
+                         });
+
+// ------------------------------------------------------------------------------- unary backward
+class UnaryBackwardGpu : public ::testing::TestWithParam<std::tuple<UnaryKind, DType>> {};
+
+TEST_P(UnaryBackwardGpu, EveryLayoutEverySku) {
+  BARACUDA_REQUIRE_GPU();
+  auto [kind, t] = GetParam();
+  std::vector<Case> cases;
+  for (const auto& c : map1_cases(t, t))
+    if (c.in0.rank == c.out.rank && c.in0.numel() == c.out.numel()) cases.push_back(c);  // same shape only
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    // grad_out laid out like the output, x like the input case.
+    UnaryBackwardDescriptor d{kind, c.out, c.in0, c.out};
+    HostTensor hg(c.out), hx(c.in0), hgi(c.out);
+    fill_random(hg, -2, 2);
+    fill_random(hx, -6, 6, Fill::kWithEdges);
+    auto want = reference::unary_backward(d, hg, hx);
+    ASSERT_TRUE(want.has_value()) << want.error().to_string();
+    DeviceTensor dg(hg, test_stream()), dx(hx, test_stream()), dgi(hgi, test_stream());
+    void* gi_ptr = c.in_place ? dg.data() : dgi.data();  // in place: grad_in overwrites grad_out
+    for_each_sku<UnaryBackwardPlan>(
+        d,
+        [&] {
+          dg.upload(hg, test_stream());
+          dgi.poison(0xFF, test_stream());
+        },
+        [&](const UnaryBackwardPlan& p, Workspace ws) {
+          return p.run(test_stream(), ws, UnaryBackwardArgs{.grad_out = dg.data(), .x = dx.data(), .grad_in = gi_ptr});
+        },
+        [&](const std::string& sku) {
+          ASSERT_TRUE((c.in_place ? dg : dgi).download(hgi, test_stream()));
+          EXPECT_TRUE(check_close(hgi, want.value(), sku + " " + d.to_string()));
+        });
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, UnaryBackwardGpu,
+                         ::testing::Combine(::testing::Values(UnaryKind::kRelu, UnaryKind::kGeluErf, UnaryKind::kGeluTanh,
+                                                              UnaryKind::kSilu, UnaryKind::kExp),
+                                            ::testing::ValuesIn(kFloatTypes)),
+                         [](const auto& info) {
+                           return std::string(unary_kind_name(std::get<0>(info.param))) + "_" + pname(std::get<1>(info.param));
+                         });
+
+// ------------------------------------------------------------------------------- binary
+class BinaryGpu : public ::testing::TestWithParam<std::tuple<BinaryKind, DType>> {};
+
+TEST_P(BinaryGpu, EveryLayoutEverySku) {
+  BARACUDA_REQUIRE_GPU();
+  auto [kind, t] = GetParam();
+  for (const auto& c : map2_cases(t)) {
+    SCOPED_TRACE(c.name);
+    BinaryDescriptor d{kind, c.in0, c.in1, c.out};
+    HostTensor ha(c.in0), hb(c.in1), ho(c.out);
+    fill_random(ha, -4, 4, Fill::kWithEdges);
+    fill_random(hb, -4, 4, Fill::kWithEdges);
+    auto want = reference::binary(d, ha, hb);
+    ASSERT_TRUE(want.has_value()) << want.error().to_string();
+    DeviceTensor da(ha, test_stream()), db(hb, test_stream()), dout(ho, test_stream());
+    void* out_ptr = c.in_place ? da.data() : dout.data();
+    for_each_sku<BinaryPlan>(
+        d,
+        [&] {
+          da.upload(ha, test_stream());
+          dout.poison(0xFF, test_stream());
+        },
+        [&](const BinaryPlan& p, Workspace ws) {
+          return p.run(test_stream(), ws, BinaryArgs{.a = da.data(), .b = db.data(), .out = out_ptr});
+        },
+        [&](const std::string& sku) {
+          ASSERT_TRUE((c.in_place ? da : dout).download(ho, test_stream()));
+          EXPECT_TRUE(check_close(ho, want.value(), sku + " " + d.to_string()));
+        });
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, BinaryGpu,
+                         ::testing::Combine(::testing::Values(BinaryKind::kAdd, BinaryKind::kSub, BinaryKind::kMul,
+                                                              BinaryKind::kDiv),
+                                            ::testing::ValuesIn(kFloatTypes)),
+                         [](const auto& info) {
+                           return std::string(binary_kind_name(std::get<0>(info.param))) + "_" + pname(std::get<1>(info.param));
+                         });
+
+// ------------------------------------------------------------------------------- binary backward
+class BinaryBackwardGpu : public ::testing::TestWithParam<std::tuple<BinaryKind, DType>> {};
+
+TEST_P(BinaryBackwardGpu, EveryLayoutEverySku) {
+  BARACUDA_REQUIRE_GPU();
+  auto [kind, t] = GetParam();
+  for (const auto& c : map2_cases(t)) {
+    for (int which : {2, 0, 1}) {  // both, a only, b only
+      SCOPED_TRACE(c.name + " which=" + std::to_string(which));
+      const auto& out = c.out;
+      // gradients laid out contiguously in their operand's shape
+      auto ga_l = TensorLayout::contiguous(t, c.in0.shape_span());
+      auto gb_l = TensorLayout::contiguous(t, c.in1.shape_span());
+      BinaryBackwardDescriptor d{kind, out, c.in0, c.in1, ga_l, gb_l, which != 1, which != 0};
+      HostTensor hg(out), ha(c.in0), hb(c.in1), hga(ga_l), hgb(gb_l);
+      fill_random(hg, -2, 2);
+      fill_random(ha, -4, 4);
+      fill_random(hb, 0.5, 4);  // keep div's 1/b^2 tame
+      auto want = reference::binary_backward(d, hg, ha, hb);
+      ASSERT_TRUE(want.has_value()) << want.error().to_string();
+      DeviceTensor dg(hg, test_stream()), da(ha, test_stream()), db(hb, test_stream()), dga(hga, test_stream()),
+          dgb(hgb, test_stream());
+      // in place: grad_a overwrites grad_out when the layouts are identical
+      const bool ga_in_place = c.in_place && which != 1 && out == ga_l;
+      void* ga_ptr = ga_in_place ? dg.data() : dga.data();
+      for_each_sku<BinaryBackwardPlan>(
+          d,
+          [&] {
+            dg.upload(hg, test_stream());
+            dga.poison(0xFF, test_stream());
+            dgb.poison(0xFF, test_stream());
+          },
+          [&](const BinaryBackwardPlan& p, Workspace ws) {
+            return p.run(test_stream(), ws,
+                         BinaryBackwardArgs{.grad_out = dg.data(), .a = da.data(), .b = db.data(), .grad_a = ga_ptr,
+                                            .grad_b = dgb.data()});
+          },
+          [&](const std::string& sku) {
+            if (which != 1) {
+              ASSERT_TRUE((ga_in_place ? dg : dga).download(hga, test_stream()));
+              EXPECT_TRUE(check_close(hga, want->grad_a, sku + " grad_a " + d.to_string()));
+            }
+            if (which != 0) {
+              ASSERT_TRUE(dgb.download(hgb, test_stream()));
+              EXPECT_TRUE(check_close(hgb, want->grad_b, sku + " grad_b " + d.to_string()));
+            }
+          });
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, BinaryBackwardGpu,
+                         ::testing::Combine(::testing::Values(BinaryKind::kAdd, BinaryKind::kSub, BinaryKind::kMul,
+                                                              BinaryKind::kDiv),
+                                            ::testing::ValuesIn(kFloatTypes)),
+                         [](const auto& info) {
+                           return std::string(binary_kind_name(std::get<0>(info.param))) + "_" + pname(std::get<1>(info.param));
+                         });
+
+// ------------------------------------------------------------------------------- cast
+const DType kCastTypes[] = {DType::kF32, DType::kF16, DType::kBF16, DType::kE4M3, DType::kE5M2};
+
+class CastGpu : public ::testing::TestWithParam<std::tuple<DType, DType, Fp8Overflow>> {};
+
+// Every bit pattern of a 16/8-bit source (or 2^20 random f32 patterns plus specials),
+// converted bit-exactly as the host conversions say.
+void fill_all_patterns(HostTensor& h) {
+  const auto t = h.layout().dtype;
+  const std::int64_t n = h.layout().numel();
+  auto* p = static_cast<unsigned char*>(h.data());
+  const auto s = static_cast<std::int64_t>(dtype_size(t));
+  for (std::int64_t i = 0; i < n; ++i) {
+    std::uint32_t bits = static_cast<std::uint32_t>(i);
+    if (t == DType::kF32) bits = static_cast<std::uint32_t>(rng()());
+    std::memcpy(p + reference::offset_of(h.layout(), i) * s, &bits, static_cast<std::size_t>(s));
+  }
+  if (t == DType::kF32) {
+    const float specials[] = {0.f, -0.f, 448.f, 464.f, 464.0001f, 480.f, 57344.f, 61440.f, 65504.f, 65520.f,
+                              1e-45f, -1e-45f, 3.4e38f, -3.4e38f, 1.17549435e-38f};
+    for (std::int64_t i = 0; i < static_cast<std::int64_t>(std::size(specials)) && i < n; ++i) h.set(i, specials[i]);
+    h.set(std::min<std::int64_t>(n - 1, 20), std::numeric_limits<double>::infinity());
+  }
+}
+
+TEST_P(CastGpu, AllPatternsBitExact) {
+  BARACUDA_REQUIRE_GPU();
+  auto [from, to, mode] = GetParam();
+  const std::int64_t n = dtype_size(from) == 4 ? (1 << 20) : (std::int64_t{1} << (8 * dtype_size(from)));
+  std::vector<Case> cases = {
+      {"all_patterns", TensorLayout::contiguous(from, std::vector<std::int64_t>{n}), {},
+       TensorLayout::contiguous(to, std::vector<std::int64_t>{n})}};
+  for (const auto& c : map1_cases(from, to))
+    if (c.in0.numel() <= (1 << 20)) cases.push_back(c);
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    CastDescriptor d{c.in0, c.out, mode};
+    HostTensor hx(c.in0), hy(c.out);
+    if (c.name == "all_patterns") fill_all_patterns(hx);
+    else fill_random(hx, -600, 600, Fill::kWithEdges);
+    auto want = reference::cast(d, hx);
+    ASSERT_TRUE(want.has_value());
+    DeviceTensor dx(hx, test_stream()), dy(hy, test_stream());
+    void* y_ptr = c.in_place ? dx.data() : dy.data();
+    for_each_sku<CastPlan>(
+        d,
+        [&] {
+          dx.upload(hx, test_stream());
+          dy.poison(0xFF, test_stream());
+        },
+        [&](const CastPlan& p, Workspace ws) { return p.run(test_stream(), ws, CastArgs{.x = dx.data(), .y = y_ptr}); },
+        [&](const std::string& sku) {
+          ASSERT_TRUE((c.in_place ? dx : dy).download(hy, test_stream()));
+          EXPECT_TRUE(check_exact(hy, want.value(), sku + " " + d.to_string()));
+        });
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Pairs, CastGpu,
+                         ::testing::Combine(::testing::ValuesIn(kCastTypes), ::testing::ValuesIn(kCastTypes),
+                                            ::testing::Values(Fp8Overflow::kPyTorch, Fp8Overflow::kSaturate)),
+                         [](const auto& info) {
+                           return pname(std::get<0>(info.param)) + "_to_" + pname(std::get<1>(info.param)) +
+                                  (std::get<2>(info.param) == Fp8Overflow::kSaturate ? "_sat" : "");
+                         });
+
+// ------------------------------------------------------------------------------- > 2^31 elements
+TEST(ElementwiseHuge, ReluBf16Beyond2Pow31Elements) {
+  BARACUDA_REQUIRE_GPU();
+  const std::int64_t n = (std::int64_t{1} << 31) + 4099;
+  auto l = TensorLayout::contiguous(DType::kBF16, std::vector<std::int64_t>{n});
+  std::vector<std::uint16_t> hx(static_cast<std::size_t>(n)), hy(static_cast<std::size_t>(n));
+  std::uint64_t s = test_seed() | 1;
+  for (auto& v : hx) {
+    s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+    v = static_cast<std::uint16_t>(s);
+    if ((v & 0x7F80) == 0x7F80) v &= 0xBFFF;  // no inf/NaN: keep the check a pure bit rule
+  }
+  auto bytes = static_cast<std::size_t>(n) * 2;
+  auto dx = DeviceBuffer::allocate(bytes);
+  auto dy = DeviceBuffer::allocate(bytes);
+  ASSERT_TRUE(dx && dy);
+  ASSERT_TRUE(copy_to_device(dx->data(), hx.data(), bytes, test_stream()));
+  UnaryDescriptor d{UnaryKind::kRelu, l, l};
+  for (const char* sku : {"unary.fwd.vec16_contig*", "unary.fwd.strided_i64*"}) {
+    PlanPreference pref;
+    pref.force_sku = sku;
+    auto plan = UnaryPlan::select(test_stream(), d, pref);
+    ASSERT_TRUE(plan.has_value()) << plan.error().to_string();
+    ASSERT_TRUE(memset_device(dy->data(), 0xFF, bytes, test_stream()));
+    ASSERT_TRUE(plan->run(test_stream(), {}, UnaryArgs{.x = dx->data(), .y = dy->data()}));
+    ASSERT_TRUE(copy_to_host(hy.data(), dy->data(), bytes, test_stream()));
+    std::int64_t bad = 0, first = -1;
+    for (std::int64_t i = 0; i < n; ++i) {
+      std::uint16_t x = hx[static_cast<std::size_t>(i)];
+      std::uint16_t want = (x & 0x8000) ? 0 : x;  // negative (and -0) -> +0
+      if (hy[static_cast<std::size_t>(i)] != want && bad++ == 0) first = i;
+    }
+    EXPECT_EQ(bad, 0) << plan->sku().name() << ": first mismatch at " << first << " (seed " << test_seed() << ")";
+  }
+}
+
+// ------------------------------------------------------------------------------- graph capture
+TEST(ElementwiseGraph, CapturedRunReplaysWithNewInputs) {
+  BARACUDA_REQUIRE_GPU();
+  auto l = TensorLayout::contiguous(DType::kBF16, {513, 1031});
+  auto bias = TensorLayout::contiguous(DType::kBF16, {1031});
+  BinaryDescriptor d{BinaryKind::kMul, l, bias, l};
+  auto plan = BinaryPlan::select(test_stream(), d);
+  ASSERT_TRUE(plan.has_value());
+  HostTensor ha(l), hb(bias), ho(l);
+  fill_random(ha, -3, 3);
+  fill_random(hb, -3, 3);
+  DeviceTensor da(ha, test_stream()), db(hb, test_stream()), dout(ho, test_stream());
+  cudaStream_t s = test_stream().handle();
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
+  Status st = plan->run(test_stream(), {}, BinaryArgs{.a = da.data(), .b = db.data(), .out = dout.data()});
+  ASSERT_EQ(cudaStreamEndCapture(s, &graph), cudaSuccess);
+  ASSERT_TRUE(st.is_ok()) << st.to_string();
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  for (int round = 0; round < 3; ++round) {
+    fill_random(ha, -3, 3);
+    fill_random(hb, -3, 3);
+    da.upload(ha, test_stream());
+    db.upload(hb, test_stream());
+    dout.poison(0xFF, test_stream());
+    ASSERT_EQ(cudaGraphLaunch(exec, s), cudaSuccess);
+    ASSERT_TRUE(dout.download(ho, test_stream()));
+    auto want = reference::binary(d, ha, hb);
+    EXPECT_TRUE(check_close(ho, want.value(), "graph replay " + std::to_string(round)));
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+}
+
+// ------------------------------------------------------------------------------- refusals
+// Bad args are refused before any launch and the output stays byte-for-byte untouched.
+class Untouched {
+ public:
+  Untouched(const TensorLayout& l) : host_(l), dev_(host_, test_stream()) { dev_.poison(0x5A, test_stream()); }
+  void* data() const { return dev_.data(); }
+  ::testing::AssertionResult check() {
+    auto r = dev_.download(host_, test_stream());
+    if (!r) return r;
+    const auto* p = reinterpret_cast<const unsigned char*>(host_.storage());
+    for (std::size_t i = 0; i < host_.storage_bytes(); ++i)
+      if (p[i] != 0x5A) return ::testing::AssertionFailure() << "output byte " << i << " was written";
+    return ::testing::AssertionSuccess();
+  }
+
+ private:
+  HostTensor host_;
+  DeviceTensor dev_;
+};
+
+void expect_refused(const Status& st, Code code, const std::string& needle) {
+  EXPECT_EQ(st.code(), code) << st.to_string();
+  EXPECT_NE(st.message().find(needle), std::string::npos) << st.message();
+}
+
+TEST(ElementwiseRefusals, RunChecksArgsBeforeLaunch) {
+  BARACUDA_REQUIRE_GPU();
+  auto l = TensorLayout::contiguous(DType::kF32, {64, 64});
+  auto plan = UnaryPlan::select(test_stream(), UnaryDescriptor{UnaryKind::kSilu, l, l});
+  ASSERT_TRUE(plan.has_value());
+  HostTensor hx(l);
+  fill_random(hx, -1, 1);
+  DeviceTensor dx(hx, test_stream());
+  Untouched y(l);
+  // null pointer
+  expect_refused(plan->run(test_stream(), {}, UnaryArgs{.x = nullptr, .y = y.data()}), Code::kInvalidArgument,
+                 "args.x is null");
+  // misalignment: the descriptor promises 16 bytes
+  expect_refused(plan->run(test_stream(), {}, UnaryArgs{.x = static_cast<char*>(dx.data()) + 4, .y = y.data()}),
+                 Code::kMisaligned, "is not aligned to x.alignment = 16 bytes");
+  // unsafe aliasing: y overlaps x shifted by one row
+  expect_refused(plan->run(test_stream(), {}, UnaryArgs{.x = dx.data(), .y = static_cast<float*>(dx.data()) + 64}),
+                 Code::kInvalidArgument, "unsafe aliasing");
+  EXPECT_TRUE(y.check());
+  // wrong device stream for a caps-only plan
+  auto caps_plan = UnaryPlan::select_for_caps(test_caps(), UnaryDescriptor{UnaryKind::kSilu, l, l});
+  expect_refused(caps_plan->run(test_stream(), {}, UnaryArgs{.x = dx.data(), .y = y.data()}), Code::kInvalidArgument,
+                 "select_for_caps");
+  EXPECT_TRUE(y.check());
+}
+
+TEST(ElementwiseRefusals, BackwardWorkspaceAndAliasing) {
+  BARACUDA_REQUIRE_GPU();
+  auto out = TensorLayout::contiguous(DType::kBF16, {256, 128});
+  auto bias = TensorLayout::contiguous(DType::kBF16, {128});
+  BinaryBackwardDescriptor d{BinaryKind::kMul, out, out, bias, out, bias};
+  auto plan = BinaryBackwardPlan::select(test_stream(), d);
+  ASSERT_TRUE(plan.has_value());
+  ASSERT_GT(plan->workspace_size(), 0u);
+  HostTensor hg(out), ha(out), hb(bias);
+  fill_random(hg, -1, 1);
+  fill_random(ha, -1, 1);
+  fill_random(hb, -1, 1);
+  DeviceTensor dg(hg, test_stream()), da(ha, test_stream()), db(hb, test_stream());
+  Untouched ga(out), gb(bias);
+  BinaryBackwardArgs args{.grad_out = dg.data(), .a = da.data(), .b = db.data(), .grad_a = ga.data(), .grad_b = gb.data()};
+  Workspace small = test_workspace(plan->workspace_size());
+  small.bytes = plan->workspace_size() - 1;
+  expect_refused(plan->run(test_stream(), small, args), Code::kWorkspaceTooSmall, "workspace.bytes = ");
+  Workspace ws = test_workspace(plan->workspace_size());
+  expect_refused(plan->run(test_stream(), {nullptr, ws.bytes}, args), Code::kInvalidArgument, "workspace.data is null");
+  // grad_b aliasing b (different layout from the reduced gradient's point of view: b is read)
+  auto alias = args;
+  alias.grad_a = dg.data();  // grad_a may alias grad_out only with the identical layout: here it is identical
+  alias.grad_b = static_cast<char*>(da.data()) + 64;  // overlaps a
+  expect_refused(plan->run(test_stream(), ws, alias), Code::kInvalidArgument, "unsafe aliasing");
+  auto null_b = args;
+  null_b.b = nullptr;  // mul reads b
+  expect_refused(plan->run(test_stream(), ws, null_b), Code::kInvalidArgument, "args.b is null");
+  EXPECT_TRUE(ga.check());
+  EXPECT_TRUE(gb.check());
+}
+
+TEST(ElementwiseRefusals, ForcedSkuThatCannotRun) {
+  BARACUDA_REQUIRE_GPU();
+  auto x = TensorLayout::strided(DType::kBF16, {64, 64}, {1, 64});
+  auto y = TensorLayout::contiguous(DType::kBF16, {64, 64});
+  PlanPreference pref;
+  pref.force_sku = "unary.fwd.vec16_contig[bf16,f32].sm80+";
+  auto plan = UnaryPlan::select(test_stream(), UnaryDescriptor{UnaryKind::kGeluTanh, x, y}, pref);
+  ASSERT_FALSE(plan.has_value());
+  expect_refused(plan.error(), Code::kNotSupported, "vec16_contig[bf16,f32].sm80+: x is not dense");
+}
+
+}  // namespace
+}  // namespace baracuda::test

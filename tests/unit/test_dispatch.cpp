@@ -1,0 +1,187 @@
+// Unit tests (no GPU): descriptor validation and the dispatch decision of every elementwise
+// plan on sm80 / sm89 / sm90 caps, and every PlanPreference field.
+#include <gtest/gtest.h>
+
+#include "baracuda/baracuda.hpp"
+
+namespace baracuda {
+namespace {
+
+DeviceCaps caps(int sm) { return DeviceCaps::for_arch(sm).value(); }
+
+UnaryDescriptor gelu_bf16(std::int64_t m, std::int64_t n) {
+  auto t = TensorLayout::contiguous(DType::kBF16, {m, n});
+  return UnaryDescriptor{UnaryKind::kGeluErf, t, t};
+}
+
+class DispatchOnArch : public ::testing::TestWithParam<int> {};
+
+TEST_P(DispatchOnArch, ContiguousPicksVectorPath) {
+  auto plan = UnaryPlan::select_for_caps(caps(GetParam()), gelu_bf16(4096, 8192));
+  ASSERT_TRUE(plan.has_value()) << plan.error().to_string();
+  EXPECT_EQ(plan->sku().name(), "unary.fwd.vec16_contig[bf16,f32].sm80+");
+  EXPECT_EQ(plan->workspace_size(), 0u);
+}
+
+TEST_P(DispatchOnArch, StridedPicksIndex32ThenIndex64) {
+  auto x = TensorLayout::strided(DType::kF32, {1000, 1000}, {1, 1000});
+  auto y = TensorLayout::contiguous(DType::kF32, {1000, 1000});
+  auto plan = UnaryPlan::select_for_caps(caps(GetParam()), UnaryDescriptor{UnaryKind::kExp, x, y});
+  ASSERT_TRUE(plan.has_value()) << plan.error().to_string();
+  EXPECT_EQ(plan->sku().impl, "strided_i32");
+  auto big_x = TensorLayout::strided(DType::kBF16, {70000, 40000}, {1, 70000});
+  auto big_y = TensorLayout::contiguous(DType::kBF16, {70000, 40000});
+  auto big = UnaryPlan::select_for_caps(caps(GetParam()), UnaryDescriptor{UnaryKind::kExp, big_x, big_y});
+  ASSERT_TRUE(big.has_value()) << big.error().to_string();
+  EXPECT_EQ(big->sku().impl, "strided_i64");
+}
+
+TEST_P(DispatchOnArch, BroadcastBiasAddAndItsBackward) {
+  auto out = TensorLayout::contiguous(DType::kBF16, {4096, 1024});
+  auto bias = TensorLayout::contiguous(DType::kBF16, {1024});
+  auto fwd = BinaryPlan::select_for_caps(caps(GetParam()), BinaryDescriptor{BinaryKind::kAdd, out, bias, out});
+  ASSERT_TRUE(fwd.has_value()) << fwd.error().to_string();
+  EXPECT_EQ(fwd->sku().impl, "strided_i32");
+  BinaryBackwardDescriptor bd{BinaryKind::kAdd, out, out, bias, out, bias};
+  auto bwd = BinaryBackwardPlan::select_for_caps(caps(GetParam()), bd);
+  ASSERT_TRUE(bwd.has_value()) << bwd.error().to_string();
+  EXPECT_EQ(bwd->sku().impl, "bcast_reduce_i64");
+  EXPECT_GT(bwd->workspace_size(), 0u);
+  EXPECT_EQ(bwd->workspace_size() % kWorkspaceAlignment, 0u);
+  BinaryBackwardDescriptor same{BinaryKind::kMul, out, out, out, out, out};
+  auto plain = BinaryBackwardPlan::select_for_caps(caps(GetParam()), same);
+  ASSERT_TRUE(plain.has_value());
+  EXPECT_EQ(plain->sku().impl, "vec16_contig");
+  EXPECT_EQ(plain->workspace_size(), 0u);
+}
+
+TEST_P(DispatchOnArch, CastAndMisalignedFallback) {
+  auto x = TensorLayout::contiguous(DType::kF32, {4096, 8192});
+  auto y = TensorLayout::contiguous(DType::kE4M3, {4096, 8192});
+  auto plan = CastPlan::select_for_caps(caps(GetParam()), CastDescriptor{x, y});
+  ASSERT_TRUE(plan.has_value()) << plan.error().to_string();
+  EXPECT_EQ(plan->sku().name(), "cast.fwd.vec16_contig[f32,f32,e4m3].sm80+");
+  x.alignment = 4;
+  auto unaligned = CastPlan::select_for_caps(caps(GetParam()), CastDescriptor{x, y});
+  ASSERT_TRUE(unaligned.has_value());
+  EXPECT_EQ(unaligned->sku().impl, "strided_i32");
+  EXPECT_NE(unaligned->describe().find("x.alignment = 4 < 16 bytes"), std::string::npos) << unaligned->describe();
+}
+
+INSTANTIATE_TEST_SUITE_P(Archs, DispatchOnArch, ::testing::Values(80, 89, 90),
+                         [](const auto& info) { return "sm" + std::to_string(info.param); });
+
+TEST(Preference, ForcedSkuThatCannotRunIsAnErrorWithItsReason) {
+  auto x = TensorLayout::strided(DType::kF32, {64, 64}, {1, 64});
+  auto y = TensorLayout::contiguous(DType::kF32, {64, 64});
+  PlanPreference pref;
+  pref.force_sku = "unary.fwd.vec16_contig*";
+  auto plan = UnaryPlan::select_for_caps(caps(90), UnaryDescriptor{UnaryKind::kRelu, x, y}, pref);
+  ASSERT_FALSE(plan.has_value());
+  EXPECT_EQ(plan.error().code(), Code::kNotSupported);
+  const auto& m = plan.error().message();
+  EXPECT_NE(m.find("vec16_contig[f32,f32].sm80+: x is not dense"), std::string::npos) << m;
+  EXPECT_NE(m.find("strided_i32[f32,f32].sm80+: not matched by PlanPreference.force_sku"), std::string::npos) << m;
+}
+
+TEST(Preference, ForceSkipBackendWorkspaceDeterminismCapture) {
+  auto d = gelu_bf16(128, 128);
+  PlanPreference force;
+  force.force_sku = "*strided_i64*";
+  EXPECT_EQ(UnaryPlan::select_for_caps(caps(90), d, force)->sku().impl, "strided_i64");
+  PlanPreference skip;
+  skip.skip_skus = {"*vec16*"};
+  EXPECT_EQ(UnaryPlan::select_for_caps(caps(90), d, skip)->sku().impl, "strided_i32");
+  PlanPreference no_hand;
+  no_hand.backends = kAllBackends & ~backend_bit(Backend::kHand);
+  auto none = UnaryPlan::select_for_caps(caps(90), d, no_hand);
+  ASSERT_FALSE(none.has_value());
+  EXPECT_NE(none.error().message().find("backend hand excluded by PlanPreference.backends"), std::string::npos);
+  // Deterministic and capture-safe kernels pass those filters.
+  PlanPreference strict;
+  strict.deterministic = true;
+  strict.require_graph_capturable = true;
+  EXPECT_TRUE(UnaryPlan::select_for_caps(caps(90), d, strict).has_value());
+  // max_workspace_bytes removes the reduction backward, the only one that can run it.
+  auto out = TensorLayout::contiguous(DType::kF32, {512, 64});
+  auto bias = TensorLayout::contiguous(DType::kF32, {64});
+  BinaryBackwardDescriptor bd{BinaryKind::kAdd, out, out, bias, out, bias};
+  PlanPreference tight;
+  tight.max_workspace_bytes = 16;
+  auto bw = BinaryBackwardPlan::select_for_caps(caps(90), bd, tight);
+  ASSERT_FALSE(bw.has_value());
+  EXPECT_NE(bw.error().message().find("PlanPreference.max_workspace_bytes = 16"), std::string::npos)
+      << bw.error().message();
+}
+
+TEST(Preference, CandidatesListEveryVerdict) {
+  auto reports = UnaryPlan::candidates(caps(80), gelu_bf16(8, 8));
+  ASSERT_TRUE(reports.has_value());
+  ASSERT_EQ(reports->size(), 3u);
+  for (const auto& r : reports.value()) EXPECT_TRUE(r.rejection.empty()) << r.sku.name() << ": " << r.rejection;
+}
+
+TEST(Validation, NamesFieldAndValue) {
+  auto f32 = TensorLayout::contiguous(DType::kF32, {4, 8});
+  auto i32 = TensorLayout::contiguous(DType::kI32, {4, 8});
+  auto f16 = TensorLayout::contiguous(DType::kF16, {4, 8});
+  auto other = TensorLayout::contiguous(DType::kF32, {4, 9});
+  auto expect_error = [](const auto& result, Code code, const std::string& needle) {
+    ASSERT_FALSE(result.has_value()) << "expected an error containing '" << needle << "'";
+    EXPECT_EQ(result.error().code(), code) << result.error().to_string();
+    EXPECT_NE(result.error().message().find(needle), std::string::npos) << result.error().message();
+  };
+  auto c = caps(90);
+  // wrong dtype
+  expect_error(UnaryPlan::select_for_caps(c, UnaryDescriptor{UnaryKind::kRelu, i32, i32}), Code::kInvalidArgument,
+               "x.dtype = i32 is not supported by unary");
+  expect_error(UnaryPlan::select_for_caps(c, UnaryDescriptor{UnaryKind::kRelu, f32, f16}), Code::kInvalidArgument,
+               "y.dtype = f16 differs from x.dtype = f32");
+  expect_error(CastPlan::select_for_caps(c, CastDescriptor{i32, f32}), Code::kInvalidArgument,
+               "x.dtype = i32 is not supported by cast");
+  // mismatched shapes
+  expect_error(UnaryPlan::select_for_caps(c, UnaryDescriptor{UnaryKind::kRelu, other, f32}), Code::kInvalidArgument,
+               "x.shape[1] = 9 cannot broadcast to 8");
+  expect_error(BinaryPlan::select_for_caps(c, BinaryDescriptor{BinaryKind::kAdd, f32, other, f32}),
+               Code::kInvalidArgument, "do not broadcast");
+  expect_error(BinaryPlan::select_for_caps(
+                   c, BinaryDescriptor{BinaryKind::kAdd, f32, TensorLayout::contiguous(DType::kF32, {8}), other}),
+               Code::kInvalidArgument, "out = f32[4,9] does not have the shape of broadcast(a, b)");
+  expect_error(UnaryBackwardPlan::select_for_caps(c, UnaryBackwardDescriptor{UnaryKind::kSilu, f32, other, f32}),
+               Code::kInvalidArgument, "x = f32[4,9] does not have the shape of grad_in");
+  // bad stride: an output with a broadcast (stride 0) dim
+  auto y_bcast = TensorLayout::strided(DType::kF32, {4, 8}, {0, 1});
+  expect_error(UnaryPlan::select_for_caps(c, UnaryDescriptor{UnaryKind::kRelu, f32, y_bcast}), Code::kInvalidArgument,
+               "y = f32[4,8]{0,1} maps several elements to one address");
+  // bad kind / mode
+  expect_error(UnaryPlan::select_for_caps(c, UnaryDescriptor{static_cast<UnaryKind>(42), f32, f32}),
+               Code::kInvalidArgument, "kind = 42 is not a UnaryKind");
+  expect_error(CastPlan::select_for_caps(c, CastDescriptor{f32, f16, static_cast<Fp8Overflow>(7)}),
+               Code::kInvalidArgument, "fp8_overflow = 7");
+  // grad shape
+  BinaryBackwardDescriptor bd{BinaryKind::kMul, f32, f32, f32, other, f32};
+  expect_error(BinaryBackwardPlan::select_for_caps(c, bd), Code::kInvalidArgument,
+               "grad_a = f32[4,9] does not have the shape of a");
+}
+
+TEST(Descriptors, HashAndEquality) {
+  auto a = gelu_bf16(16, 16), b = gelu_bf16(16, 16), c = gelu_bf16(16, 17);
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(a.hash(), b.hash());
+  EXPECT_NE(a, c);
+  EXPECT_NE(a.hash(), c.hash());
+  CastDescriptor x{a.x, a.y}, y{a.x, a.y, Fp8Overflow::kSaturate};
+  EXPECT_NE(x, y);
+  EXPECT_NE(x.hash(), y.hash());
+}
+
+TEST(Plan, CapsOnlyPlanRefusesToRun) {
+  auto plan = UnaryPlan::select_for_caps(caps(90), gelu_bf16(4, 4));
+  ASSERT_TRUE(plan.has_value());
+  Status st = plan->run(Stream{}, {}, UnaryArgs{});
+  EXPECT_EQ(st.code(), Code::kInvalidArgument);
+  EXPECT_NE(st.message().find("select_for_caps"), std::string::npos) << st.message();
+}
+
+}  // namespace
+}  // namespace baracuda

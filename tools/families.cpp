@@ -1,0 +1,238 @@
+#include "families.hpp"
+
+#include "baracuda/reference/compare.hpp"
+#include "baracuda/reference/elementwise.hpp"
+
+namespace baracuda::tools {
+
+namespace {
+
+using reference::HostTensor;
+
+// Representative layouts a plan is chosen for in `info`.
+struct NamedLayout {
+  const char* name;
+  TensorLayout in;
+  TensorLayout out;
+};
+std::vector<NamedLayout> info_layouts(DType in, DType out) {
+  return {{"contig[4096,8192]", TensorLayout::contiguous(in, {4096, 8192}), TensorLayout::contiguous(out, {4096, 8192})},
+          {"transposed[4096,8192]", TensorLayout::strided(in, {4096, 8192}, {1, 4096}), TensorLayout::contiguous(out, {4096, 8192})},
+          {"row_bcast[4096,8192]", TensorLayout::contiguous(in, {8192}), TensorLayout::contiguous(out, {4096, 8192})},
+          {"contig[2^31+1]", TensorLayout::contiguous(in, {(std::int64_t{1} << 31) + 1}),
+           TensorLayout::contiguous(out, {(std::int64_t{1} << 31) + 1})}};
+}
+
+// Small problems `check` runs: dense, transposed input, broadcast input.
+std::vector<NamedLayout> check_layouts(DType in, DType out) {
+  return {{"contig", TensorLayout::contiguous(in, {37, 1031}), TensorLayout::contiguous(out, {37, 1031})},
+          {"transposed", TensorLayout::strided(in, {37, 1031}, {1, 37}), TensorLayout::contiguous(out, {37, 1031})},
+          {"row_bcast", TensorLayout::contiguous(in, {1031}), TensorLayout::contiguous(out, {37, 1031})}};
+}
+
+template <class PlanT>
+InfoRow info_row(const char* family, const DeviceCaps& caps, const typename PlanT::Descriptor& d, DType dt,
+                 const char* layout) {
+  auto p = PlanT::select_for_caps(caps, d);
+  InfoRow r{family, std::string(dtype_name(dt)), layout, p ? p->sku().name() : "ERROR " + p.error().to_string()};
+  if (p) r.workspace = p->workspace_size();
+  return r;
+}
+
+// A device copy of a host tensor's storage (element 0 at data()).
+struct DeviceCopy {
+  DeviceBuffer buf;
+  std::size_t origin = 0;
+  DeviceCopy(const HostTensor& h, const Stream& s) : buf(DeviceBuffer::allocate(h.storage_bytes()).value()), origin(h.origin_bytes()) {
+    (void)copy_to_device(buf.data(), h.storage(), h.storage_bytes(), s);
+  }
+  void* data() const { return static_cast<char*>(buf.data()) + origin; }
+  Status download(HostTensor& h, const Stream& s) const {
+    BARACUDA_TRY(s.synchronize());
+    return copy_to_host(h.storage(), buf.data(), h.storage_bytes(), s);
+  }
+};
+
+// Runs `desc` under every accepting SKU: launch(plan, ws) then verify() -> comparison.
+template <class PlanT>
+void run_every_sku(const Stream& s, const typename PlanT::Descriptor& d, std::vector<CheckRow>& rows,
+                   const std::function<Status(const PlanT&, Workspace)>& launch,
+                   const std::function<reference::Comparison()>& verify) {
+  auto reports = PlanT::candidates(*s.caps().value(), d);
+  if (!reports) {
+    rows.push_back({"-", d.to_string(), false, reports.error().to_string()});
+    return;
+  }
+  for (const auto& r : reports.value()) {
+    if (!r.rejection.empty()) continue;
+    PlanPreference pref;
+    pref.force_sku = r.sku.name();
+    CheckRow row{r.sku.name(), d.to_string(), false, ""};
+    auto plan = PlanT::select(s, d, pref);
+    if (!plan) {
+      row.detail = plan.error().to_string();
+      rows.push_back(row);
+      continue;
+    }
+    DeviceBuffer ws;
+    if (plan->workspace_size()) ws = DeviceBuffer::allocate(plan->workspace_size()).value();
+    Status st = launch(plan.value(), Workspace{ws.data(), ws.bytes()});
+    if (!st) {
+      row.detail = st.to_string();
+    } else {
+      auto c = verify();
+      row.pass = c.ok;
+      row.detail = c.detail;
+    }
+    rows.push_back(row);
+  }
+}
+
+constexpr UnaryKind kUnaryKinds[] = {UnaryKind::kRelu, UnaryKind::kGeluErf, UnaryKind::kGeluTanh, UnaryKind::kSilu,
+                                     UnaryKind::kExp};
+constexpr BinaryKind kBinaryKinds[] = {BinaryKind::kAdd, BinaryKind::kSub, BinaryKind::kMul, BinaryKind::kDiv};
+const std::vector<DType> kMathTypes = {DType::kF64, DType::kF32, DType::kF16, DType::kBF16};
+const std::vector<DType> kCastTypes = {DType::kF32, DType::kF16, DType::kBF16, DType::kE4M3, DType::kE5M2};
+
+std::vector<CheckRow> check_unary(const Stream& s, DType t, std::mt19937_64& rng) {
+  std::vector<CheckRow> rows;
+  for (auto kind : kUnaryKinds)
+    for (const auto& l : check_layouts(t, t)) {
+      UnaryDescriptor d{kind, l.in, l.out};
+      HostTensor hx(l.in), hy(l.out);
+      reference::fill_random(hx, rng, -6, 6, true);
+      auto want = reference::unary(d, hx).value();
+      DeviceCopy dx(hx, s), dy(hy, s);
+      run_every_sku<UnaryPlan>(
+          s, d, rows, [&](const UnaryPlan& p, Workspace ws) { return p.run(s, ws, {.x = dx.data(), .y = dy.data()}); },
+          [&] {
+            (void)dy.download(hy, s);
+            return reference::compare(hy, want, false);
+          });
+      // backward on the dense layout only
+      if (l.in.is_contiguous() && l.in.numel() == l.out.numel()) {
+        UnaryBackwardDescriptor bd{kind, l.out, l.in, l.out};
+        HostTensor hg(l.out);
+        reference::fill_random(hg, rng, -2, 2, false);
+        auto bwant = reference::unary_backward(bd, hg, hx).value();
+        DeviceCopy dg(hg, s);
+        run_every_sku<UnaryBackwardPlan>(
+            s, bd, rows,
+            [&](const UnaryBackwardPlan& p, Workspace ws) {
+              return p.run(s, ws, {.grad_out = dg.data(), .x = dx.data(), .grad_in = dy.data()});
+            },
+            [&] {
+              (void)dy.download(hy, s);
+              return reference::compare(hy, bwant, false);
+            });
+      }
+    }
+  return rows;
+}
+
+std::vector<CheckRow> check_binary(const Stream& s, DType t, std::mt19937_64& rng) {
+  std::vector<CheckRow> rows;
+  for (auto kind : kBinaryKinds)
+    for (const auto& l : check_layouts(t, t)) {
+      // a is the full-shape operand, b takes the case's layout (dense / transposed / broadcast)
+      TensorLayout a = l.out;
+      BinaryDescriptor d{kind, a, l.in, l.out};
+      HostTensor ha(a), hb(l.in), ho(l.out);
+      reference::fill_random(ha, rng, -4, 4, true);
+      reference::fill_random(hb, rng, 0.5, 4, false);
+      auto want = reference::binary(d, ha, hb).value();
+      DeviceCopy da(ha, s), db(hb, s), dout(ho, s);
+      run_every_sku<BinaryPlan>(
+          s, d, rows,
+          [&](const BinaryPlan& p, Workspace ws) { return p.run(s, ws, {.a = da.data(), .b = db.data(), .out = dout.data()}); },
+          [&] {
+            (void)dout.download(ho, s);
+            return reference::compare(ho, want, false);
+          });
+      auto gb_layout = TensorLayout::contiguous(t, l.in.shape_span());
+      BinaryBackwardDescriptor bd{kind, l.out, a, l.in, a, gb_layout};
+      HostTensor hg(l.out), hga(a), hgb(gb_layout);
+      reference::fill_random(hg, rng, -2, 2, false);
+      auto bwant = reference::binary_backward(bd, hg, ha, hb).value();
+      DeviceCopy dg(hg, s), dga(hga, s), dgb(hgb, s);
+      run_every_sku<BinaryBackwardPlan>(
+          s, bd, rows,
+          [&](const BinaryBackwardPlan& p, Workspace ws) {
+            return p.run(s, ws, {.grad_out = dg.data(), .a = da.data(), .b = db.data(), .grad_a = dga.data(), .grad_b = dgb.data()});
+          },
+          [&] {
+            (void)dga.download(hga, s);
+            (void)dgb.download(hgb, s);
+            auto ca = reference::compare(hga, bwant.grad_a, false);
+            return ca.ok ? reference::compare(hgb, bwant.grad_b, false) : ca;
+          });
+    }
+  return rows;
+}
+
+std::vector<CheckRow> check_cast(const Stream& s, DType from, std::mt19937_64& rng) {
+  std::vector<CheckRow> rows;
+  for (DType to : kCastTypes)
+    for (auto mode : {Fp8Overflow::kPyTorch, Fp8Overflow::kSaturate})
+      for (const auto& l : check_layouts(from, to)) {
+        CastDescriptor d{l.in, l.out, mode};
+        HostTensor hx(l.in), hy(l.out);
+        reference::fill_random(hx, rng, -600, 600, true);
+        auto want = reference::cast(d, hx).value();
+        DeviceCopy dx(hx, s), dy(hy, s);
+        run_every_sku<CastPlan>(
+            s, d, rows, [&](const CastPlan& p, Workspace ws) { return p.run(s, ws, {.x = dx.data(), .y = dy.data()}); },
+            [&] {
+              (void)dy.download(hy, s);
+              return reference::compare(hy, want, true);
+            });
+      }
+  return rows;
+}
+
+}  // namespace
+
+const std::vector<FamilyEntry>& families() {
+  static const std::vector<FamilyEntry> table = {
+      {"unary", kMathTypes,
+       [](const DeviceCaps& c, DType t) {
+         std::vector<InfoRow> rows;
+         for (const auto& l : info_layouts(t, t)) {
+           rows.push_back(info_row<UnaryPlan>("unary", c, UnaryDescriptor{UnaryKind::kGeluErf, l.in, l.out}, t, l.name));
+           if (l.in.numel() == l.out.numel())
+             rows.push_back(info_row<UnaryBackwardPlan>("unary_backward", c,
+                                                        UnaryBackwardDescriptor{UnaryKind::kGeluErf, l.out, l.in, l.out}, t, l.name));
+         }
+         return rows;
+       },
+       check_unary},
+      {"binary", kMathTypes,
+       [](const DeviceCaps& c, DType t) {
+         std::vector<InfoRow> rows;
+         for (const auto& l : info_layouts(t, t)) {
+           rows.push_back(info_row<BinaryPlan>("binary", c, BinaryDescriptor{BinaryKind::kAdd, l.out, l.in, l.out}, t, l.name));
+           auto gb = TensorLayout::contiguous(t, l.in.shape_span());
+           rows.push_back(info_row<BinaryBackwardPlan>(
+               "binary_backward", c, BinaryBackwardDescriptor{BinaryKind::kMul, l.out, l.out, l.in, l.out, gb}, t, l.name));
+         }
+         return rows;
+       },
+       check_binary},
+      {"cast", kCastTypes,
+       [](const DeviceCaps& c, DType t) {
+         std::vector<InfoRow> rows;
+         for (DType to : kCastTypes) {
+           auto l = info_layouts(t, to).front();
+           std::string name = std::string("to ") + std::string(dtype_name(to)) + " " + l.name;
+           auto r = info_row<CastPlan>("cast", c, CastDescriptor{l.in, l.out}, t, "");
+           r.layout = name;
+           rows.push_back(r);
+         }
+         return rows;
+       },
+       check_cast},
+  };
+  return table;
+}
+
+}  // namespace baracuda::tools
