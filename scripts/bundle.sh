@@ -99,7 +99,8 @@ cat >"${dest}/run.sh" <<'RUN_SH'
 #   OUT=/some/dir bundle/baracuda/run.sh
 # Writes at most 8 files to ${OUT:-./out} (relative to this folder):
 #   run.log          nvidia-smi, library paths, `baracuda info`, the summary table
-#   unit_tests.log   gpu_tests.log  gpu_tests.json  check.log  bench.log  bench.jsonl  compare.log
+#   unit_tests.log   gpu_tests.log  check.log  bench.log  bench.jsonl  compare.log
+#   GPU_SHARDS      parallel gtest shards for the GPU tests (default 8)
 # Environment:
 #   STEPS           comma list, default info,unit,gpu,check,bench,compare; also: sanitize
 #                   (compute-sanitizer on the GPU tests -> sanitize.log; not in the default)
@@ -206,8 +207,23 @@ step() {  # step NAME FUNCTION
 
 do_info() { limit bin/baracuda info 2>&1 | tee -a "${log}"; }
 do_unit() { limit bin/baracuda_unit_tests ${UNIT_TEST_ARGS} >"${OUT}/unit_tests.log" 2>&1; local rc=$?; tail -n 3 "${OUT}/unit_tests.log" | tee -a "${log}"; return ${rc}; }
-do_gpu() {
-  limit bin/baracuda_gpu_tests --gtest_output="json:${OUT}/gpu_tests.json" ${GPU_TEST_ARGS} 2>&1 | tee "${OUT}/gpu_tests.log"
+do_gpu() {  # GPU_SHARDS gtest shards in parallel (the oracle is single-threaded CPU work)
+  local n="${GPU_SHARDS:-8}" rc=0 i
+  local pids=()
+  for ((i = 0; i < n; i++)); do
+    GTEST_TOTAL_SHARDS=${n} GTEST_SHARD_INDEX=${i} limit bin/baracuda_gpu_tests ${GPU_TEST_ARGS} \
+      >"${OUT}/gpu_shard_${i}.log" 2>&1 &
+    pids+=($!)
+  done
+  for i in "${!pids[@]}"; do wait "${pids[$i]}" || rc=1; done
+  cat "${OUT}"/gpu_shard_*.log >"${OUT}/gpu_tests.log"
+  rm -f "${OUT}"/gpu_shard_*.log
+  {
+    grep -E '^\[  FAILED  \] [A-Za-z]' "${OUT}/gpu_tests.log" | sort -u
+    awk '/^\[  PASSED  \]/ {p += $4} /^\[  SKIPPED \] [0-9]/ {s += $4} /^\[  FAILED  \] [0-9]/ {f += $4}
+         END {printf "gpu tests (%s shards): %d passed, %d failed, %d skipped\n", "'"${n}"'", p, f, s}' "${OUT}/gpu_tests.log"
+  } | tee -a "${log}"
+  return ${rc}
 }
 do_check() { limit bin/baracuda check ${CHECK_ARGS} 2>&1 | tee "${OUT}/check.log"; }
 do_bench() { limit bin/baracuda-bench ${BENCH_ARGS} --json "${OUT}/bench.jsonl" 2>&1 | tee "${OUT}/bench.log"; }
