@@ -1,4 +1,5 @@
-// What this build carries: the CUDA architecture list given to CMake (BARACUDA_CUDA_ARCHS),
+// What this build carries: the CUDA architecture list given to CMake (BARACUDA_CUDA_ARCHS,
+// comma-separated here),
 // used by select() to reject kernels that have no code for the device.
 #include <sstream>
 #include <string>
@@ -6,7 +7,7 @@
 #include "baracuda/core/runtime.hpp"
 
 #ifndef BARACUDA_BUILT_ARCHS
-#error "BARACUDA_BUILT_ARCHS must be defined by the build (e.g. \"80-real;90a-real;90-virtual\")"
+#error "BARACUDA_BUILT_ARCHS must be defined by the build (e.g. \"80-real,90a-real,90-virtual\")"
 #endif
 
 namespace baracuda {
@@ -16,7 +17,7 @@ const char* build_arch_list() noexcept { return BARACUDA_BUILT_ARCHS; }
 bool build_supports(int sm, bool arch_specific) noexcept {
   std::stringstream ss(BARACUDA_BUILT_ARCHS);
   std::string item;
-  while (std::getline(ss, item, ';')) {
+  while (std::getline(ss, item, ',')) {
     if (item.empty()) continue;
     // CMake CUDA_ARCHITECTURES entries: "90a-real", "80-virtual", "89" (= real + virtual).
     bool real = item.find("-virtual") == std::string::npos;
