@@ -105,18 +105,67 @@ double round_to(DType t, double v, Fp8Overflow mode) {
   return load_as_double(t, buf, 0);
 }
 
+// Error scales of the maps: the magnitude of the terms a result is computed from, so the
+// tolerance covers the rounding of each term where the formula cancels (e.g. silu's
+// backward 1 + x (1 - s) near x = -1.28, or gelu's 1 + erf for negative x).
+double unary_scale(UnaryKind k, double x) {
+  const double ax = std::fabs(x);
+  switch (k) {
+    case UnaryKind::kRelu:
+    case UnaryKind::kGeluErf:
+    case UnaryKind::kSilu: return ax;
+    case UnaryKind::kGeluTanh: {
+      const double inner = 0.79788456080286535588 * (x + 0.044715 * x * x * x), t = std::tanh(inner);
+      return ax * (1 + std::fabs(inner) * (1 - t * t) * (1 + 3 * 0.044715 * x * x));
+    }
+    case UnaryKind::kExp: return std::exp(x) * (1 + ax);
+  }
+  return 0;
+}
+
+double unary_grad_scale(UnaryKind k, double g, double x) {
+  const double ag = std::fabs(g), ax = std::fabs(x);
+  switch (k) {
+    case UnaryKind::kRelu: return ag;
+    case UnaryKind::kGeluErf: {
+      const double cdf = 0.5 * (1 + std::erf(x * 0.70710678118654752440));
+      const double pdf = std::exp(-0.5 * x * x) * 0.39894228040143267794;
+      return ag * (cdf + ax * pdf + ax * ax * ax * pdf);  // + the pdf's own sensitivity
+    }
+    case UnaryKind::kGeluTanh: {
+      const double kBeta = 0.79788456080286535588, kKappa = 0.044715;
+      const double inner = kBeta * (x + kKappa * x * x * x), t = std::tanh(inner);
+      return ag * (0.5 * (1 + std::fabs(t)) + 0.5 * ax * (1 + t * t) * kBeta * (1 + 3 * kKappa * x * x) * (1 + std::fabs(inner)));
+    }
+    case UnaryKind::kSilu: {
+      const double sg = 1 / (1 + std::exp(-x));
+      return ag * sg * (1 + ax * (1 - sg) * (1 + ax));
+    }
+    case UnaryKind::kExp: return ag * std::exp(x) * (1 + ax);
+  }
+  return 0;
+}
+
+double binary_scale(BinaryKind k, double a, double b) {
+  if (k == BinaryKind::kAdd || k == BinaryKind::kSub) return std::fabs(a) + std::fabs(b);
+  return std::fabs(binary_value<double>(k, a, b));
+}
+
 namespace {
 
-// Evaluates f(element index, is_naive) -> value over an output of `out` layout shape.
-template <class F>
-Result map_result(const TensorLayout& out, F&& f) {
+// Evaluates f(element index, is_naive) -> value over an output of `out` layout shape, and
+// scale(i) -> the error scale of element i.
+template <class F, class S>
+Result map_result(const TensorLayout& out, F&& f, S&& scale) {
   Result r;
   const auto n = static_cast<std::size_t>(out.numel());
   r.exact.resize(n);
   r.naive.resize(n);
+  r.scale.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
     r.exact[i] = f(static_cast<std::int64_t>(i), std::false_type{});
     r.naive[i] = round_to(out.dtype, f(static_cast<std::int64_t>(i), std::true_type{}));
+    r.scale[i] = scale(static_cast<std::int64_t>(i));
   }
   return r;
 }
@@ -138,10 +187,13 @@ using NaiveType = std::conditional_t<Naive::value, float, double>;
 Expected<Result> unary(const UnaryDescriptor& d, const HostTensor& x) {
   BroadcastReader rx(x, d.y);
   const bool f64 = d.y.dtype == DType::kF64;
-  return map_result(d.y, [&](std::int64_t i, auto naive) -> double {
-    if (naive && !f64) return unary_value<float>(d.kind, static_cast<float>(rx(i)));
-    return unary_value<double>(d.kind, rx(i));
-  });
+  return map_result(
+      d.y,
+      [&](std::int64_t i, auto naive) -> double {
+        if (naive && !f64) return unary_value<float>(d.kind, static_cast<float>(rx(i)));
+        return unary_value<double>(d.kind, rx(i));
+      },
+      [&](std::int64_t i) { return unary_scale(d.kind, rx(i)); });
 }
 
 Expected<Result> unary_backward(const UnaryBackwardDescriptor& d, const HostTensor& g, const HostTensor& x) {
@@ -155,16 +207,19 @@ Expected<Result> unary_backward(const UnaryBackwardDescriptor& d, const HostTens
     }
     if (d.kind == UnaryKind::kRelu) return xv <= 0.0 ? 0.0 : gv;  // NaN x passes grad (torch)
     return gv * unary_derivative<double>(d.kind, xv);
-  });
+  }, [&](std::int64_t i) { return unary_grad_scale(d.kind, g.get(i), x.get(i)); });
 }
 
 Expected<Result> binary(const BinaryDescriptor& d, const HostTensor& a, const HostTensor& b) {
   BroadcastReader ra(a, d.out), rb(b, d.out);
   const bool f64 = d.out.dtype == DType::kF64;
-  return map_result(d.out, [&](std::int64_t i, auto naive) -> double {
-    if (naive && !f64) return binary_value<float>(d.kind, static_cast<float>(ra(i)), static_cast<float>(rb(i)));
-    return binary_value<double>(d.kind, ra(i), rb(i));
-  });
+  return map_result(
+      d.out,
+      [&](std::int64_t i, auto naive) -> double {
+        if (naive && !f64) return binary_value<float>(d.kind, static_cast<float>(ra(i)), static_cast<float>(rb(i)));
+        return binary_value<double>(d.kind, ra(i), rb(i));
+      },
+      [&](std::int64_t i) { return binary_scale(d.kind, ra(i), rb(i)); });
 }
 
 Expected<BackwardResult> binary_backward(const BinaryBackwardDescriptor& d, const HostTensor& g,

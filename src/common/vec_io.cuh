@@ -14,7 +14,9 @@ struct Vec {
   T v[N];
 };
 
-template <class T, int N>
+// kStreaming: data touched once (large maps) - evict-first cache hints (ld.global.cs /
+// st.global.cs) so a pass over a big tensor does not flush other data from L2.
+template <class T, int N, bool kStreaming = false>
 __device__ __forceinline__ Vec<T, N> load_vec(const T* p) {
   static_assert((N * sizeof(T)) % 16 == 0, "vector must be a multiple of 16 bytes");
   constexpr int kChunks = N * sizeof(T) / 16;
@@ -22,18 +24,21 @@ __device__ __forceinline__ Vec<T, N> load_vec(const T* p) {
   const uint4* src = reinterpret_cast<const uint4*>(p);
   uint4* dst = reinterpret_cast<uint4*>(&r);
 #pragma unroll
-  for (int c = 0; c < kChunks; ++c) dst[c] = src[c];
+  for (int c = 0; c < kChunks; ++c) dst[c] = kStreaming ? __ldcs(src + c) : src[c];
   return r;
 }
 
-template <class T, int N>
+template <class T, int N, bool kStreaming = false>
 __device__ __forceinline__ void store_vec(T* p, const Vec<T, N>& v) {
   static_assert((N * sizeof(T)) % 16 == 0, "vector must be a multiple of 16 bytes");
   constexpr int kChunks = N * sizeof(T) / 16;
   uint4* dst = reinterpret_cast<uint4*>(p);
   const uint4* src = reinterpret_cast<const uint4*>(&v);
 #pragma unroll
-  for (int c = 0; c < kChunks; ++c) dst[c] = src[c];
+  for (int c = 0; c < kChunks; ++c) {
+    if constexpr (kStreaming) __stcs(dst + c, src[c]);
+    else dst[c] = src[c];
+  }
 }
 
 }  // namespace baracuda::kernels

@@ -199,15 +199,15 @@ struct BackwardMapCandidate {
 };
 
 // ---- bcast_reduce: the general backward
+// Gradients of broadcast operands are reduced (pass 1 reads every input); the others are
+// computed by one map afterwards, both in one pass when both need no reduction, so an
+// in-place gradient (aliasing grad_out) is written only after every read of grad_out.
 struct ReduceState {
-  struct PerGrad {
-    bool active = false;
-    bool reduce = false;
-    BroadcastReduceParams reduce_params;  // when reduce
-    MapParams map_params;                 // when !reduce
-    std::size_t ws_offset = 0;
-  };
-  PerGrad grad[2];
+  bool reduce[2] = {false, false};
+  BroadcastReduceParams reduce_params[2];
+  std::size_t ws_offset[2] = {0, 0};
+  int map_which = -1;  // 0 a, 1 b, 2 both, -1 none
+  MapParams map_params;
 };
 
 std::size_t round_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
@@ -273,20 +273,21 @@ ReduceState make_reduce_state(const BinaryBackwardDescriptor& d, const DeviceCap
   ReduceState st;
   std::size_t ws = 0;
   const std::size_t acc = d.grad_out.dtype == DType::kF64 ? 8 : 4;
+  bool mapped[2] = {false, false};
   for (int which = 0; which < 2; ++which) {
-    auto& g = st.grad[which];
-    g.active = which == 0 ? d.compute_grad_a : d.compute_grad_b;
-    if (!g.active) continue;
-    g.reduce = needs_reduction(which == 0 ? d.a : d.b, d.grad_out);
-    if (g.reduce) {
-      g.reduce_params = make_reduce_params(d, which, caps);
-      g.ws_offset = ws;
-      ws += round_up(static_cast<std::size_t>(std::max<std::int64_t>(g.reduce_params.chunks, 1) * g.reduce_params.kept) * acc,
-                     kWorkspaceAlignment);
-    } else {
-      g.map_params = make_map_params(grad_map_operands(d, which), MapPath::kStrided64, 0);
+    if (!(which == 0 ? d.compute_grad_a : d.compute_grad_b)) continue;
+    st.reduce[which] = needs_reduction(which == 0 ? d.a : d.b, d.grad_out);
+    if (!st.reduce[which]) {
+      mapped[which] = true;
+      continue;
     }
+    st.reduce_params[which] = make_reduce_params(d, which, caps);
+    st.ws_offset[which] = ws;
+    const auto& rp = st.reduce_params[which];
+    ws += round_up(static_cast<std::size_t>(std::max<std::int64_t>(rp.chunks, 1) * rp.kept) * acc, kWorkspaceAlignment);
   }
+  st.map_which = mapped[0] && mapped[1] ? 2 : (mapped[0] ? 0 : (mapped[1] ? 1 : -1));
+  if (st.map_which >= 0) st.map_params = make_map_params(grad_map_operands(d, st.map_which), MapPath::kStrided64, 0);
   *workspace = ws;
   return st;
 }
@@ -308,28 +309,22 @@ struct ReduceCandidate {
   static Status launch(const void* state, const Desc& d, const Args& a, Workspace ws, cudaStream_t s) {
     const auto& st = *static_cast<const ReduceState*>(state);
     const DType t = d.grad_out.dtype;
-    // Reductions first: they read every input before any in-place map output is written.
     for (int which = 0; which < 2; ++which) {
-      const auto& g = st.grad[which];
-      if (!g.active || !g.reduce) continue;
-      BroadcastReduceParams p = g.reduce_params;
+      if (!st.reduce[which]) continue;
+      BroadcastReduceParams p = st.reduce_params[which];
       p.grad_out = a.grad_out;
       p.a = a.a;
       p.b = a.b;
       p.grad = which == 0 ? a.grad_a : a.grad_b;
-      p.partial = static_cast<char*>(ws.data) + g.ws_offset;
+      p.partial = static_cast<char*>(ws.data) + st.ws_offset[which];
       BARACUDA_TRY(launch_binary_bwd_reduce(t, d.kind, p, s));
     }
-    for (int which = 0; which < 2; ++which) {
-      const auto& g = st.grad[which];
-      if (!g.active || g.reduce) continue;
-      MapParams p = g.map_params;
-      MapPointers ptr = grad_map_pointers(d, a, which);
-      for (int k = 0; k < p.num_out; ++k) p.out[k] = ptr.out[k];
-      for (int k = 0; k < p.num_in; ++k) p.in[k] = ptr.in[k];
-      BARACUDA_TRY(launch_binary_bwd_map(t, d.kind, which, p, s));
-    }
-    return Status::ok();
+    if (st.map_which < 0) return Status::ok();
+    MapParams p = st.map_params;
+    MapPointers ptr = grad_map_pointers(d, a, st.map_which);
+    for (int k = 0; k < p.num_out; ++k) p.out[k] = ptr.out[k];
+    for (int k = 0; k < p.num_in; ++k) p.in[k] = ptr.in[k];
+    return launch_binary_bwd_map(t, d.kind, st.map_which, p, s);
   }
 };
 

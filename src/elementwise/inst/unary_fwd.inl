@@ -9,7 +9,9 @@ Status launch_unary_fwd<DType::BARACUDA_INSTANCE_DTYPE>(UnaryKind kind, const Ma
   using T = kernels::DeviceType<DType::BARACUDA_INSTANCE_DTYPE>;
   switch (kind) {
     case UnaryKind::kRelu: return kernels::launch_map<T, T>(kernels::UnaryOp<UnaryKind::kRelu>{}, p, s);
-    case UnaryKind::kGeluErf: return kernels::launch_map<T, T>(kernels::UnaryOp<UnaryKind::kGeluErf>{}, p, s);
+    case UnaryKind::kGeluErf:
+      if constexpr (sizeof(T) == 2) return kernels::launch_map<T, T>(kernels::GeluErfLowPrecisionOp{}, p, s);
+      else return kernels::launch_map<T, T>(kernels::UnaryOp<UnaryKind::kGeluErf>{}, p, s);
     case UnaryKind::kGeluTanh: return kernels::launch_map<T, T>(kernels::UnaryOp<UnaryKind::kGeluTanh>{}, p, s);
     case UnaryKind::kSilu: return kernels::launch_map<T, T>(kernels::UnaryOp<UnaryKind::kSilu>{}, p, s);
     case UnaryKind::kExp: return kernels::launch_map<T, T>(kernels::UnaryOp<UnaryKind::kExp>{}, p, s);

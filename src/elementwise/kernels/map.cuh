@@ -28,13 +28,14 @@ inline constexpr int kStridedUnroll = 4;
 template <class TIn, class TOut>
 using MapCompute = std::conditional_t<std::is_same_v<TIn, double> || std::is_same_v<TOut, double>, double, float>;
 
-template <class TIn, class TOut>
+// kInFlight: bytes of each input a thread loads before its first use.
+template <class TIn, class TOut, int kInFlight = 32, int kBlock = kMapBlock>
 struct MapShape {
   static constexpr int kMin = sizeof(TIn) < sizeof(TOut) ? sizeof(TIn) : sizeof(TOut);
   static constexpr int kVec = 16 / kMin;
-  // Aim for >= 32 bytes of each input in flight per thread.
-  static constexpr int kUnroll = (kVec * sizeof(TIn) >= 32) ? 1 : 32 / (kVec * sizeof(TIn));
-  static constexpr int kPerBlock = kMapBlock * kVec * kUnroll;
+  static constexpr int kUnroll = (kVec * sizeof(TIn) >= kInFlight) ? 1 : kInFlight / (kVec * sizeof(TIn));
+  static constexpr int kThreads = kBlock;
+  static constexpr int kPerBlock = kBlock * kVec * kUnroll;
 };
 
 template <class TIn, class TOut, class Op>
@@ -49,11 +50,12 @@ __device__ __forceinline__ void map_one(const Op& op, const TIn (&x)[Op::kIn], T
   for (int k = 0; k < Op::kOut; ++k) y[k] = from_compute<TOut>(r[k], fp8_mode);
 }
 
-template <class TIn, class TOut, class Op>
-__global__ void __launch_bounds__(kMapBlock) map_contig_kernel(elementwise::MapParams p, Op op) {
+template <class TIn, class TOut, class Op, int kInFlight = 32, bool kStreaming = false, int kBlock = kMapBlock>
+__global__ void __launch_bounds__(kBlock) map_contig_kernel(elementwise::MapParams p, Op op) {
   constexpr int NI = Op::kIn, NO = Op::kOut;
-  constexpr int VEC = MapShape<TIn, TOut>::kVec, UNROLL = MapShape<TIn, TOut>::kUnroll;
-  const int64_t base = static_cast<int64_t>(blockIdx.x) * MapShape<TIn, TOut>::kPerBlock;
+  using Shape = MapShape<TIn, TOut, kInFlight, kBlock>;
+  constexpr int VEC = Shape::kVec, UNROLL = Shape::kUnroll;
+  const int64_t base = static_cast<int64_t>(blockIdx.x) * Shape::kPerBlock;
   const TIn* in[NI];
   TOut* out[NO];
 #pragma unroll
@@ -61,13 +63,13 @@ __global__ void __launch_bounds__(kMapBlock) map_contig_kernel(elementwise::MapP
 #pragma unroll
   for (int k = 0; k < NO; ++k) out[k] = static_cast<TOut*>(p.out[k]);
 
-  if (base + MapShape<TIn, TOut>::kPerBlock <= p.numel) {
+  if (base + Shape::kPerBlock <= p.numel) {
     Vec<TIn, VEC> x[UNROLL][NI];
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u)
 #pragma unroll
       for (int k = 0; k < NI; ++k)
-        x[u][k] = load_vec<TIn, VEC>(in[k] + base + (static_cast<int64_t>(u) * kMapBlock + threadIdx.x) * VEC);
+        x[u][k] = load_vec<TIn, VEC, kStreaming>(in[k] + base + (static_cast<int64_t>(u) * kBlock + threadIdx.x) * VEC);
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u) {
       Vec<TOut, VEC> y[NO];
@@ -83,12 +85,12 @@ __global__ void __launch_bounds__(kMapBlock) map_contig_kernel(elementwise::MapP
       }
 #pragma unroll
       for (int k = 0; k < NO; ++k)
-        store_vec<TOut, VEC>(out[k] + base + (static_cast<int64_t>(u) * kMapBlock + threadIdx.x) * VEC, y[k]);
+        store_vec<TOut, VEC, kStreaming>(out[k] + base + (static_cast<int64_t>(u) * kBlock + threadIdx.x) * VEC, y[k]);
     }
   } else {
     for (int u = 0; u < UNROLL; ++u)
       for (int j = 0; j < VEC; ++j) {
-        int64_t i = base + (static_cast<int64_t>(u) * kMapBlock + threadIdx.x) * VEC + j;
+        int64_t i = base + (static_cast<int64_t>(u) * kBlock + threadIdx.x) * VEC + j;
         if (i >= p.numel) continue;
         TIn xs[NI];
         TOut ys[NO];
@@ -126,8 +128,12 @@ Status launch_map(const Op& op, const elementwise::MapParams& p, cudaStream_t st
   constexpr int NOPS = Op::kIn + Op::kOut;
   switch (p.path) {
     case elementwise::MapPath::kVecContig: {
-      int64_t blocks = (p.numel + MapShape<TIn, TOut>::kPerBlock - 1) / MapShape<TIn, TOut>::kPerBlock;
-      map_contig_kernel<TIn, TOut, Op><<<static_cast<unsigned>(blocks), kMapBlock, 0, stream>>>(p, op);
+      // Two-input maps run best with one 16-byte vector of each input per thread, one-input
+      // maps with 32 bytes (playground/elementwise/map_variants.cu, H200).
+      constexpr int kInFlight = Op::kIn >= 2 ? 16 : 32;
+      using Shape = MapShape<TIn, TOut, kInFlight>;
+      int64_t blocks = (p.numel + Shape::kPerBlock - 1) / Shape::kPerBlock;
+      map_contig_kernel<TIn, TOut, Op, kInFlight><<<static_cast<unsigned>(blocks), kMapBlock, 0, stream>>>(p, op);
       break;
     }
     case elementwise::MapPath::kStrided32: {

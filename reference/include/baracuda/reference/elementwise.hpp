@@ -28,10 +28,16 @@ template <class C> C binary_grad_b(BinaryKind k, C g, C a, C b);
 struct Result {
   std::vector<double> exact;
   std::vector<double> naive;
-  // For reductions: sum of |terms| per output (error bounds of sums scale with it); empty
-  // for pure elementwise results.
+  // The error scale per output: the magnitude of the terms it is computed from (sum of
+  // |terms| for reductions). Rounding each term in the compute type moves the result by
+  // about eps * scale, which is what the tolerance allows (compare.hpp).
   std::vector<double> scale;
 };
+
+// Error scales of the map kinds (see Result::scale).
+double unary_scale(UnaryKind k, double x);
+double unary_grad_scale(UnaryKind k, double g, double x);
+double binary_scale(BinaryKind k, double a, double b);
 
 // v rounded to dtype t (through f32 for the narrow formats, as the kernels store).
 double round_to(DType t, double v, Fp8Overflow mode = Fp8Overflow::kPyTorch);
