@@ -128,9 +128,10 @@ double unary_grad_scale(UnaryKind k, double g, double x) {
   switch (k) {
     case UnaryKind::kRelu: return ag;
     case UnaryKind::kGeluErf: {
-      const double cdf = 0.5 * (1 + std::erf(x * 0.70710678118654752440));
+      // cdf = 0.5 (1 + erf) sums terms of size 0.5 (1 + |erf|): for negative x it cancels
+      const double erf_v = std::erf(x * 0.70710678118654752440);
       const double pdf = std::exp(-0.5 * x * x) * 0.39894228040143267794;
-      return ag * (cdf + ax * pdf + ax * ax * ax * pdf);  // + the pdf's own sensitivity
+      return ag * (0.5 * (1 + std::fabs(erf_v)) + ax * pdf * (1 + x * x));
     }
     case UnaryKind::kGeluTanh: {
       const double kBeta = 0.79788456080286535588, kKappa = 0.044715;
