@@ -105,7 +105,11 @@ float f16_bits_to_f32(std::uint16_t b) noexcept {
 // ------------------------------------------------------------------------------------------------
 // FP8 E4M3 "fn"
 // ------------------------------------------------------------------------------------------------
-std::uint8_t f32_to_e4m3_bits(float x, Fp8Overflow mode) noexcept {
+// Both fp8 encoders: round the magnitude (unbounded exponent), then map everything past
+// the largest finite code to `max_finite` (kSaturate) or to the format's PyTorch overflow
+// code (e4m3: NaN 0x7F; e5m2: inf 0x7C). NaN in -> 0x7F (sign kept except under kSaturate).
+template <int E, int M>
+std::uint8_t encode_fp8(float x, Fp8Overflow mode, std::uint32_t max_finite, std::uint32_t pytorch_overflow) noexcept {
   const std::uint32_t u = std::bit_cast<std::uint32_t>(x);
   const std::uint32_t sign = (u >> 24) & 0x80u;
   const std::uint32_t a = u & kF32AbsMask;
@@ -113,13 +117,17 @@ std::uint8_t f32_to_e4m3_bits(float x, Fp8Overflow mode) noexcept {
   if (a > kF32Inf) {
     return static_cast<std::uint8_t>(saturate ? 0x7Fu : (sign | 0x7Fu));
   }
-  // Bounded exponent range: codes 0x00..0x7E are values, 0x7F is NaN. The unbounded rounding
-  // gives 0x7F for (464, 480) and >= 0x80 from 480 up; both are "rounded past 448".
-  std::uint32_t code = round_magnitude<4, 3>(a);
-  if (code > 0x7Eu) {
-    code = saturate ? 0x7Eu : 0x7Fu;
+  std::uint32_t code = round_magnitude<E, M>(a);
+  if (code > max_finite) {
+    code = saturate ? max_finite : pytorch_overflow;
   }
   return static_cast<std::uint8_t>(sign | code);
+}
+
+std::uint8_t f32_to_e4m3_bits(float x, Fp8Overflow mode) noexcept {
+  // Bounded exponent range: codes 0x00..0x7E are values, 0x7F is NaN. The unbounded rounding
+  // gives 0x7F for (464, 480) and >= 0x80 from 480 up; both are "rounded past 448".
+  return encode_fp8<4, 3>(x, mode, 0x7Eu, 0x7Fu);
 }
 
 float e4m3_bits_to_f32(std::uint8_t b) noexcept {
@@ -140,18 +148,7 @@ float e4m3_bits_to_f32(std::uint8_t b) noexcept {
 // FP8 E5M2
 // ------------------------------------------------------------------------------------------------
 std::uint8_t f32_to_e5m2_bits(float x, Fp8Overflow mode) noexcept {
-  const std::uint32_t u = std::bit_cast<std::uint32_t>(x);
-  const std::uint32_t sign = (u >> 24) & 0x80u;
-  const std::uint32_t a = u & kF32AbsMask;
-  const bool saturate = mode == Fp8Overflow::kSaturate;
-  if (a > kF32Inf) {
-    return static_cast<std::uint8_t>(saturate ? 0x7Fu : (sign | 0x7Fu));
-  }
-  std::uint32_t code = round_magnitude<5, 2>(a);
-  if (code > 0x7Bu) {
-    code = saturate ? 0x7Bu : 0x7Cu;  // max finite, or inf
-  }
-  return static_cast<std::uint8_t>(sign | code);
+  return encode_fp8<5, 2>(x, mode, 0x7Bu, 0x7Cu);  // max finite 57344, or inf
 }
 
 float e5m2_bits_to_f32(std::uint8_t b) noexcept {
