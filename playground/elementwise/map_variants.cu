@@ -51,6 +51,65 @@ struct GeluFast2Op {
   }
 };
 
+// Loads with an L2 prefetch hint of 256 bytes (and optionally the non-coherent path).
+template <bool kNc>
+__device__ __forceinline__ uint4 ld_l2_256(const void* p) {
+  uint4 r;
+  if constexpr (kNc)
+    asm volatile("ld.global.nc.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
+  else
+    asm volatile("ld.global.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
+  return r;
+}
+template <bool kNc>
+__global__ void __launch_bounds__(256) add_prefetch(const __nv_bfloat16* a, const __nv_bfloat16* b, __nv_bfloat16* o, int64_t n) {
+  const int64_t i = (static_cast<int64_t>(blockIdx.x) * 256 + threadIdx.x) * 8;
+  if (i + 8 > n) return;
+  uint4 va = ld_l2_256<kNc>(a + i), vb = ld_l2_256<kNc>(b + i), vo;
+  const __nv_bfloat162* pa = reinterpret_cast<const __nv_bfloat162*>(&va);
+  const __nv_bfloat162* pb = reinterpret_cast<const __nv_bfloat162*>(&vb);
+  __nv_bfloat162* po = reinterpret_cast<__nv_bfloat162*>(&vo);
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    float2 fa = __bfloat1622float2(pa[k]), fb = __bfloat1622float2(pb[k]);
+    po[k] = __floats2bfloat162_rn(fa.x + fb.x, fa.y + fb.y);
+  }
+  *reinterpret_cast<uint4*>(o + i) = vo;
+}
+template <bool kNc>
+__global__ void __launch_bounds__(256) cast_prefetch(const float* x, __nv_bfloat16* o, int64_t n) {
+  const int64_t i = (static_cast<int64_t>(blockIdx.x) * 256 + threadIdx.x) * 8;
+  if (i + 8 > n) return;
+  uint4 v0 = ld_l2_256<kNc>(x + i), v1 = ld_l2_256<kNc>(x + i + 4), vo;
+  const float* f0 = reinterpret_cast<const float*>(&v0);
+  const float* f1 = reinterpret_cast<const float*>(&v1);
+  __nv_bfloat162* po = reinterpret_cast<__nv_bfloat162*>(&vo);
+  po[0] = __floats2bfloat162_rn(f0[0], f0[1]);
+  po[1] = __floats2bfloat162_rn(f0[2], f0[3]);
+  po[2] = __floats2bfloat162_rn(f1[0], f1[1]);
+  po[3] = __floats2bfloat162_rn(f1[2], f1[3]);
+  *reinterpret_cast<uint4*>(o + i) = vo;
+}
+
+template <class Launch>
+void time_raw(const char* name, Launch&& launch, int sets, double bytes) {
+  cudaEvent_t a, b;
+  cudaEventCreate(&a);
+  cudaEventCreate(&b);
+  std::vector<float> ms;
+  for (int r = 0; r < 60; ++r) {
+    cudaEventRecord(a);
+    launch(r % sets);
+    cudaEventRecord(b);
+    cudaEventSynchronize(b);
+    float t;
+    cudaEventElapsedTime(&t, a, b);
+    if (r >= 10) ms.push_back(t);
+  }
+  std::sort(ms.begin(), ms.end());
+  printf("%-28s %8.4f ms %8.1f GB/s\n", name, ms[ms.size() / 2], bytes / ms[ms.size() / 2] / 1e6);
+}
+
 template <class TIn, class TOut, class Op, int kInFlight, bool kStream, int kBlock = kMapBlock>
 float time_variant(const char* name, Op op, std::vector<elementwise::MapParams>& sets, double bytes) {
   using Shape = MapShape<TIn, TOut, kInFlight, kBlock>;
@@ -128,6 +187,16 @@ int main() {
   time_variant<float, B, CastOp, 32, false>("cast f32->bf16 u32B", {}, cast, cb);
   time_variant<float, B, CastOp, 32, false, 128>("cast f32->bf16 u32B b128", {}, cast, cb);
   time_variant<float, B, CastOp, 32, false, 512>("cast f32->bf16 u32B b512", {}, cast, cb);
+  const unsigned nb = static_cast<unsigned>(n / 2048);
+  auto bf = [](const void* p) { return static_cast<const __nv_bfloat16*>(p); };
+  for (int rep = 0; rep < 2; ++rep) {
+    time_variant<B, B, BinaryOp<BinaryKind::kAdd>, 16, false>("add u16B (library)", {}, binary, bb);
+    time_raw("add L2::256B", [&](int s) { add_prefetch<false><<<nb, 256>>>(bf(binary[s].in[0]), bf(binary[s].in[1]), static_cast<B*>(binary[s].out[0]), n); }, kSets, bb);
+    time_raw("add nc.L2::256B", [&](int s) { add_prefetch<true><<<nb, 256>>>(bf(binary[s].in[0]), bf(binary[s].in[1]), static_cast<B*>(binary[s].out[0]), n); }, kSets, bb);
+    time_variant<float, B, CastOp, 32, false>("cast u32B (library)", {}, cast, cb);
+    time_raw("cast L2::256B", [&](int s) { cast_prefetch<false><<<nb, 256>>>(static_cast<const float*>(cast[s].in[0]), static_cast<B*>(cast[s].out[0]), n); }, kSets, cb);
+    time_raw("cast nc.L2::256B", [&](int s) { cast_prefetch<true><<<nb, 256>>>(static_cast<const float*>(cast[s].in[0]), static_cast<B*>(cast[s].out[0]), n); }, kSets, cb);
+  }
   // again, to see the spread
   time_variant<B, B, BinaryOp<BinaryKind::kAdd>, 32, false>("add u32B (again)", {}, binary, bb);
   time_variant<B, B, GeluFast2Op, 32, false>("gelu fast2 u32B (again)", {}, unary, ub);
