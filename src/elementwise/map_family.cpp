@@ -23,6 +23,7 @@ void for_each_operand(const MapOperands& ops, F&& f) {
 const char* map_path_impl(MapPath path) {
   switch (path) {
     case MapPath::kVecContig: return "vec16_contig";
+    case MapPath::kVecRows: return "vec16_rows";
     case MapPath::kStrided32: return "strided_i32";
     case MapPath::kStrided64: return "strided_i64";
   }
@@ -57,6 +58,32 @@ std::string map_path_rejection(const MapOperands& ops, MapPath path) {
       else if (o.declared_alignment < 16)
         why = std::string(o.field) + ".alignment = " + std::to_string(o.declared_alignment) + " < 16 bytes";
     });
+    return why;
+  }
+  if (path == MapPath::kVecRows) {
+    // The iteration space collapsed together must be [rows, cols] with unit inner strides,
+    // cols and every row stride multiples of the vector width, every pointer 16-byte aligned.
+    const MapParams p = make_map_params(ops, path, 0);
+    int min_size = 16;
+    for_each_operand(ops, [&](const MapOperand& o) {
+      min_size = std::min<int>(min_size, static_cast<int>(std::max<std::size_t>(dtype_size(o.layout.dtype), 1)));
+      if (why.empty() && o.declared_alignment < 16)
+        why = std::string(o.field) + ".alignment = " + std::to_string(o.declared_alignment) + " < 16 bytes";
+    });
+    if (!why.empty()) return why;
+    const std::int64_t vec = 16 / min_size;
+    if (p.rank != 2) return "the operands do not collapse to [rows, cols] (rank " + std::to_string(p.rank) + ")";
+    if (p.shape[1] % vec != 0)
+      return "cols = " + std::to_string(p.shape[1]) + " is not a multiple of the " + std::to_string(vec) + "-element vector";
+    if (p.numel / vec >= (std::int64_t{1} << 31)) return "numel = " + std::to_string(p.numel) + " needs 64-bit indexing";
+    const int nops = p.num_out + p.num_in;
+    for (int k = 0; k < nops; ++k) {
+      const char* field = k < p.num_out ? ops.out[k].field : ops.in[k - p.num_out].field;
+      if (p.strides[k][1] != 1) return std::string(field) + " has inner stride " + std::to_string(p.strides[k][1]) + " (needs 1)";
+      if (p.strides[k][0] % vec != 0 || p.strides[k][0] < 0)
+        return std::string(field) + " row stride " + std::to_string(p.strides[k][0]) + " is not a non-negative multiple of " +
+               std::to_string(vec);
+    }
     return why;
   }
   if (path == MapPath::kStrided32) {

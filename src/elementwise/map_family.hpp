@@ -43,7 +43,7 @@ struct MapPointers {
 MapParams make_map_params(const MapOperands& ops, MapPath path, int fp8_mode);
 // Why a path cannot run these operands ("" = it can).
 std::string map_path_rejection(const MapOperands& ops, MapPath path);
-const char* map_path_impl(MapPath path);  // "vec16_contig", "strided_i32", "strided_i64"
+const char* map_path_impl(MapPath path);  // "vec16_contig", "vec16_rows", "strided_i32", "strided_i64"
 
 // Null pointers, alignment, and aliasing (an output may alias an input only with the
 // identical layout; outputs never overlap each other). `ops` describes the layouts.
@@ -75,10 +75,12 @@ struct MapCandidate {
   static constexpr Candidate<Desc, Args> make() { return {&probe, &prepare, &launch}; }
 };
 
-// The standard ordered list: vectorised contiguous, then strided 32-bit, then 64-bit.
+// The standard ordered list: vectorised contiguous, vectorised rows, then strided 32-bit
+// and 64-bit.
 template <class Spec, class Desc, class Args>
-inline constexpr std::array<Candidate<Desc, Args>, 3> kMapCandidates = {
+inline constexpr std::array<Candidate<Desc, Args>, 4> kMapCandidates = {
     MapCandidate<Spec, Desc, Args, MapPath::kVecContig>::make(),
+    MapCandidate<Spec, Desc, Args, MapPath::kVecRows>::make(),
     MapCandidate<Spec, Desc, Args, MapPath::kStrided32>::make(),
     MapCandidate<Spec, Desc, Args, MapPath::kStrided64>::make(),
 };

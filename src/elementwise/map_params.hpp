@@ -24,6 +24,8 @@ inline constexpr int kMaxMapOut = 2;
 
 enum class MapPath : std::uint8_t {
   kVecContig,  // every operand dense and 16-byte aligned: 16-byte vector loads/stores
+  kVecRows,    // [rows, cols] with unit inner stride (any row stride, 0 = row broadcast):
+               // 16-byte vectors along each row (bias adds, padded rows)
   kStrided32,  // any strides, 32-bit index math (numel and offsets < 2^31)
   kStrided64,  // any strides, 64-bit index math
 };

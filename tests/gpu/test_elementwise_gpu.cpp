@@ -50,6 +50,8 @@ std::vector<Case> map1_cases(DType in_t, DType out_t) {
   cs.push_back({"broadcast_row", contig(in_t, {129}), {}, out});
   cs.push_back({"broadcast_col", contig(in_t, {33, 1}), {}, out});
   cs.push_back({"negative_stride", strided(in_t, {33, 129}, {129, -1}), {}, out});
+  // rows padded to 144 elements (a multiple of every vector width but fp8's 16): vec16_rows
+  cs.push_back({"padded_rows", strided(in_t, {33, 128}, {144, 1}), {}, contig(out_t, {33, 128})});
   cs.push_back({"transposed_out", contig(in_t, {33, 129}), {}, strided(out_t, {33, 129}, {1, 33})});
   cs.push_back({"align2", contig(in_t, {33, 129}), {}, TensorLayout::contiguous(out_t, {33, 129}, 2)});
   if (in_t == out_t) cs.push_back({"in_place", contig(in_t, {257, 1031}), {}, contig(out_t, {257, 1031}), true});
@@ -66,6 +68,8 @@ std::vector<Case> map2_cases(DType t) {
     cs.push_back({n + "]", l, l, l});
   }
   cs.push_back({"bias_row", contig(t, {257, 1031}), contig(t, {1031}), contig(t, {257, 1031})});
+  cs.push_back({"bias_row_vec", contig(t, {257, 1024}), contig(t, {1024}), contig(t, {257, 1024})});
+  cs.push_back({"padded_rows", strided(t, {33, 128}, {144, 1}), contig(t, {1, 128}), strided(t, {33, 128}, {136, 1})});
   cs.push_back({"bias_col", contig(t, {257, 1031}), contig(t, {257, 1}), contig(t, {257, 1031})});
   cs.push_back({"outer", contig(t, {257, 1}), contig(t, {1, 1031}), contig(t, {257, 1031})});
   cs.push_back({"rank4_broadcast", contig(t, {3, 1, 7, 1}), contig(t, {5, 1, 11}), contig(t, {3, 5, 7, 11})});

@@ -1,6 +1,6 @@
 // map: y_j = op(x_0, .., x_{n-1}) elementwise, for every elementwise plan.
 //
-// Two kernels:
+// Three kernels:
 //  * map_contig_kernel: all operands dense and 16-byte aligned. Each thread moves VEC
 //    elements per operand as 16-byte transactions, UNROLL times, issuing every load before
 //    the first use so enough bytes are in flight to saturate HBM. A block covers
@@ -8,6 +8,8 @@
 //  * map_strided_kernel: any strides / broadcast (stride 0), after the host collapsed the
 //    dims. Each thread maps kStridedUnroll elements, index math in 32 bits (fast divmod)
 //    when everything fits, else 64 bits.
+//  * map_rows_kernel: [rows, cols] operands with unit inner strides and any row strides
+//    (0 for a broadcast row such as a bias): one 16-byte vector per operand per thread.
 // Numerics: inputs convert to Compute (f32, or f64 for f64), the op runs there, outputs
 // round to nearest even (fp8: see device_types.cuh). Deterministic, no atomics.
 // Speed: baracuda-bench suite "foundation" (add/gelu/silu/cast bf16 >= 256 MiB).
@@ -101,6 +103,36 @@ __global__ void __launch_bounds__(kBlock) map_contig_kernel(elementwise::MapPara
   }
 }
 
+// Rows: the iteration space is [rows, cols] with unit inner strides; thread t of the grid
+// maps the 16-byte vector v = t (row v / (cols / VEC), column vector v % (cols / VEC)) of
+// every operand. Row strides may differ per operand (0 broadcasts a row, e.g. a bias).
+template <class TIn, class TOut, class Op>
+__global__ void __launch_bounds__(kMapBlock) map_rows_kernel(elementwise::MapParams p, FastDivmod col_vecs, Op op) {
+  constexpr int NI = Op::kIn, NO = Op::kOut;
+  constexpr int VEC = MapShape<TIn, TOut>::kVec;
+  const uint32_t v = blockIdx.x * kMapBlock + threadIdx.x;
+  if (static_cast<int64_t>(v) * VEC >= p.numel) return;
+  const uint32_t row = col_vecs.div(v);
+  const int64_t col = static_cast<int64_t>(v - row * col_vecs.d) * VEC;
+  Vec<TIn, VEC> x[NI];
+#pragma unroll
+  for (int k = 0; k < NI; ++k)
+    x[k] = load_vec<TIn, VEC>(static_cast<const TIn*>(p.in[k]) + row * p.strides[NO + k][0] + col);
+  Vec<TOut, VEC> y[NO];
+#pragma unroll
+  for (int j = 0; j < VEC; ++j) {
+    TIn xs[NI];
+    TOut ys[NO];
+#pragma unroll
+    for (int k = 0; k < NI; ++k) xs[k] = x[k].v[j];
+    map_one<TIn, TOut>(op, xs, ys, p.fp8_mode);
+#pragma unroll
+    for (int k = 0; k < NO; ++k) y[k].v[j] = ys[k];
+  }
+#pragma unroll
+  for (int k = 0; k < NO; ++k) store_vec<TOut, VEC>(static_cast<TOut*>(p.out[k]) + row * p.strides[k][0] + col, y[k]);
+}
+
 template <class TIn, class TOut, class Op, class Index, class IndexT, class OffT>
 __global__ void __launch_bounds__(kMapBlock) map_strided_kernel(elementwise::MapParams p, Index idx, Op op) {
   constexpr int NI = Op::kIn, NO = Op::kOut;
@@ -134,6 +166,13 @@ Status launch_map(const Op& op, const elementwise::MapParams& p, cudaStream_t st
       using Shape = MapShape<TIn, TOut, kInFlight>;
       int64_t blocks = (p.numel + Shape::kPerBlock - 1) / Shape::kPerBlock;
       map_contig_kernel<TIn, TOut, Op, kInFlight><<<static_cast<unsigned>(blocks), kMapBlock, 0, stream>>>(p, op);
+      break;
+    }
+    case elementwise::MapPath::kVecRows: {
+      constexpr int VEC = MapShape<TIn, TOut>::kVec;
+      const int64_t vectors = p.numel / VEC;
+      map_rows_kernel<TIn, TOut, Op><<<static_cast<unsigned>((vectors + kMapBlock - 1) / kMapBlock), kMapBlock, 0, stream>>>(
+          p, FastDivmod(static_cast<uint32_t>(p.shape[1] / VEC)), op);
       break;
     }
     case elementwise::MapPath::kStrided32: {
