@@ -54,7 +54,6 @@ std::string format_reports(const std::vector<CandidateReport>& reports) {
 
 void log_dispatch(const char* family, const std::string& desc, const std::vector<CandidateReport>& reports,
                   int chosen) {
-  if (!log_enabled(LogTopic::kDispatch)) return;
   std::string line = std::string("[baracuda dispatch] ") + family + " " + desc + " -> " +
                      (chosen >= 0 ? reports[chosen].sku.name() : std::string("NONE"));
   for (std::size_t i = 0; i < reports.size(); ++i) {

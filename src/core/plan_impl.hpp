@@ -94,7 +94,7 @@ Expected<std::shared_ptr<const PlanImpl<Desc, Args>>> select_impl(const DeviceCa
     }
     impl->reports.push_back(std::move(r));
   }
-  log_dispatch(Traits::kFamily, desc.to_string(), impl->reports, chosen);
+  if (log_enabled(LogTopic::kDispatch)) log_dispatch(Traits::kFamily, desc.to_string(), impl->reports, chosen);
   if (chosen < 0) {
     std::string msg = std::string(Traits::kFamily) + ": no candidate accepts " + desc.to_string() + " on " +
                       caps.arch_name() + ":" + format_reports(impl->reports);
