@@ -332,10 +332,10 @@ using BwdCandidate = Candidate<BinaryBackwardDescriptor, BinaryBackwardArgs>;
 constexpr std::array<BwdCandidate, 5> kBackwardCandidates = {
     BwdCandidate{&BackwardMapCandidate<MapPath::kVecContig>::probe, &BackwardMapCandidate<MapPath::kVecContig>::prepare,
                  &BackwardMapCandidate<MapPath::kVecContig>::launch},
-    BwdCandidate{&BackwardMapCandidate<MapPath::kVecRows>::probe, &BackwardMapCandidate<MapPath::kVecRows>::prepare,
-                 &BackwardMapCandidate<MapPath::kVecRows>::launch},
     BwdCandidate{&BackwardMapCandidate<MapPath::kStrided32>::probe, &BackwardMapCandidate<MapPath::kStrided32>::prepare,
                  &BackwardMapCandidate<MapPath::kStrided32>::launch},
+    BwdCandidate{&BackwardMapCandidate<MapPath::kVecRows>::probe, &BackwardMapCandidate<MapPath::kVecRows>::prepare,
+                 &BackwardMapCandidate<MapPath::kVecRows>::launch},
     BwdCandidate{&BackwardMapCandidate<MapPath::kStrided64>::probe, &BackwardMapCandidate<MapPath::kStrided64>::prepare,
                  &BackwardMapCandidate<MapPath::kStrided64>::launch},
     BwdCandidate{&ReduceCandidate::probe, &ReduceCandidate::prepare, &ReduceCandidate::launch},
