@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "baracuda/baracuda.hpp"
+#include "core/plan_impl.hpp"  // detail::preference_rejection
 
 namespace baracuda {
 namespace {
@@ -209,6 +210,77 @@ TEST(Plan, CapsOnlyPlanRefusesToRun) {
   Status st = plan->run(Stream{}, {}, UnaryArgs{});
   EXPECT_EQ(st.code(), Code::kInvalidArgument);
   EXPECT_NE(st.message().find("select_for_caps"), std::string::npos) << st.message();
+}
+
+}  // namespace
+}  // namespace baracuda
+
+namespace baracuda {
+namespace {
+
+// Every PlanPreference field against a synthetic SKU, through the shared filter every
+// family's select() applies (src/core/plan_impl.hpp).
+TEST(Preference, EveryFieldIsHonoured) {
+  KernelSku sku;
+  sku.family = "synthetic";
+  sku.impl = "tile";
+  const auto c90 = caps(90), c80 = caps(80);
+  auto reason = [&](const KernelSku& s, const PlanPreference& p, const DeviceCaps& c = caps(90), std::size_t ws = 0) {
+    return detail::preference_rejection(s, ws, c, p, false);
+  };
+  EXPECT_EQ(reason(sku, {}), "");
+  PlanPreference p;
+  p.force_sku = "other.*";
+  EXPECT_NE(reason(sku, p).find("PlanPreference.force_sku"), std::string::npos);
+  p = {};
+  p.skip_skus = {"synthetic.fwd.*"};
+  EXPECT_NE(reason(sku, p).find("PlanPreference.skip_skus"), std::string::npos);
+  p = {};
+  p.backends = backend_bit(Backend::kCublasLt);
+  EXPECT_NE(reason(sku, p).find("PlanPreference.backends"), std::string::npos);
+  KernelSku nondet = sku;
+  nondet.precision.deterministic = false;
+  p = {};
+  EXPECT_EQ(reason(nondet, p), "");
+  p.deterministic = true;
+  EXPECT_NE(reason(nondet, p).find("PlanPreference.deterministic"), std::string::npos);
+  KernelSku uncapturable = sku;
+  uncapturable.graph_capturable = false;
+  p = {};
+  EXPECT_EQ(reason(uncapturable, p), "");
+  p.require_graph_capturable = true;
+  EXPECT_NE(reason(uncapturable, p).find("require_graph_capturable"), std::string::npos);
+  KernelSku tf32 = sku;
+  tf32.precision.uses_tf32 = true;
+  p = {};
+  EXPECT_NE(reason(tf32, p).find("allow_tf32"), std::string::npos);
+  p.math.allow_tf32 = true;
+  EXPECT_EQ(reason(tf32, p), "");
+  KernelSku reduced = sku;
+  reduced.precision.reduced_precision_reduction = true;
+  p = {};
+  EXPECT_NE(reason(reduced, p).find("allow_reduced_precision_reduction"), std::string::npos);
+  p.math.allow_reduced_precision_reduction = true;
+  EXPECT_EQ(reason(reduced, p), "");
+  KernelSku fast = sku;
+  fast.precision.fast_math = true;
+  p = {};
+  EXPECT_NE(reason(fast, p).find("allow_fast_math"), std::string::npos);
+  p.math.allow_fast_math = true;
+  EXPECT_EQ(reason(fast, p), "");
+  p = {};
+  p.max_workspace_bytes = 100;
+  EXPECT_EQ(reason(sku, p, c90, 100), "");
+  EXPECT_NE(reason(sku, p, c90, 101).find("max_workspace_bytes = 100"), std::string::npos);
+  KernelSku hopper = sku;
+  hopper.min_sm = 90;
+  hopper.arch_specific = true;
+  EXPECT_EQ(reason(hopper, {}, c90), "");
+  EXPECT_EQ(reason(hopper, {}, c80), "needs sm90+, device is sm80");
+  KernelSku ada = sku;
+  ada.min_sm = 89;
+  EXPECT_EQ(reason(ada, {}, caps(89)), "");
+  EXPECT_EQ(reason(ada, {}, c80), "needs sm89+, device is sm80");
 }
 
 }  // namespace
