@@ -3,8 +3,9 @@
 #   scripts/test.sh
 # 1. scripts/setup.sh (Debian packages, pinned CMake and NVIDIA headers in third_party/)
 # 2. configure + build preset `ci` (sm_90a SASS + sm_80 PTX; BARACUDA_JOBS, default 2)
-# 3. ctest --preset unit (no GPU needed)
-# 4. ctest --preset gpu: without a GPU every test skips itself; the skip reasons are printed
+# 3. ctest --preset gpu: without a GPU every test skips itself (ctest counts it skipped);
+#    the skip reasons are printed
+# 4. ctest --preset unit (no GPU needed)
 # 5. install into build/ci-install and build + run tests/consumer against it (find_package)
 # Ends with the wall time of each phase. Exits non-zero on any failure.
 set -euo pipefail
@@ -72,12 +73,7 @@ if command -v ccache >/dev/null 2>&1; then
 fi
 end
 
-# ------------------------------------------------------------------ 3. unit tests
-begin "unit tests"
-ctest --preset unit
-end
-
-# ------------------------------------------------------------------ 4. gpu tests (skip visibly without a GPU)
+# ------------------------------------------------------------------ 3. gpu tests (skip visibly without a GPU)
 begin "gpu tests"
 gpu_log="${build}/gpu-tests.log"
 if ! ctest --preset gpu >"${gpu_log}" 2>&1; then
@@ -85,7 +81,7 @@ if ! ctest --preset gpu >"${gpu_log}" 2>&1; then
   echo "gpu tests FAILED (a test that cannot run here must skip itself, not fail)" >&2
   exit 1
 fi
-grep -E 'tests passed|tests failed|Total Test time' "${gpu_log}" || true
+grep -E 'tests failed|Total Test time' "${gpu_log}" | sed 's/^/  gpu label: /' || true
 # GoogleTest prints "<file>:<line>: Skipped" followed by the reason; count each reason.
 reasons="$(grep -A1 -E ': Skipped$' "${build}/Testing/Temporary/LastTest.log" 2>/dev/null |
   grep -v -E ': Skipped$|^--$' | sed 's/^[[:space:]]*//' | sort | uniq -c | sort -rn |
@@ -98,6 +94,11 @@ if [[ -n "${reasons}" ]]; then
 else
   current_note="none skipped"
 fi
+end
+
+# ------------------------------------------------------------------ 4. unit tests (last: its ctest summary closes the run)
+begin "unit tests"
+ctest --preset unit
 end
 
 # ------------------------------------------------------------------ 5. install + consumer project
