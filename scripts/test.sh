@@ -86,7 +86,7 @@ grep -E 'tests failed|Total Test time' "${gpu_log}" | sed 's/^/  gpu label: /' |
 reasons="$(grep -A1 -E ': Skipped$' "${build}/Testing/Temporary/LastTest.log" 2>/dev/null |
   grep -v -E ': Skipped$|^--$' | sed 's/^[[:space:]]*//' | sort | uniq -c | sort -rn |
   awk '{ n = $1; sub(/^[[:space:]]*[0-9]+[[:space:]]/, ""); printf "  %5d x %s\n", n, $0 }' || true)"
-nskipped="$(grep -c -E '^\[  SKIPPED \]' "${build}/Testing/Temporary/LastTest.log" 2>/dev/null || true)"
+nskipped="$(grep -c -E '^\[  SKIPPED \] .*\([0-9]+ ms\)$' "${build}/Testing/Temporary/LastTest.log" 2>/dev/null || true)"
 if [[ -n "${reasons}" ]]; then
   echo "skipped gtest cases by reason:"
   echo "${reasons}" | head -n 20
