@@ -212,7 +212,8 @@ struct ReduceState {
 
 std::size_t round_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
 
-BroadcastReduceParams make_reduce_params(const BinaryBackwardDescriptor& d, int which, const DeviceCaps& caps) {
+BroadcastReduceParams make_reduce_params(const BinaryBackwardDescriptor& d, int which, const DeviceCaps& caps,
+                                         bool split_index) {
   const TensorLayout& out = d.grad_out;
   const TensorLayout xb = broadcast_or_self(which == 0 ? d.a : d.b, out);
   const TensorLayout gb = broadcast_or_self(which == 0 ? d.grad_a : d.grad_b, out);
@@ -221,6 +222,7 @@ BroadcastReduceParams make_reduce_params(const BinaryBackwardDescriptor& d, int 
   const TensorLayout& x = which == 0 ? d.a : d.b;
   BroadcastReduceParams p;
   p.which = which;
+  p.split_index = split_index;
   int order[8], n = 0;
   auto reduced_dim = [&](int dim) {
     std::int64_t xs = dim < rank_diff ? 1 : x.shape[dim - rank_diff];
@@ -232,6 +234,7 @@ BroadcastReduceParams make_reduce_params(const BinaryBackwardDescriptor& d, int 
   for (int dim = 0; dim < out.rank; ++dim)
     if (!reduced_dim(dim) && out.shape[dim] != 1) order[n++] = dim;
   p.rank = n;
+  p.reduced_rank = num_reduced;
   p.kept = 1;
   p.reduced = 1;
   for (int i = 0; i < n; ++i) {
@@ -269,7 +272,8 @@ BroadcastReduceParams make_reduce_params(const BinaryBackwardDescriptor& d, int 
   return p;
 }
 
-ReduceState make_reduce_state(const BinaryBackwardDescriptor& d, const DeviceCaps& caps, std::size_t* workspace) {
+ReduceState make_reduce_state(const BinaryBackwardDescriptor& d, const DeviceCaps& caps, bool split_index,
+                              std::size_t* workspace) {
   ReduceState st;
   std::size_t ws = 0;
   const std::size_t acc = d.grad_out.dtype == DType::kF64 ? 8 : 4;
@@ -281,7 +285,7 @@ ReduceState make_reduce_state(const BinaryBackwardDescriptor& d, const DeviceCap
       mapped[which] = true;
       continue;
     }
-    st.reduce_params[which] = make_reduce_params(d, which, caps);
+    st.reduce_params[which] = make_reduce_params(d, which, caps, split_index);
     st.ws_offset[which] = ws;
     const auto& rp = st.reduce_params[which];
     ws += round_up(static_cast<std::size_t>(std::max<std::int64_t>(rp.chunks, 1) * rp.kept) * acc, kWorkspaceAlignment);
@@ -292,19 +296,21 @@ ReduceState make_reduce_state(const BinaryBackwardDescriptor& d, const DeviceCap
   return st;
 }
 
+// kSplit: pass 1 with split kept / reduced offsets (see broadcast_reduce.cuh).
+template <bool kSplit>
 struct ReduceCandidate {
   using Desc = BinaryBackwardDescriptor;
   using Args = BinaryBackwardArgs;
   static Candidate<Desc, Args>::Probe probe(const Desc& d, const DeviceCaps& caps) {
     Candidate<Desc, Args>::Probe pr;
     pr.sku = BinaryBackwardMapSpec::sku(d);
-    pr.sku.impl = "bcast_reduce_i64";
-    make_reduce_state(d, caps, &pr.workspace_bytes);
+    pr.sku.impl = kSplit ? "bcast_reduce_split_i64" : "bcast_reduce_i64";
+    make_reduce_state(d, caps, kSplit, &pr.workspace_bytes);
     return pr;
   }
   static Expected<std::shared_ptr<const void>> prepare(const Desc& d, const DeviceCaps& caps) {
     std::size_t ws = 0;
-    return std::shared_ptr<const void>(std::make_shared<ReduceState>(make_reduce_state(d, caps, &ws)));
+    return std::shared_ptr<const void>(std::make_shared<ReduceState>(make_reduce_state(d, caps, kSplit, &ws)));
   }
   static Status launch(const void* state, const Desc& d, const Args& a, Workspace ws, cudaStream_t s) {
     const auto& st = *static_cast<const ReduceState*>(state);
@@ -329,7 +335,9 @@ struct ReduceCandidate {
 };
 
 using BwdCandidate = Candidate<BinaryBackwardDescriptor, BinaryBackwardArgs>;
-constexpr std::array<BwdCandidate, 5> kBackwardCandidates = {
+// bcast_reduce_split_i64 sits last until its GPU tests have run on the H200 (it landed
+// after the last device run); then it goes ahead of bcast_reduce_i64.
+constexpr std::array<BwdCandidate, 6> kBackwardCandidates = {
     BwdCandidate{&BackwardMapCandidate<MapPath::kVecContig>::probe, &BackwardMapCandidate<MapPath::kVecContig>::prepare,
                  &BackwardMapCandidate<MapPath::kVecContig>::launch},
     BwdCandidate{&BackwardMapCandidate<MapPath::kStrided32>::probe, &BackwardMapCandidate<MapPath::kStrided32>::prepare,
@@ -338,7 +346,8 @@ constexpr std::array<BwdCandidate, 5> kBackwardCandidates = {
                  &BackwardMapCandidate<MapPath::kVecRows>::launch},
     BwdCandidate{&BackwardMapCandidate<MapPath::kStrided64>::probe, &BackwardMapCandidate<MapPath::kStrided64>::prepare,
                  &BackwardMapCandidate<MapPath::kStrided64>::launch},
-    BwdCandidate{&ReduceCandidate::probe, &ReduceCandidate::prepare, &ReduceCandidate::launch},
+    BwdCandidate{&ReduceCandidate<false>::probe, &ReduceCandidate<false>::prepare, &ReduceCandidate<false>::launch},
+    BwdCandidate{&ReduceCandidate<true>::probe, &ReduceCandidate<true>::prepare, &ReduceCandidate<true>::launch},
 };
 
 }  // namespace

@@ -59,6 +59,8 @@ struct BroadcastReduceParams {
   std::int64_t chunks = 1;
   std::int64_t chunk_len = 0;
   int rank = 0;                   // permuted iteration dims
+  int reduced_rank = 0;           // the first reduced_rank of them are the reduced dims
+  bool split_index = false;       // pass 1 splits offsets into kept (once) + reduced (per step)
   std::int64_t shape[8] = {};
   std::int64_t strides[3][8] = {};   // grad_out, a, b over the permuted dims
   int kept_rank = 0;

@@ -7,7 +7,10 @@
 // Pass 1: grid (ceil(kept / 256), chunks); a thread sums chunk_len values of r for one k in
 // the compute type and writes partial[chunk][k] to the workspace. Pass 2: one thread per k
 // adds its chunks in order and stores the rounded result at the gradient's strides.
-// 64-bit index math throughout.
+// 64-bit index math throughout. kSplit (the bcast_reduce_split SKU): the offsets of
+// (r, k) are off(k) + off(r), because the kept and reduced dims are disjoint, so a thread
+// decomposes k once and steps r by its stride (one reduced dim) instead of dividing the
+// whole linear index for every element.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -20,7 +23,7 @@ namespace baracuda::kernels {
 
 inline constexpr int kReduceBlock = 256;
 
-template <class T, BinaryKind K, int Which>
+template <class T, BinaryKind K, int Which, bool kSplit>
 __global__ void __launch_bounds__(kReduceBlock) broadcast_reduce_pass1(elementwise::BroadcastReduceParams p) {
   using C = Compute<T>;
   constexpr bool kReads = elementwise::binary_grad_reads_inputs(K);
@@ -31,11 +34,10 @@ __global__ void __launch_bounds__(kReduceBlock) broadcast_reduce_pass1(elementwi
   const T* g = static_cast<const T*>(p.grad_out);
   const T* a = static_cast<const T*>(p.a);
   const T* b = static_cast<const T*>(p.b);
-  C acc = C(0);
-  for (int64_t r = r0; r < r1; ++r) {
-    int64_t linear = r * p.kept + k;
-    int64_t off[3] = {0, 0, 0};
-    for (int d = p.rank - 1; d >= 0; --d) {
+  // offsets of (linear index, first..last permuted dim) for the three operands
+  auto offsets = [&](int64_t linear, int first, int last, int64_t (&off)[3]) {
+    off[0] = off[1] = off[2] = 0;
+    for (int d = last - 1; d >= first; --d) {
       int64_t q = linear / p.shape[d];
       int64_t i = linear - q * p.shape[d];
       linear = q;
@@ -43,10 +45,35 @@ __global__ void __launch_bounds__(kReduceBlock) broadcast_reduce_pass1(elementwi
       off[1] += i * p.strides[1][d];
       off[2] += i * p.strides[2][d];
     }
+  };
+  auto term = [&](const int64_t (&off)[3]) -> C {
     const C gv = to_compute(g[off[0]]);
     const C av = kReads ? C(to_compute(a[off[1]])) : C(0);
     const C bv = kReads ? C(to_compute(b[off[2]])) : C(0);
-    acc += Which == 0 ? binary_grad_a<K>(gv, av, bv) : binary_grad_b<K>(gv, av, bv);
+    return Which == 0 ? binary_grad_a<K>(gv, av, bv) : binary_grad_b<K>(gv, av, bv);
+  };
+  C acc = C(0);
+  if constexpr (kSplit) {
+    int64_t kept_off[3], off[3];
+    offsets(k, p.reduced_rank, p.rank, kept_off);
+    if (p.reduced_rank == 1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        for (int o = 0; o < 3; ++o) off[o] = kept_off[o] + r * p.strides[o][0];
+        acc += term(off);
+      }
+    } else {
+      for (int64_t r = r0; r < r1; ++r) {
+        offsets(r, 0, p.reduced_rank, off);
+        for (int o = 0; o < 3; ++o) off[o] += kept_off[o];
+        acc += term(off);
+      }
+    }
+  } else {
+    for (int64_t r = r0; r < r1; ++r) {
+      int64_t off[3];
+      offsets(r * p.kept + k, 0, p.rank, off);
+      acc += term(off);
+    }
   }
   static_cast<C*>(p.partial)[static_cast<int64_t>(blockIdx.y) * p.kept + k] = acc;
 }
@@ -74,8 +101,13 @@ Status launch_broadcast_reduce(const elementwise::BroadcastReduceParams& p, cuda
   const unsigned kb = static_cast<unsigned>((p.kept + kReduceBlock - 1) / kReduceBlock);
   if (p.reduced > 0) {
     dim3 grid(kb, static_cast<unsigned>(p.chunks));
-    if (p.which == 0) broadcast_reduce_pass1<T, K, 0><<<grid, kReduceBlock, 0, stream>>>(p);
-    else broadcast_reduce_pass1<T, K, 1><<<grid, kReduceBlock, 0, stream>>>(p);
+    if (p.split_index) {
+      if (p.which == 0) broadcast_reduce_pass1<T, K, 0, true><<<grid, kReduceBlock, 0, stream>>>(p);
+      else broadcast_reduce_pass1<T, K, 1, true><<<grid, kReduceBlock, 0, stream>>>(p);
+    } else {
+      if (p.which == 0) broadcast_reduce_pass1<T, K, 0, false><<<grid, kReduceBlock, 0, stream>>>(p);
+      else broadcast_reduce_pass1<T, K, 1, false><<<grid, kReduceBlock, 0, stream>>>(p);
+    }
   }
   broadcast_reduce_pass2<T><<<kb, kReduceBlock, 0, stream>>>(p);
   cudaError_t e = cudaGetLastError();
