@@ -169,7 +169,7 @@ Expected<Case> make_case(std::string_view op_name, std::string_view dtype, std::
 }
 
 struct Options {
-  std::string suite, op, dtype, shape, json_path;
+  std::string suite, op, dtype, shape, json_path, sku;
   int reps = 0;  // 0: the suite's / default count
   int warmup = 3;
   int device = 0;
@@ -178,7 +178,8 @@ struct Options {
 
 const char* kUsage =
     "usage: baracuda-bench [--suite NAME] [--op OP] [--dtype DT|IN:OUT] [--shape DxDx..] [--reps N]\n"
-    "                      [--warmup N] [--graph] [--device N] [--json FILE] [--list] [--help]\n"
+    "                      [--warmup N] [--graph] [--device N] [--sku GLOB] [--json FILE] [--list] [--help]\n"
+    "  --sku GLOB: force the plans' SKU (PlanPreference::force_sku), e.g. '*vec16_rows*'\n"
     "  no --suite and no --op: the foundation suite; --op alone: one case (defaults per op);\n"
     "  --suite with --op/--dtype/--shape: the suite's cases that match.\n";
 
@@ -192,7 +193,8 @@ Expected<Options> parse_options(int argc, char** argv) {
   Options o;
   std::map<std::string_view, bool*> flags = {{"--graph", &o.graph}, {"--list", &o.list}, {"--help", &o.help}};
   std::map<std::string_view, std::string*> strings = {
-      {"--suite", &o.suite}, {"--op", &o.op}, {"--dtype", &o.dtype}, {"--shape", &o.shape}, {"--json", &o.json_path}};
+      {"--suite", &o.suite}, {"--op", &o.op}, {"--dtype", &o.dtype}, {"--shape", &o.shape}, {"--json", &o.json_path},
+      {"--sku", &o.sku}};
   std::map<std::string_view, int*> counts = {{"--reps", &o.reps}, {"--warmup", &o.warmup}, {"--device", &o.device}};
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i], value;
@@ -312,13 +314,16 @@ double micros_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// The preference every plan of this run is selected with (--sku sets force_sku).
+PlanPreference g_preference;
+
 // Selects PlanT once (timed) and wraps its run(); make_args maps the operand pointers to Args.
 template <class PlanT, class MakeArgs>
 Expected<Workload> plan_workload(const Stream& stream, const typename PlanT::Descriptor& desc,
                                  std::vector<TensorLayout> inputs, std::vector<TensorLayout> outputs,
                                  MakeArgs make_args) {
   auto t0 = std::chrono::steady_clock::now();
-  auto plan = PlanT::select(stream, desc);
+  auto plan = PlanT::select(stream, desc, g_preference);
   double select_us = micros_since(t0);
   if (!plan) return Status(plan.error()).add_context("select");
   Workload w;
@@ -810,6 +815,7 @@ int run_bench(int argc, char** argv) {
     print_list();
     return 0;
   }
+  g_preference.force_sku = opts->sku;
   auto cases = resolve_cases(*opts);
   if (!cases) {
     std::fprintf(stderr, "baracuda-bench: %s\n", cases.error().message().c_str());
