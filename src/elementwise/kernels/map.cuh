@@ -52,6 +52,22 @@ __device__ __forceinline__ void map_one(const Op& op, const TIn (&x)[Op::kIn], T
   for (int k = 0; k < Op::kOut; ++k) y[k] = from_compute<TOut>(r[k], fp8_mode);
 }
 
+// Applies op lane by lane to VEC-element vectors of every input, writing VEC-element outputs.
+template <class TIn, class TOut, int VEC, class Op>
+__device__ __forceinline__ void map_vec(const Op& op, const Vec<TIn, VEC> (&x)[Op::kIn], Vec<TOut, VEC> (&y)[Op::kOut],
+                                        int fp8_mode) {
+#pragma unroll
+  for (int j = 0; j < VEC; ++j) {
+    TIn xs[Op::kIn];
+    TOut ys[Op::kOut];
+#pragma unroll
+    for (int k = 0; k < Op::kIn; ++k) xs[k] = x[k].v[j];
+    map_one<TIn, TOut>(op, xs, ys, fp8_mode);
+#pragma unroll
+    for (int k = 0; k < Op::kOut; ++k) y[k].v[j] = ys[k];
+  }
+}
+
 template <class TIn, class TOut, class Op, int kInFlight = 32, bool kStreaming = false, int kBlock = kMapBlock>
 __global__ void __launch_bounds__(kBlock) map_contig_kernel(elementwise::MapParams p, Op op) {
   constexpr int NI = Op::kIn, NO = Op::kOut;
@@ -75,16 +91,7 @@ __global__ void __launch_bounds__(kBlock) map_contig_kernel(elementwise::MapPara
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u) {
       Vec<TOut, VEC> y[NO];
-#pragma unroll
-      for (int j = 0; j < VEC; ++j) {
-        TIn xs[NI];
-        TOut ys[NO];
-#pragma unroll
-        for (int k = 0; k < NI; ++k) xs[k] = x[u][k].v[j];
-        map_one<TIn, TOut>(op, xs, ys, p.fp8_mode);
-#pragma unroll
-        for (int k = 0; k < NO; ++k) y[k].v[j] = ys[k];
-      }
+      map_vec<TIn, TOut, VEC>(op, x[u], y, p.fp8_mode);
 #pragma unroll
       for (int k = 0; k < NO; ++k)
         store_vec<TOut, VEC, kStreaming>(out[k] + base + (static_cast<int64_t>(u) * kBlock + threadIdx.x) * VEC, y[k]);
@@ -119,16 +126,7 @@ __global__ void __launch_bounds__(kMapBlock) map_rows_kernel(elementwise::MapPar
   for (int k = 0; k < NI; ++k)
     x[k] = load_vec<TIn, VEC>(static_cast<const TIn*>(p.in[k]) + row * p.strides[NO + k][0] + col);
   Vec<TOut, VEC> y[NO];
-#pragma unroll
-  for (int j = 0; j < VEC; ++j) {
-    TIn xs[NI];
-    TOut ys[NO];
-#pragma unroll
-    for (int k = 0; k < NI; ++k) xs[k] = x[k].v[j];
-    map_one<TIn, TOut>(op, xs, ys, p.fp8_mode);
-#pragma unroll
-    for (int k = 0; k < NO; ++k) y[k].v[j] = ys[k];
-  }
+  map_vec<TIn, TOut, VEC>(op, x, y, p.fp8_mode);
 #pragma unroll
   for (int k = 0; k < NO; ++k) store_vec<TOut, VEC>(static_cast<TOut*>(p.out[k]) + row * p.strides[k][0] + col, y[k]);
 }
