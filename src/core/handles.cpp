@@ -17,9 +17,10 @@ constexpr int kMaxDevices = 64;
 
 template <class H>
 struct HandleCache {
+  explicit HandleCache(void (*d)(H)) : destroy(d) {}
   std::mutex mu;
   std::array<H, kMaxDevices> handles{};
-  void (*destroy)(H) = nullptr;
+  void (*const destroy)(H);
   ~HandleCache() {
     // At exit the CUDA context may already be gone; destroying is best effort.
     for (auto h : handles)
@@ -46,8 +47,7 @@ Expected<H> get_or_create(HandleCache<H>& cache, int device, Create create, cons
 }  // namespace
 
 Expected<cublasLtHandle_t> LibraryHandles::cublaslt(int device) {
-  static HandleCache<cublasLtHandle_t> cache;
-  cache.destroy = [](cublasLtHandle_t h) { cublasLtDestroy(h); };
+  static HandleCache<cublasLtHandle_t> cache([](cublasLtHandle_t h) { cublasLtDestroy(h); });
   return get_or_create(
       cache, device,
       [](cublasLtHandle_t* h) {
@@ -60,8 +60,7 @@ Expected<cublasLtHandle_t> LibraryHandles::cublaslt(int device) {
 }
 
 Expected<cudnnHandle_t> LibraryHandles::cudnn(int device) {
-  static HandleCache<cudnnHandle_t> cache;
-  cache.destroy = [](cudnnHandle_t h) { cudnnDestroy(h); };
+  static HandleCache<cudnnHandle_t> cache([](cudnnHandle_t h) { cudnnDestroy(h); });
   return get_or_create(
       cache, device,
       [](cudnnHandle_t* h) {

@@ -97,7 +97,8 @@ class Event {
 };
 
 // RAII device memory. allocate() uses cudaMalloc; allocate_async() is stream-ordered
-// (cudaMallocAsync) and is freed on the same stream when the buffer dies.
+// (cudaMallocAsync) and is freed on the same stream when the buffer dies, so that stream
+// must outlive the buffer.
 class DeviceBuffer {
  public:
   DeviceBuffer() = default;
