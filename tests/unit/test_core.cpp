@@ -179,3 +179,32 @@ TEST(Caps, SyntheticArchs) {
 
 }  // namespace
 }  // namespace baracuda
+
+namespace baracuda {
+namespace {
+TEST(BuildInfo, ArchListRules) {
+  const char* full = "80-real,89-real,90a-real,90-virtual";
+  EXPECT_TRUE(arch_list_supports(full, 80, false));
+  EXPECT_TRUE(arch_list_supports(full, 86, false));   // sm_80 machine code runs on 8.6
+  EXPECT_TRUE(arch_list_supports(full, 89, false));
+  EXPECT_TRUE(arch_list_supports(full, 90, false));
+  EXPECT_TRUE(arch_list_supports(full, 100, false));  // compute_90 PTX, JIT-compiled
+  EXPECT_TRUE(arch_list_supports(full, 90, true));    // sm_90a code
+  EXPECT_FALSE(arch_list_supports(full, 89, true));
+  EXPECT_FALSE(arch_list_supports(full, 75, false));
+  const char* ci = "90a-real,80-virtual";
+  EXPECT_TRUE(arch_list_supports(ci, 80, false));     // PTX for 8.0 runs everywhere newer
+  EXPECT_TRUE(arch_list_supports(ci, 89, false));
+  EXPECT_TRUE(arch_list_supports(ci, 90, true));
+  EXPECT_FALSE(arch_list_supports(ci, 100, true));
+  const char* hopper_only = "90a-real";
+  EXPECT_TRUE(arch_list_supports(hopper_only, 90, false));
+  EXPECT_FALSE(arch_list_supports(hopper_only, 100, false));  // 90a code does not run on 10.0
+  EXPECT_FALSE(arch_list_supports(hopper_only, 80, false));
+  EXPECT_TRUE(arch_list_supports("80", 86, false));     // plain entry: machine code + PTX
+  EXPECT_TRUE(arch_list_supports("80", 90, false));
+  EXPECT_FALSE(arch_list_supports("86-real", 80, false));
+  EXPECT_FALSE(arch_list_supports("", 90, false));
+}
+}  // namespace
+}  // namespace baracuda

@@ -43,8 +43,12 @@ struct DeviceCaps {
 // Does this build carry machine code or PTX that can run on compute capability `sm`, and
 // sm_90a code when `arch_specific`? (From the architecture list the library was built with.)
 bool build_supports(int sm, bool arch_specific) noexcept;
-// The list the library was built with, e.g. "80;89;90a;compute_90".
+// The list the library was built with, comma-separated, e.g. "80-real,89-real,90a-real,90-virtual".
 const char* build_arch_list() noexcept;
+// The rule behind build_supports for any such list (CMake CUDA_ARCHITECTURES entries:
+// "NN-real" is machine code, which runs on the same major version at minor >= NN's, "NNa" only
+// on NN itself; "NN-virtual" is PTX, which runs on NN and newer; plain "NN" is both).
+bool arch_list_supports(const char* list, int sm, bool arch_specific) noexcept;
 
 class Device {
  public:
