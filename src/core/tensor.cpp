@@ -64,6 +64,7 @@ std::int64_t TensorLayout::numel() const noexcept {
 }
 
 bool TensorLayout::is_contiguous() const noexcept {
+  if (numel() == 0) return true;  // no element to place
   std::int64_t expect = 1;
   for (int i = rank - 1; i >= 0; --i) {
     if (shape[i] == 1) continue;

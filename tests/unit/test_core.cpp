@@ -64,6 +64,7 @@ TEST(Tensor, ContiguityNumelAndSpan) {
   EXPECT_EQ(bc.element_span().end_offset, 7);
   auto empty = TensorLayout::contiguous(DType::kF32, {3, 0});
   EXPECT_EQ(empty.numel(), 0);
+  EXPECT_TRUE(empty.is_contiguous());
   EXPECT_EQ(empty.element_span().end_offset, 0);
   auto packed = TensorLayout::contiguous(DType::kS4, {5});
   EXPECT_EQ(packed.byte_span().end_offset, 3);
