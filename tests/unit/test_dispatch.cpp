@@ -250,24 +250,23 @@ TEST(Preference, EveryFieldIsHonoured) {
   EXPECT_EQ(reason(uncapturable, p), "");
   p.require_graph_capturable = true;
   EXPECT_NE(reason(uncapturable, p).find("require_graph_capturable"), std::string::npos);
-  KernelSku tf32 = sku;
-  tf32.precision.uses_tf32 = true;
-  p = {};
-  EXPECT_NE(reason(tf32, p).find("allow_tf32"), std::string::npos);
-  p.math.allow_tf32 = true;
-  EXPECT_EQ(reason(tf32, p), "");
-  KernelSku reduced = sku;
-  reduced.precision.reduced_precision_reduction = true;
-  p = {};
-  EXPECT_NE(reason(reduced, p).find("allow_reduced_precision_reduction"), std::string::npos);
-  p.math.allow_reduced_precision_reduction = true;
-  EXPECT_EQ(reason(reduced, p), "");
-  KernelSku fast = sku;
-  fast.precision.fast_math = true;
-  p = {};
-  EXPECT_NE(reason(fast, p).find("allow_fast_math"), std::string::npos);
-  p.math.allow_fast_math = true;
-  EXPECT_EQ(reason(fast, p), "");
+  // Each math-mode flag of a SKU is refused until its PlanPreference::math field allows it.
+  struct MathCase {
+    bool PrecisionInfo::*sku_flag;
+    bool MathMode::*allow;
+    const char* field;
+  };
+  for (const MathCase& m : {MathCase{&PrecisionInfo::uses_tf32, &MathMode::allow_tf32, "allow_tf32"},
+                            MathCase{&PrecisionInfo::reduced_precision_reduction,
+                                     &MathMode::allow_reduced_precision_reduction, "allow_reduced_precision_reduction"},
+                            MathCase{&PrecisionInfo::fast_math, &MathMode::allow_fast_math, "allow_fast_math"}}) {
+    KernelSku flagged = sku;
+    flagged.precision.*m.sku_flag = true;
+    p = {};
+    EXPECT_NE(reason(flagged, p).find(m.field), std::string::npos) << m.field;
+    p.math.*m.allow = true;
+    EXPECT_EQ(reason(flagged, p), "") << m.field;
+  }
   p = {};
   p.max_workspace_bytes = 100;
   EXPECT_EQ(reason(sku, p, c90, 100), "");
