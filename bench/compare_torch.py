@@ -62,11 +62,31 @@ class Operand:
         return torch.randint(-8, 8, self.shape, device='cuda', dtype=self.dtype)
 
 
+# Where PyTorch writes its result: 'alloc' (a fresh tensor from the caching allocator, which
+# hands back the block freed by the previous run, so every run writes the same buffer) or
+# 'given' (out= / copy_ into preallocated outputs rotated with the inputs, as baracuda-bench
+# does). Ops without an out= form (relu, the backward ops) always allocate.
+TORCH_OUT = 'alloc'
+
+
 def torch_case(op, dt_in, dt_out, shape):
     """(operands, fn): fn(*tensors) runs the PyTorch equivalent of baracuda's case."""
     aten = torch.ops.aten
     x = Operand(shape, dt_in)
     out = Operand(shape, dt_in, random=False)
+    if TORCH_OUT == 'given':
+        given = {'add': torch.add, 'sub': torch.sub, 'mul': torch.mul, 'div': torch.div,
+                 'gelu_erf': lambda t, out: torch._C._nn.gelu(t, out=out),
+                 'gelu_tanh': lambda t, out: torch._C._nn.gelu(t, approximate='tanh', out=out),
+                 'silu': lambda t, out: torch._C._nn.silu(t, out=out), 'exp': torch.exp}
+        if op in given and op in ('add', 'sub', 'mul', 'div'):
+            return [x, x, out], lambda a, b, o: given[op](a, b, out=o)
+        if op in given:
+            return [x, out], lambda t, o: given[op](t, out=o)
+        if op == 'bias_add':
+            return [x, Operand(shape[-1:], dt_in), out], lambda a, b, o: torch.add(a, b, out=o)
+        if op == 'cast':
+            return [x, Operand(shape, dt_out, random=False)], lambda t, o: o.copy_(t)
     bias = Operand(shape[-1:], dt_in)
     lead = tuple(range(len(shape) - 1))  # the dims a [N] bias broadcasts over
     binary = {'add': torch.add, 'sub': torch.sub, 'mul': torch.mul, 'div': torch.div}
@@ -244,10 +264,14 @@ def main():
     ap.add_argument('--baracuda', required=True, help='JSON lines written by baracuda-bench --json')
     ap.add_argument('--json', help='write one JSON line per compared case here')
     ap.add_argument('--reps', type=int, default=0, help='timed runs per case (default: the record\'s reps)')
+    ap.add_argument('--torch-out', choices=('alloc', 'given'), default='alloc',
+                    help='alloc: torch allocates each result (default); given: out= into rotated outputs')
     ap.add_argument('--interleave', metavar='BENCH',
                     help='path of baracuda-bench: re-time each case alternately with torch (A/B/A/B)')
     args = ap.parse_args()
 
+    global TORCH_OUT
+    TORCH_OUT = args.torch_out
     with open(args.baracuda) as f:
         records = [json.loads(line) for line in f if line.strip()]
     if not records:
@@ -256,6 +280,8 @@ def main():
     torch.manual_seed(0)
     props = torch.cuda.get_device_properties(0)
     print(f'# torch {torch.__version__} (CUDA {torch.version.cuda}) on {props.name}; baracuda on {records[0].get("device")}')
+    print(f'# torch results: {TORCH_OUT} (' + ('fresh tensors from the caching allocator' if TORCH_OUT == 'alloc'
+          else 'out= into preallocated outputs rotated with the inputs') + ')')
     print('# method (both sides): random inputs, sets rotated > 3x L2, warm-up >= 3 runs and ~25 ms, '
           'median of N with CUDA events between runs (graph replay / 10 when timing = graph)')
     print(f'# ceilings: torch copy 2 GiB bf16 = {torch_copy_gbps(DEFAULT_REPS):.1f} GB/s; ' + ', '.join(

@@ -75,15 +75,13 @@ struct MapCandidate {
   static constexpr Candidate<Desc, Args> make() { return {&probe, &prepare, &launch}; }
 };
 
-// The standard ordered list: vectorised contiguous, strided 32-bit, vectorised rows, then
-// strided 64-bit. vec16_rows sits behind strided_i32 until its GPU tests have run on the
-// H200 (it landed after the last device run); then it moves up to second place, where a
-// bias add [M, N] + [N] picks it.
+// The standard ordered list: vectorised contiguous, vectorised rows (a bias add [M, N] + [N]
+// picks it), strided 32-bit, then strided 64-bit.
 template <class Spec, class Desc, class Args>
 inline constexpr std::array<Candidate<Desc, Args>, 4> kMapCandidates = {
     MapCandidate<Spec, Desc, Args, MapPath::kVecContig>::make(),
-    MapCandidate<Spec, Desc, Args, MapPath::kStrided32>::make(),
     MapCandidate<Spec, Desc, Args, MapPath::kVecRows>::make(),
+    MapCandidate<Spec, Desc, Args, MapPath::kStrided32>::make(),
     MapCandidate<Spec, Desc, Args, MapPath::kStrided64>::make(),
 };
 

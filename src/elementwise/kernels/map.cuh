@@ -24,7 +24,19 @@
 
 namespace baracuda::kernels {
 
-inline constexpr int kMapBlock = 256;
+inline constexpr int kMapBlock = 256;     // rows and strided kernels
+inline constexpr int kContigBlock = 128;  // contiguous kernel
+
+// Bytes of each input a thread of the contiguous kernel loads before the first use. An op
+// may say (static constexpr int kInFlight); otherwise one 16-byte vector per input for maps
+// of two or more inputs and two for one-input maps. Measured on H200 (map_config.cu): light
+// ops (relu, exp, add) run best at 16 B, ops with more math (silu, gelu tanh) at 32 B, the
+// gradients of transcendental activations at 64 B.
+template <class Op>
+constexpr int map_in_flight() {
+  if constexpr (requires { Op::kInFlight; }) return Op::kInFlight;
+  else return Op::kIn >= 2 ? 16 : 32;
+}
 inline constexpr int kStridedUnroll = 4;
 
 template <class TIn, class TOut>
@@ -158,12 +170,13 @@ Status launch_map(const Op& op, const elementwise::MapParams& p, cudaStream_t st
   constexpr int NOPS = Op::kIn + Op::kOut;
   switch (p.path) {
     case elementwise::MapPath::kVecContig: {
-      // Two-input maps run best with one 16-byte vector of each input per thread, one-input
-      // maps with 32 bytes (playground/elementwise/map_variants.cu, H200).
-      constexpr int kInFlight = Op::kIn >= 2 ? 16 : 32;
-      using Shape = MapShape<TIn, TOut, kInFlight>;
+      // 128-thread blocks and map_in_flight<Op>() bytes per input (playground/elementwise/
+      // map_config.cu, H200, back-to-back timing: 256- and 512-thread blocks lose 1-4%).
+      constexpr int kInFlight = map_in_flight<Op>();
+      using Shape = MapShape<TIn, TOut, kInFlight, kContigBlock>;
       int64_t blocks = (p.numel + Shape::kPerBlock - 1) / Shape::kPerBlock;
-      map_contig_kernel<TIn, TOut, Op, kInFlight><<<static_cast<unsigned>(blocks), kMapBlock, 0, stream>>>(p, op);
+      map_contig_kernel<TIn, TOut, Op, kInFlight, false, kContigBlock>
+          <<<static_cast<unsigned>(blocks), kContigBlock, 0, stream>>>(p, op);
       break;
     }
     case elementwise::MapPath::kVecRows: {

@@ -14,6 +14,7 @@ namespace baracuda::kernels {
 template <UnaryKind K>
 struct UnaryOp {
   static constexpr int kIn = 1, kOut = 1;
+  static constexpr int kInFlight = (K == UnaryKind::kRelu || K == UnaryKind::kExp) ? 16 : 32;
   template <class C>
   __device__ __forceinline__ void operator()(const C* x, C* y) const {
     const C v = x[0];
@@ -67,6 +68,7 @@ struct GeluErfLowPrecisionOp {
 template <UnaryKind K>
 struct UnaryGradOp {
   static constexpr int kIn = 2, kOut = 1;
+  static constexpr int kInFlight = K == UnaryKind::kRelu ? 16 : 64;
   template <class C>
   __device__ __forceinline__ void operator()(const C* in, C* out) const {
     const C g = in[0], x = in[1];
