@@ -17,22 +17,70 @@
 namespace baracuda {
 
 // ---------------------------------------------------------------------------------------
-// Unary: y = f(x)
+// Unary: y = f(x). docs/semantics.md has one row per kind (formula, gradient, NaN, signed
+// zero, domain). Floating kinds run on f64, f32, f16 and bf16 (f16/bf16 computed in f32);
+// the integer kinds on i64, i32, i16, i8 and u8 (and bool where it makes sense); the
+// predicates write bool.
 enum class UnaryKind : std::uint8_t {
-  kRelu,
-  kGeluErf,   // x * 0.5 * (1 + erf(x / sqrt(2)))      (torch gelu, approximate='none')
-  kGeluTanh,  // 0.5 x (1 + tanh(sqrt(2/pi)(x + 0.044715 x^3)))  (approximate='tanh')
-  kSilu,
-  kExp,
+  // arithmetic
+  kNeg, kAbs, kSign, kReciprocal, kSquare, kCube, kSqrt, kRsqrt, kCbrt,
+  // exponentials and logarithms
+  kExp, kExp2, kExpm1, kLog, kLog2, kLog10, kLog1p,
+  // trigonometric and hyperbolic
+  kSin, kCos, kTan, kAsin, kAcos, kAtan, kSinh, kCosh, kTanh, kAsinh, kAcosh, kAtanh,
+  // rounding
+  kFloor, kCeil, kRound /* half to even */, kTrunc, kFrac,
+  // special functions
+  kErf, kErfc, kErfinv, kLgamma, kDigamma,
+  // activations (parametric ones take PyTorch's defaults in UnaryPlan)
+  kRelu, kRelu6, kGeluErf, kGeluTanh, kSilu, kMish, kSigmoid, kLogit, kSoftplus, kSoftsign, kTanhshrink,
+  kHardswish, kHardsigmoid, kHardtanh, kSelu, kCelu, kElu, kLeakyRelu, kHardshrink, kSoftshrink, kStep,
+  // predicates and logic
+  kLogicalNot, kBitwiseNot, kIsnan, kIsinf, kIsfinite, kNanToNum,
+  // integer only
+  kPopcount, kClz,
+  // parametric only (UnaryParamPlan): x <= threshold ? value : x, and x ** exponent
+  kThreshold, kPow,
 };
-inline constexpr int kNumUnaryKinds = 5;
-const char* unary_kind_name(UnaryKind k) noexcept;  // "relu", "gelu_erf", "gelu_tanh", "silu", "exp"
+inline constexpr int kNumUnaryKinds = static_cast<int>(UnaryKind::kPow) + 1;
+
+// What a kind accepts and produces.
+struct UnaryKindInfo {
+  const char* name;     // "gelu_erf", "log1p", ... (parse_unary_kind also takes "gelu")
+  bool floating;        // f64, f32, f16, bf16 in (and out, unless to_bool)
+  bool integer;         // i64, i32, i16, i8, u8 in and out (logical_not: out bool)
+  bool boolean;         // bool in (bitwise_not, logical_not)
+  bool to_bool;         // y is bool (isnan, isinf, isfinite, logical_not)
+  bool differentiable;  // UnaryBackwardPlan accepts it (piecewise-constant kinds give 0)
+  bool parametric;      // UnaryParamPlan accepts it (see UnaryParams)
+  bool plain;           // UnaryPlan accepts it (false for threshold and pow)
+};
+const UnaryKindInfo& unary_kind_info(UnaryKind k) noexcept;  // unknown kind: name "unknown", nothing set
+const char* unary_kind_name(UnaryKind k) noexcept;
 std::optional<UnaryKind> parse_unary_kind(std::string_view name) noexcept;
+
+// Scalars of the parametric kinds (UnaryParamPlan). Meaning per kind:
+//   threshold   a = threshold, b = value            y = x <= a ? b : x
+//   leaky_relu  a = negative_slope (0.01)
+//   elu         a = alpha (1)        celu  a = alpha (1, must be != 0)
+//   hardtanh    a = min_val (-1), b = max_val (1)
+//   softplus    a = beta (1, != 0), b = threshold (20)
+//   pow         a = exponent
+//   hardshrink  a = lambda (0.5)     softshrink  a = lambda (0.5, >= 0)
+//   nan_to_num  a = nan (0), b = posinf, c = neginf (defaults: the dtype's largest and
+//               lowest finite values)
+//   logit       a = eps (< 0: none, the default; else x is clamped to [eps, 1 - eps])
+// UnaryPlan uses default_unary_params(kind, dtype) (PyTorch's defaults).
+struct UnaryParams {
+  double a = 0, b = 0, c = 0;
+  friend bool operator==(const UnaryParams&, const UnaryParams&) = default;
+};
+UnaryParams default_unary_params(UnaryKind k, DType t) noexcept;
 
 struct UnaryDescriptor {
   UnaryKind kind = UnaryKind::kRelu;
   TensorLayout x;  // may broadcast into y's shape
-  TensorLayout y;  // same dtype as x; no stride-0 dims of size > 1
+  TensorLayout y;  // x's dtype, or bool for the predicates; no stride-0 dims of size > 1
   std::size_t hash() const noexcept;
   std::string to_string() const;
   friend bool operator==(const UnaryDescriptor&, const UnaryDescriptor&) = default;
@@ -43,8 +91,8 @@ struct UnaryArgs {
 };
 using UnaryPlan = Plan<UnaryDescriptor, UnaryArgs>;
 
-// grad_in = grad_out * f'(x); the three share one shape (a broadcast forward input is
-// reduced by the caller, as frameworks do with sum_to_size).
+// grad_in = grad_out * f'(x) (PyTorch's backward formula); the three share one shape and
+// dtype (floating). A broadcast forward input is reduced by the caller (sum_to_size).
 struct UnaryBackwardDescriptor {
   UnaryKind kind = UnaryKind::kRelu;
   TensorLayout grad_out;
@@ -60,6 +108,30 @@ struct UnaryBackwardArgs {
   void* grad_in = nullptr;
 };
 using UnaryBackwardPlan = Plan<UnaryBackwardDescriptor, UnaryBackwardArgs>;
+
+// Parametric unary: the kinds with UnaryKindInfo::parametric, scalars in `params`.
+struct UnaryParamDescriptor {
+  UnaryKind kind = UnaryKind::kLeakyRelu;
+  UnaryParams params;
+  TensorLayout x;
+  TensorLayout y;
+  std::size_t hash() const noexcept;
+  std::string to_string() const;
+  friend bool operator==(const UnaryParamDescriptor&, const UnaryParamDescriptor&) = default;
+};
+using UnaryParamPlan = Plan<UnaryParamDescriptor, UnaryArgs>;
+
+struct UnaryParamBackwardDescriptor {
+  UnaryKind kind = UnaryKind::kLeakyRelu;
+  UnaryParams params;
+  TensorLayout grad_out;
+  TensorLayout x;
+  TensorLayout grad_in;
+  std::size_t hash() const noexcept;
+  std::string to_string() const;
+  friend bool operator==(const UnaryParamBackwardDescriptor&, const UnaryParamBackwardDescriptor&) = default;
+};
+using UnaryParamBackwardPlan = Plan<UnaryParamBackwardDescriptor, UnaryBackwardArgs>;
 
 // ---------------------------------------------------------------------------------------
 // Binary: out = a (op) b with broadcasting
@@ -127,6 +199,8 @@ using CastPlan = Plan<CastDescriptor, CastArgs>;
 
 extern template class Plan<UnaryDescriptor, UnaryArgs>;
 extern template class Plan<UnaryBackwardDescriptor, UnaryBackwardArgs>;
+extern template class Plan<UnaryParamDescriptor, UnaryArgs>;
+extern template class Plan<UnaryParamBackwardDescriptor, UnaryBackwardArgs>;
 extern template class Plan<BinaryDescriptor, BinaryArgs>;
 extern template class Plan<BinaryBackwardDescriptor, BinaryBackwardArgs>;
 extern template class Plan<CastDescriptor, CastArgs>;
