@@ -12,19 +12,69 @@
 namespace baracuda {
 
 namespace {
-constexpr std::array<const char*, kNumUnaryKinds> kUnaryNames = {"relu", "gelu_erf", "gelu_tanh", "silu", "exp"};
+// name, floating, integer, boolean, to_bool, differentiable, parametric, plain
+constexpr bool F = false, T = true;
+constexpr std::array<UnaryKindInfo, kNumUnaryKinds> kUnaryInfo = {{
+    {"neg", T, T, F, F, T, F, T},        {"abs", T, T, F, F, T, F, T},         {"sign", T, T, F, F, T, F, T},
+    {"reciprocal", T, F, F, F, T, F, T}, {"square", T, F, F, F, T, F, T},      {"cube", T, F, F, F, T, F, T},
+    {"sqrt", T, F, F, F, T, F, T},       {"rsqrt", T, F, F, F, T, F, T},       {"cbrt", T, F, F, F, T, F, T},
+    {"exp", T, F, F, F, T, F, T},        {"exp2", T, F, F, F, T, F, T},        {"expm1", T, F, F, F, T, F, T},
+    {"log", T, F, F, F, T, F, T},        {"log2", T, F, F, F, T, F, T},        {"log10", T, F, F, F, T, F, T},
+    {"log1p", T, F, F, F, T, F, T},      {"sin", T, F, F, F, T, F, T},         {"cos", T, F, F, F, T, F, T},
+    {"tan", T, F, F, F, T, F, T},        {"asin", T, F, F, F, T, F, T},        {"acos", T, F, F, F, T, F, T},
+    {"atan", T, F, F, F, T, F, T},       {"sinh", T, F, F, F, T, F, T},        {"cosh", T, F, F, F, T, F, T},
+    {"tanh", T, F, F, F, T, F, T},       {"asinh", T, F, F, F, T, F, T},       {"acosh", T, F, F, F, T, F, T},
+    {"atanh", T, F, F, F, T, F, T},      {"floor", T, F, F, F, T, F, T},       {"ceil", T, F, F, F, T, F, T},
+    {"round", T, F, F, F, T, F, T},      {"trunc", T, F, F, F, T, F, T},       {"frac", T, F, F, F, T, F, T},
+    {"erf", T, F, F, F, T, F, T},        {"erfc", T, F, F, F, T, F, T},        {"erfinv", T, F, F, F, T, F, T},
+    {"lgamma", T, F, F, F, T, F, T},     {"digamma", T, F, F, F, T, F, T},     {"relu", T, F, F, F, T, F, T},
+    {"relu6", T, F, F, F, T, F, T},      {"gelu_erf", T, F, F, F, T, F, T},    {"gelu_tanh", T, F, F, F, T, F, T},
+    {"silu", T, F, F, F, T, F, T},       {"mish", T, F, F, F, T, F, T},        {"sigmoid", T, F, F, F, T, F, T},
+    {"logit", T, F, F, F, T, T, T},      {"softplus", T, F, F, F, T, T, T},    {"softsign", T, F, F, F, T, F, T},
+    {"tanhshrink", T, F, F, F, T, F, T}, {"hardswish", T, F, F, F, T, F, T},   {"hardsigmoid", T, F, F, F, T, F, T},
+    {"hardtanh", T, F, F, F, T, T, T},   {"selu", T, F, F, F, T, F, T},        {"celu", T, F, F, F, T, T, T},
+    {"elu", T, F, F, F, T, T, T},        {"leaky_relu", T, F, F, F, T, T, T},  {"hardshrink", T, F, F, F, T, T, T},
+    {"softshrink", T, F, F, F, T, T, T}, {"step", T, F, F, F, T, F, T},        {"logical_not", T, T, T, T, F, F, T},
+    {"bitwise_not", F, T, T, F, F, F, T}, {"isnan", T, F, F, T, F, F, T},      {"isinf", T, F, F, T, F, F, T},
+    {"isfinite", T, F, F, T, F, F, T},   {"nan_to_num", T, F, F, F, T, T, T},  {"popcount", F, T, F, F, F, F, T},
+    {"clz", F, T, F, F, F, F, T},        {"threshold", T, F, F, F, T, T, F},   {"pow", T, F, F, F, T, T, F},
+}};
+constexpr UnaryKindInfo kUnknownKind = {"unknown", F, F, F, F, F, F, F};
+}  // namespace
+
+const UnaryKindInfo& unary_kind_info(UnaryKind k) noexcept {
+  auto i = static_cast<std::size_t>(k);
+  return i < kUnaryInfo.size() ? kUnaryInfo[i] : kUnknownKind;
 }
 
-const char* unary_kind_name(UnaryKind k) noexcept {
-  auto i = static_cast<std::size_t>(k);
-  return i < kUnaryNames.size() ? kUnaryNames[i] : "unknown";
-}
+const char* unary_kind_name(UnaryKind k) noexcept { return unary_kind_info(k).name; }
 
 std::optional<UnaryKind> parse_unary_kind(std::string_view name) noexcept {
-  for (std::size_t i = 0; i < kUnaryNames.size(); ++i)
-    if (name == kUnaryNames[i]) return static_cast<UnaryKind>(i);
+  for (std::size_t i = 0; i < kUnaryInfo.size(); ++i)
+    if (name == kUnaryInfo[i].name) return static_cast<UnaryKind>(i);
   if (name == "gelu") return UnaryKind::kGeluErf;
   return std::nullopt;
+}
+
+UnaryParams default_unary_params(UnaryKind k, DType t) noexcept {
+  switch (k) {
+    case UnaryKind::kLeakyRelu: return {0.01, 0, 0};
+    case UnaryKind::kElu:
+    case UnaryKind::kCelu: return {1, 0, 0};
+    case UnaryKind::kHardtanh: return {-1, 1, 0};
+    case UnaryKind::kSoftplus: return {1, 20, 0};
+    case UnaryKind::kHardshrink:
+    case UnaryKind::kSoftshrink: return {0.5, 0, 0};
+    case UnaryKind::kLogit: return {-1, 0, 0};
+    case UnaryKind::kNanToNum: {
+      const double big = t == DType::kF64   ? 1.7976931348623157e308
+                         : t == DType::kF16 ? 65504.0
+                         : t == DType::kBF16 ? 3.3895313892515355e38
+                                             : 3.4028234663852886e38;
+      return {0, big, -big};
+    }
+    default: return {};
+  }
 }
 
 std::size_t UnaryDescriptor::hash() const noexcept {
