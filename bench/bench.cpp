@@ -63,6 +63,18 @@ const OpSpec kOps[] = {
     {"gelu_tanh", Family::kUnary, U(UnaryKind::kGeluTanh)},
     {"silu", Family::kUnary, U(UnaryKind::kSilu)},
     {"exp", Family::kUnary, U(UnaryKind::kExp)},
+    {"neg", Family::kUnary, U(UnaryKind::kNeg)},
+    {"sqrt", Family::kUnary, U(UnaryKind::kSqrt)},
+    {"log", Family::kUnary, U(UnaryKind::kLog)},
+    {"sin", Family::kUnary, U(UnaryKind::kSin)},
+    {"tanh", Family::kUnary, U(UnaryKind::kTanh)},
+    {"sigmoid", Family::kUnary, U(UnaryKind::kSigmoid)},
+    {"erf", Family::kUnary, U(UnaryKind::kErf)},
+    {"mish", Family::kUnary, U(UnaryKind::kMish)},
+    {"hardswish", Family::kUnary, U(UnaryKind::kHardswish)},
+    {"softplus", Family::kUnary, U(UnaryKind::kSoftplus)},
+    {"tanh_bwd", Family::kUnaryBwd, U(UnaryKind::kTanh)},
+    {"sigmoid_bwd", Family::kUnaryBwd, U(UnaryKind::kSigmoid)},
     {"relu_bwd", Family::kUnaryBwd, U(UnaryKind::kRelu)},
     {"gelu_erf_bwd", Family::kUnaryBwd, U(UnaryKind::kGeluErf)},
     {"silu_bwd", Family::kUnaryBwd, U(UnaryKind::kSilu)},
@@ -108,9 +120,15 @@ const SuiteSpec kSuites[] = {
      "1073741824", "8192x8192x8192", "16384x8192", 50},
     {"smoke", "the foundation ops at 1024x1024 with few reps (quick checks)", "1024x1024", "1024x1024x1024",
      "1024x1024", 10},
+    {"elementwise", "the foundation ops plus a spread of unary kinds, bf16 16384x8192", "1073741824", "8192x8192x8192",
+     "16384x8192", 50},
 };
 const char* const kSuiteOps[] = {"add",      "gelu_erf",     "gelu_tanh", "silu",    "relu",         "exp",
                                  "bias_add", "relu_bwd",     "gelu_erf_bwd", "silu_bwd", "add_bwd", "bias_add_bwd"};
+
+// The "elementwise" suite adds these (issue 3: every unary plan at memory speed).
+const char* const kUnarySpreadOps[] = {"neg",  "sqrt",     "log",       "sin",      "tanh",     "sigmoid",    "erf",
+                                       "mish", "hardswish", "softplus", "tanh_bwd", "sigmoid_bwd"};
 
 // ============================================================================ parsing
 std::optional<Shape> parse_shape(std::string_view s) {
@@ -237,6 +255,8 @@ Expected<std::vector<Case>> suite_cases(const SuiteSpec& s) {
   BARACUDA_TRY(add("gemm_bf16", "bf16", s.gemm_shape));
   for (const char* op : kSuiteOps) BARACUDA_TRY(add(op, "bf16", s.shape));
   BARACUDA_TRY(add("cast", "f32:bf16", s.shape));
+  if (std::string_view(s.name) == "elementwise")
+    for (const char* op : kUnarySpreadOps) BARACUDA_TRY(add(op, "bf16", s.shape));
   return cases;
 }
 

@@ -91,10 +91,15 @@ def torch_case(op, dt_in, dt_out, shape):
     lead = tuple(range(len(shape) - 1))  # the dims a [N] bias broadcasts over
     binary = {'add': torch.add, 'sub': torch.sub, 'mul': torch.mul, 'div': torch.div}
     unary = {'relu': F.relu, 'gelu_erf': F.gelu, 'gelu_tanh': lambda t: F.gelu(t, approximate='tanh'),
-             'silu': F.silu, 'exp': torch.exp}
+             'silu': F.silu, 'exp': torch.exp, 'neg': torch.neg, 'sqrt': torch.sqrt, 'log': torch.log,
+             'sin': torch.sin, 'tanh': torch.tanh, 'sigmoid': torch.sigmoid, 'erf': torch.erf, 'mish': F.mish,
+             'hardswish': F.hardswish, 'softplus': F.softplus}
     unary_bwd = {'relu_bwd': lambda g, t: aten.threshold_backward(g, t, 0),
                  'gelu_erf_bwd': lambda g, t: aten.gelu_backward(g, t, approximate='none'),
-                 'silu_bwd': lambda g, t: aten.silu_backward(g, t)}
+                 'silu_bwd': lambda g, t: aten.silu_backward(g, t),
+                 # torch's tanh / sigmoid backward read the forward output; same bytes
+                 'tanh_bwd': lambda g, y: aten.tanh_backward(g, y),
+                 'sigmoid_bwd': lambda g, y: aten.sigmoid_backward(g, y)}
     if op in binary:
         return [x, x], binary[op]
     if op == 'bias_add':

@@ -74,6 +74,8 @@ int cmd_info(int argc, char** argv) {
       for (const auto& r : f.info(caps, t))
         std::printf("%-16s %-5s %-26s %s%s\n", r.family.c_str(), r.dtype.c_str(), r.layout.c_str(), r.sku.c_str(),
                     r.workspace ? (" (" + std::to_string(r.workspace) + ")").c_str() : "");
+  for (const auto& f : tools::families())
+    if (!f.kinds.empty()) std::printf("kinds of %s: %s\n", f.name.c_str(), f.kinds.c_str());
   return 0;
 }
 

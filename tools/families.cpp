@@ -1,6 +1,7 @@
 #include "families.hpp"
 
 #include "baracuda/reference/compare.hpp"
+#include "baracuda/reference/domains.hpp"
 #include "baracuda/reference/elementwise.hpp"
 
 namespace baracuda::tools {
@@ -88,19 +89,36 @@ void run_every_sku(const Stream& s, const typename PlanT::Descriptor& d, std::ve
   }
 }
 
-constexpr UnaryKind kUnaryKinds[] = {UnaryKind::kRelu, UnaryKind::kGeluErf, UnaryKind::kGeluTanh, UnaryKind::kSilu,
-                                     UnaryKind::kExp};
+// Kinds of UnaryPlan with floating results (the predicates and integer kinds are checked
+// by the GPU tests), and a space-separated list of every kind for `info`.
+std::vector<UnaryKind> float_unary_kinds() {
+  std::vector<UnaryKind> ks;
+  for (int k = 0; k < kNumUnaryKinds; ++k) {
+    const auto& i = unary_kind_info(static_cast<UnaryKind>(k));
+    if (i.floating && i.plain && !i.to_bool) ks.push_back(static_cast<UnaryKind>(k));
+  }
+  return ks;
+}
+std::string unary_kind_list(bool parametric) {
+  std::string s;
+  for (int k = 0; k < kNumUnaryKinds; ++k) {
+    const auto& i = unary_kind_info(static_cast<UnaryKind>(k));
+    if (parametric ? i.parametric : i.plain) s += (s.empty() ? "" : " ") + std::string(i.name);
+  }
+  return s;
+}
 constexpr BinaryKind kBinaryKinds[] = {BinaryKind::kAdd, BinaryKind::kSub, BinaryKind::kMul, BinaryKind::kDiv};
 const std::vector<DType> kMathTypes = {DType::kF64, DType::kF32, DType::kF16, DType::kBF16};
 const std::vector<DType> kCastTypes = {DType::kF32, DType::kF16, DType::kBF16, DType::kE4M3, DType::kE5M2};
 
 std::vector<CheckRow> check_unary(const Stream& s, DType t, std::mt19937_64& rng) {
   std::vector<CheckRow> rows;
-  for (auto kind : kUnaryKinds)
+  for (auto kind : float_unary_kinds())
     for (const auto& l : check_layouts(t, t)) {
       UnaryDescriptor d{kind, l.in, l.out};
       HostTensor hx(l.in), hy(l.out);
-      reference::fill_random(hx, rng, -6, 6, true);
+      auto [lo, hi] = reference::unary_input_range(kind);
+      reference::fill_random(hx, rng, lo, hi, true);
       auto want = reference::unary(d, hx).value();
       DeviceCopy dx(hx, s), dy(hy, s);
       run_every_sku<UnaryPlan>(
@@ -110,7 +128,7 @@ std::vector<CheckRow> check_unary(const Stream& s, DType t, std::mt19937_64& rng
             return reference::compare(hy, want, false);
           });
       // backward on the dense layout only
-      if (l.in.is_contiguous() && l.in.numel() == l.out.numel()) {
+      if (unary_kind_info(kind).differentiable && l.in.is_contiguous() && l.in.numel() == l.out.numel()) {
         UnaryBackwardDescriptor bd{kind, l.out, l.in, l.out};
         HostTensor hg(l.out);
         reference::fill_random(hg, rng, -2, 2, false);
@@ -119,6 +137,48 @@ std::vector<CheckRow> check_unary(const Stream& s, DType t, std::mt19937_64& rng
         run_every_sku<UnaryBackwardPlan>(
             s, bd, rows,
             [&](const UnaryBackwardPlan& p, Workspace ws) {
+              return p.run(s, ws, {.grad_out = dg.data(), .x = dx.data(), .grad_in = dy.data()});
+            },
+            [&] {
+              (void)dy.download(hy, s);
+              return reference::compare(hy, bwant, false);
+            });
+      }
+    }
+  return rows;
+}
+
+// Every parametric kind with non-default scalars, forward and backward, on the check layouts.
+std::vector<CheckRow> check_unary_param(const Stream& s, DType t, std::mt19937_64& rng) {
+  const std::pair<UnaryKind, UnaryParams> cases[] = {
+      {UnaryKind::kThreshold, {0.5, -2, 0}}, {UnaryKind::kLeakyRelu, {0.2, 0, 0}}, {UnaryKind::kElu, {1.5, 0, 0}},
+      {UnaryKind::kCelu, {0.7, 0, 0}},       {UnaryKind::kHardtanh, {-2, 3, 0}},  {UnaryKind::kSoftplus, {2, 5, 0}},
+      {UnaryKind::kPow, {3, 0, 0}},          {UnaryKind::kPow, {1.7, 0, 0}},      {UnaryKind::kHardshrink, {1, 0, 0}},
+      {UnaryKind::kSoftshrink, {0.3, 0, 0}}, {UnaryKind::kNanToNum, {1, 100, -100}}, {UnaryKind::kLogit, {0.05, 0, 0}}};
+  std::vector<CheckRow> rows;
+  for (const auto& [kind, prm] : cases)
+    for (const auto& l : check_layouts(t, t)) {
+      UnaryParamDescriptor d{kind, prm, l.in, l.out};
+      HostTensor hx(l.in), hy(l.out);
+      auto [lo, hi] = reference::unary_input_range(kind);
+      reference::fill_random(hx, rng, lo, hi, true);
+      auto want = reference::unary(d, hx).value();
+      DeviceCopy dx(hx, s), dy(hy, s);
+      run_every_sku<UnaryParamPlan>(
+          s, d, rows, [&](const UnaryParamPlan& p, Workspace ws) { return p.run(s, ws, {.x = dx.data(), .y = dy.data()}); },
+          [&] {
+            (void)dy.download(hy, s);
+            return reference::compare(hy, want, false);
+          });
+      if (l.in.is_contiguous() && l.in.numel() == l.out.numel()) {
+        UnaryParamBackwardDescriptor bd{kind, prm, l.out, l.in, l.out};
+        HostTensor hg(l.out);
+        reference::fill_random(hg, rng, -2, 2, false);
+        auto bwant = reference::unary_backward(bd, hg, hx).value();
+        DeviceCopy dg(hg, s);
+        run_every_sku<UnaryParamBackwardPlan>(
+            s, bd, rows,
+            [&](const UnaryParamBackwardPlan& p, Workspace ws) {
               return p.run(s, ws, {.grad_out = dg.data(), .x = dx.data(), .grad_in = dy.data()});
             },
             [&] {
@@ -194,7 +254,7 @@ std::vector<CheckRow> check_cast(const Stream& s, DType from, std::mt19937_64& r
 
 const std::vector<FamilyEntry>& families() {
   static const std::vector<FamilyEntry> table = {
-      {"unary", kMathTypes,
+      {"unary", kMathTypes, unary_kind_list(false),
        [](const DeviceCaps& c, DType t) {
          std::vector<InfoRow> rows;
          for (const auto& l : info_layouts(t, t)) {
@@ -206,7 +266,21 @@ const std::vector<FamilyEntry>& families() {
          return rows;
        },
        check_unary},
-      {"binary", kMathTypes,
+      {"unary_param", kMathTypes, unary_kind_list(true),
+       [](const DeviceCaps& c, DType t) {
+         std::vector<InfoRow> rows;
+         for (const auto& l : info_layouts(t, t)) {
+           rows.push_back(info_row<UnaryParamPlan>("unary_param", c, UnaryParamDescriptor{UnaryKind::kLeakyRelu, {0.1, 0, 0}, l.in, l.out},
+                                                   t, l.name));
+           if (l.in.numel() == l.out.numel())
+             rows.push_back(info_row<UnaryParamBackwardPlan>(
+                 "unary_param_bwd", c, UnaryParamBackwardDescriptor{UnaryKind::kLeakyRelu, {0.1, 0, 0}, l.out, l.in, l.out}, t,
+                 l.name));
+         }
+         return rows;
+       },
+       check_unary_param},
+      {"binary", kMathTypes, "add sub mul div",
        [](const DeviceCaps& c, DType t) {
          std::vector<InfoRow> rows;
          for (const auto& l : info_layouts(t, t)) {
@@ -218,7 +292,7 @@ const std::vector<FamilyEntry>& families() {
          return rows;
        },
        check_binary},
-      {"cast", kCastTypes,
+      {"cast", kCastTypes, "",
        [](const DeviceCaps& c, DType t) {
          std::vector<InfoRow> rows;
          for (DType to : kCastTypes) {

@@ -27,6 +27,7 @@ struct CheckRow {
 struct FamilyEntry {
   std::string name;
   std::vector<DType> dtypes;
+  std::string kinds;  // the kinds the family's plans take ("" when it has none)
   std::function<std::vector<InfoRow>(const DeviceCaps&, DType)> info;
   std::function<std::vector<CheckRow>(const Stream&, DType, std::mt19937_64&)> check;
 };

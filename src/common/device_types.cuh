@@ -11,6 +11,9 @@
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
+#include <cstdint>
+#include <type_traits>
+
 namespace baracuda::kernels {
 
 template <class T>
@@ -30,6 +33,13 @@ __device__ __forceinline__ float to_compute(__half x) { return __half2float(x); 
 __device__ __forceinline__ float to_compute(__nv_bfloat16 x) { return __bfloat162float(x); }
 __device__ __forceinline__ float to_compute(__nv_fp8_e4m3 x) { return static_cast<float>(x); }
 __device__ __forceinline__ float to_compute(__nv_fp8_e5m2 x) { return static_cast<float>(x); }
+
+// Integers and bool compute in their own type (integer kinds, logical_not).
+template <class T>
+  requires std::is_integral_v<T>
+__device__ __forceinline__ T to_compute(T x) {
+  return x;
+}
 
 // Overflow mode for fp8 stores (values of baracuda::Fp8Overflow).
 enum Fp8Mode : int { kFp8PyTorch = 0, kFp8Saturate = 1 };
@@ -73,6 +83,17 @@ struct FromCompute<__nv_fp8_e5m2> {
   }
 };
 
+// Integer outputs take the value (integer kinds compute in the integer type); bool is x != 0.
+template <class T>
+  requires std::is_integral_v<T>
+struct FromCompute<T> {
+  template <class C>
+  __device__ __forceinline__ static T cvt(C x, int) {
+    if constexpr (std::is_same_v<T, bool>) return x != C(0);
+    else return static_cast<T>(x);
+  }
+};
+
 template <class T, class C>
 __device__ __forceinline__ T from_compute(C x, int fp8_mode = kFp8PyTorch) {
   return FromCompute<T>::cvt(x, fp8_mode);
@@ -91,6 +112,12 @@ template <> struct DeviceTypeOf<DType::kF16> { using type = __half; };
 template <> struct DeviceTypeOf<DType::kBF16> { using type = __nv_bfloat16; };
 template <> struct DeviceTypeOf<DType::kE4M3> { using type = __nv_fp8_e4m3; };
 template <> struct DeviceTypeOf<DType::kE5M2> { using type = __nv_fp8_e5m2; };
+template <> struct DeviceTypeOf<DType::kI64> { using type = std::int64_t; };
+template <> struct DeviceTypeOf<DType::kI32> { using type = std::int32_t; };
+template <> struct DeviceTypeOf<DType::kI16> { using type = std::int16_t; };
+template <> struct DeviceTypeOf<DType::kI8> { using type = std::int8_t; };
+template <> struct DeviceTypeOf<DType::kU8> { using type = std::uint8_t; };
+template <> struct DeviceTypeOf<DType::kBool> { using type = bool; };
 template <DType D>
 using DeviceType = typename DeviceTypeOf<D>::type;
 }  // namespace baracuda::kernels

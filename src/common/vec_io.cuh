@@ -10,7 +10,7 @@
 namespace baracuda::kernels {
 
 template <class T, int N>
-struct Vec {
+struct alignas(N * sizeof(T) % 16 == 0 ? 16 : alignof(T)) Vec {
   T v[N];
 };
 

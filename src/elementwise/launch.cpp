@@ -20,11 +20,47 @@ Status not_built(const char* what, DType d) {
     default: return not_built(#fn, d);                                 \
   }
 
-Status launch_unary_fwd(DType d, UnaryKind kind, const MapParams& p, cudaStream_t s) {
-  BARACUDA_FLOAT_SWITCH(launch_unary_fwd, d, kind, p, s)
+namespace {
+template <DType D>
+Status unary_fwd_float(UnaryKind kind, const UnaryParams& prm, const MapParams& p, cudaStream_t s) {
+  if (p.path != MapPath::kVecContig) return launch_unary_fwd_general<D>(kind, prm, p, s);
+  switch (unary_part(kind)) {
+    case 0: return launch_unary_fwd_contig<D, 0>(kind, prm, p, s);
+    case 1: return launch_unary_fwd_contig<D, 1>(kind, prm, p, s);
+    case 2: return launch_unary_fwd_contig<D, 2>(kind, prm, p, s);
+    default: return launch_unary_fwd_contig<D, 3>(kind, prm, p, s);
+  }
 }
-Status launch_unary_bwd(DType d, UnaryKind kind, const MapParams& p, cudaStream_t s) {
-  BARACUDA_FLOAT_SWITCH(launch_unary_bwd, d, kind, p, s)
+template <DType D>
+Status unary_bwd_float(UnaryKind kind, const UnaryParams& prm, const MapParams& p, cudaStream_t s) {
+  if (p.path != MapPath::kVecContig) return launch_unary_bwd_general<D>(kind, prm, p, s);
+  switch (unary_part(kind)) {
+    case 0: return launch_unary_bwd_contig<D, 0>(kind, prm, p, s);
+    case 1: return launch_unary_bwd_contig<D, 1>(kind, prm, p, s);
+    case 2: return launch_unary_bwd_contig<D, 2>(kind, prm, p, s);
+    default: return launch_unary_bwd_contig<D, 3>(kind, prm, p, s);
+  }
+}
+bool is_predicate(UnaryKind k) {
+  return k == UnaryKind::kIsnan || k == UnaryKind::kIsinf || k == UnaryKind::kIsfinite || k == UnaryKind::kLogicalNot;
+}
+}  // namespace
+
+Status launch_unary_fwd(DType d, UnaryKind kind, const UnaryParams& prm, const MapParams& p, cudaStream_t s) {
+  switch (d) {
+    case DType::kI64: return launch_unary_int<DType::kI64>(kind, p, s);
+    case DType::kI32: return launch_unary_int<DType::kI32>(kind, p, s);
+    case DType::kI16: return launch_unary_int<DType::kI16>(kind, p, s);
+    case DType::kI8: return launch_unary_int<DType::kI8>(kind, p, s);
+    case DType::kU8: return launch_unary_int<DType::kU8>(kind, p, s);
+    case DType::kBool: return launch_unary_int<DType::kBool>(kind, p, s);
+    default: break;
+  }
+  if (is_predicate(kind)) BARACUDA_FLOAT_SWITCH(launch_unary_predicate, d, kind, p, s)
+  BARACUDA_FLOAT_SWITCH(unary_fwd_float, d, kind, prm, p, s)
+}
+Status launch_unary_bwd(DType d, UnaryKind kind, const UnaryParams& prm, const MapParams& p, cudaStream_t s) {
+  BARACUDA_FLOAT_SWITCH(unary_bwd_float, d, kind, prm, p, s)
 }
 Status launch_binary_fwd(DType d, BinaryKind kind, const MapParams& p, cudaStream_t s) {
   BARACUDA_FLOAT_SWITCH(launch_binary_fwd, d, kind, p, s)

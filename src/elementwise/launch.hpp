@@ -10,9 +10,19 @@
 
 namespace baracuda::elementwise {
 
+// Unary kinds spread over kUnaryParts instance files per dtype (contiguous kernels).
+inline constexpr int kUnaryParts = 4;
+constexpr int unary_part(UnaryKind k) { return static_cast<int>(k) % kUnaryParts; }
+
 // Per-dtype launchers (explicitly instantiated in the generated instance files).
-template <DType D> Status launch_unary_fwd(UnaryKind kind, const MapParams& p, cudaStream_t s);
-template <DType D> Status launch_unary_bwd(UnaryKind kind, const MapParams& p, cudaStream_t s);
+template <DType D, int Part>
+Status launch_unary_fwd_contig(UnaryKind kind, const UnaryParams& prm, const MapParams& p, cudaStream_t s);
+template <DType D, int Part>
+Status launch_unary_bwd_contig(UnaryKind kind, const UnaryParams& prm, const MapParams& p, cudaStream_t s);
+template <DType D> Status launch_unary_fwd_general(UnaryKind kind, const UnaryParams& prm, const MapParams& p, cudaStream_t s);
+template <DType D> Status launch_unary_bwd_general(UnaryKind kind, const UnaryParams& prm, const MapParams& p, cudaStream_t s);
+template <DType D> Status launch_unary_int(UnaryKind kind, const MapParams& p, cudaStream_t s);        // integer / bool x
+template <DType D> Status launch_unary_predicate(UnaryKind kind, const MapParams& p, cudaStream_t s);  // floating x -> bool
 template <DType D> Status launch_binary_fwd(BinaryKind kind, const MapParams& p, cudaStream_t s);
 // which: 0 = grad_a, 1 = grad_b, 2 = both
 template <DType D> Status launch_binary_bwd_map(BinaryKind kind, int which, const MapParams& p, cudaStream_t s);
@@ -20,9 +30,15 @@ template <DType D> Status launch_binary_bwd_reduce(BinaryKind kind, const Broadc
 template <DType In> Status launch_cast(DType out, const MapParams& p, cudaStream_t s);
 
 // The specializations that exist (one generated instance file each).
+#define BARACUDA_UNARY_PART_SPECS(D, P)                                                                          \
+  template <> Status launch_unary_fwd_contig<DType::D, P>(UnaryKind, const UnaryParams&, const MapParams&, cudaStream_t); \
+  template <> Status launch_unary_bwd_contig<DType::D, P>(UnaryKind, const UnaryParams&, const MapParams&, cudaStream_t);
 #define BARACUDA_ELEMENTWISE_SPECS(D)                                                              \
-  template <> Status launch_unary_fwd<DType::D>(UnaryKind, const MapParams&, cudaStream_t);         \
-  template <> Status launch_unary_bwd<DType::D>(UnaryKind, const MapParams&, cudaStream_t);         \
+  BARACUDA_UNARY_PART_SPECS(D, 0) BARACUDA_UNARY_PART_SPECS(D, 1)                                  \
+  BARACUDA_UNARY_PART_SPECS(D, 2) BARACUDA_UNARY_PART_SPECS(D, 3)                                  \
+  template <> Status launch_unary_fwd_general<DType::D>(UnaryKind, const UnaryParams&, const MapParams&, cudaStream_t); \
+  template <> Status launch_unary_bwd_general<DType::D>(UnaryKind, const UnaryParams&, const MapParams&, cudaStream_t); \
+  template <> Status launch_unary_predicate<DType::D>(UnaryKind, const MapParams&, cudaStream_t);   \
   template <> Status launch_binary_fwd<DType::D>(BinaryKind, const MapParams&, cudaStream_t);       \
   template <> Status launch_binary_bwd_map<DType::D>(BinaryKind, int, const MapParams&, cudaStream_t); \
   template <> Status launch_binary_bwd_reduce<DType::D>(BinaryKind, const BroadcastReduceParams&, cudaStream_t);
@@ -31,6 +47,14 @@ BARACUDA_ELEMENTWISE_SPECS(kF32)
 BARACUDA_ELEMENTWISE_SPECS(kF16)
 BARACUDA_ELEMENTWISE_SPECS(kBF16)
 #undef BARACUDA_ELEMENTWISE_SPECS
+#undef BARACUDA_UNARY_PART_SPECS
+static_assert(kUnaryParts == 4, "BARACUDA_ELEMENTWISE_SPECS lists four parts");
+template <> Status launch_unary_int<DType::kI64>(UnaryKind, const MapParams&, cudaStream_t);
+template <> Status launch_unary_int<DType::kI32>(UnaryKind, const MapParams&, cudaStream_t);
+template <> Status launch_unary_int<DType::kI16>(UnaryKind, const MapParams&, cudaStream_t);
+template <> Status launch_unary_int<DType::kI8>(UnaryKind, const MapParams&, cudaStream_t);
+template <> Status launch_unary_int<DType::kU8>(UnaryKind, const MapParams&, cudaStream_t);
+template <> Status launch_unary_int<DType::kBool>(UnaryKind, const MapParams&, cudaStream_t);
 template <> Status launch_cast<DType::kF32>(DType, const MapParams&, cudaStream_t);
 template <> Status launch_cast<DType::kF16>(DType, const MapParams&, cudaStream_t);
 template <> Status launch_cast<DType::kBF16>(DType, const MapParams&, cudaStream_t);
@@ -38,8 +62,10 @@ template <> Status launch_cast<DType::kE4M3>(DType, const MapParams&, cudaStream
 template <> Status launch_cast<DType::kE5M2>(DType, const MapParams&, cudaStream_t);
 
 // Runtime-dtype dispatchers (launch.cpp).
-Status launch_unary_fwd(DType d, UnaryKind kind, const MapParams& p, cudaStream_t s);
-Status launch_unary_bwd(DType d, UnaryKind kind, const MapParams& p, cudaStream_t s);
+// Unary forward on x's dtype d: predicates (floating x, bool y), integer kinds, or the
+// floating kinds (per-kind contiguous kernel, or the run-time-kind rows/strided kernel).
+Status launch_unary_fwd(DType d, UnaryKind kind, const UnaryParams& prm, const MapParams& p, cudaStream_t s);
+Status launch_unary_bwd(DType d, UnaryKind kind, const UnaryParams& prm, const MapParams& p, cudaStream_t s);
 Status launch_binary_fwd(DType d, BinaryKind kind, const MapParams& p, cudaStream_t s);
 Status launch_binary_bwd_map(DType d, BinaryKind kind, int which, const MapParams& p, cudaStream_t s);
 Status launch_binary_bwd_reduce(DType d, BinaryKind kind, const BroadcastReduceParams& p, cudaStream_t s);

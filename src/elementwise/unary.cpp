@@ -1,5 +1,7 @@
 // UnaryPlan and UnaryBackwardPlan: descriptors, validation and candidate tables.
 #include <array>
+#include <cmath>
+#include <functional>
 #include <string>
 
 #include "baracuda/ops/elementwise.hpp"
@@ -93,11 +95,44 @@ std::string UnaryBackwardDescriptor::to_string() const {
          ", grad_in=" + grad_in.to_string() + ")";
 }
 
+std::size_t UnaryParamDescriptor::hash() const noexcept {
+  std::size_t h = detail::hash_combine(static_cast<std::size_t>(kind), std::hash<double>{}(params.a));
+  h = detail::hash_combine(detail::hash_combine(h, std::hash<double>{}(params.b)), std::hash<double>{}(params.c));
+  return detail::hash_combine(detail::hash_combine(h, x.hash()), y.hash());
+}
+std::string UnaryParamDescriptor::to_string() const {
+  return std::string(unary_kind_name(kind)) + "(a=" + std::to_string(params.a) + ", b=" + std::to_string(params.b) +
+         ", c=" + std::to_string(params.c) + ", x=" + x.to_string() + ", y=" + y.to_string() + ")";
+}
+std::size_t UnaryParamBackwardDescriptor::hash() const noexcept {
+  std::size_t h = detail::hash_combine(static_cast<std::size_t>(kind), std::hash<double>{}(params.a));
+  h = detail::hash_combine(detail::hash_combine(h, std::hash<double>{}(params.b)), std::hash<double>{}(params.c));
+  return detail::hash_combine(detail::hash_combine(detail::hash_combine(h, grad_out.hash()), x.hash()), grad_in.hash());
+}
+std::string UnaryParamBackwardDescriptor::to_string() const {
+  return std::string(unary_kind_name(kind)) + "_backward(a=" + std::to_string(params.a) + ", b=" + std::to_string(params.b) +
+         ", c=" + std::to_string(params.c) + ", grad_out=" + grad_out.to_string() + ", x=" + x.to_string() +
+         ", grad_in=" + grad_in.to_string() + ")";
+}
+
 namespace elementwise {
 namespace {
 
-struct UnarySpec {
-  static MapOperands operands(const UnaryDescriptor& d) {
+UnaryParams params_of(const UnaryDescriptor& d) { return default_unary_params(d.kind, d.y.dtype); }
+UnaryParams params_of(const UnaryParamDescriptor& d) { return d.params; }
+UnaryParams params_of(const UnaryBackwardDescriptor& d) { return default_unary_params(d.kind, d.grad_in.dtype); }
+UnaryParams params_of(const UnaryParamBackwardDescriptor& d) { return d.params; }
+
+bool is_floating(DType t) { return t == DType::kF64 || t == DType::kF32 || t == DType::kF16 || t == DType::kBF16; }
+bool is_integer(DType t) {
+  return t == DType::kI64 || t == DType::kI32 || t == DType::kI16 || t == DType::kI8 || t == DType::kU8;
+}
+DType compute_of(DType t) { return t == DType::kF64 ? DType::kF64 : (is_floating(t) ? DType::kF32 : t); }
+
+// y = f(x): y and x (broadcast to y's shape).
+template <class Desc>
+struct UnaryFwdSpec {
+  static MapOperands operands(const Desc& d) {
     MapOperands o;
     o.num_out = 1;
     o.num_in = 1;
@@ -105,28 +140,31 @@ struct UnarySpec {
     o.in[0] = {broadcast_or_self(d.x, d.y), "x", d.x.alignment};
     return o;
   }
-  static KernelSku sku(const UnaryDescriptor& d) {
+  static KernelSku sku(const Desc& d) {
     KernelSku s;
     s.family = "unary";
     s.direction = Direction::kForward;
-    s.in = s.out = d.x.dtype;
-    s.compute = s.precision.accumulator = d.x.dtype == DType::kF64 ? DType::kF64 : DType::kF32;
+    s.in = d.x.dtype;
+    s.out = d.y.dtype;
+    s.compute = s.precision.accumulator = compute_of(d.x.dtype);
     return s;
   }
-  static int fp8_mode(const UnaryDescriptor&) { return 0; }
+  static int fp8_mode(const Desc&) { return 0; }
   static MapPointers pointers(const UnaryArgs& a) {
     MapPointers p;
     p.out[0] = a.y;
     p.in[0] = a.x;
     return p;
   }
-  static Status launch(const UnaryDescriptor& d, const MapParams& p, cudaStream_t s) {
-    return launch_unary_fwd(d.x.dtype, d.kind, p, s);
+  static Status launch(const Desc& d, const MapParams& p, cudaStream_t s) {
+    return launch_unary_fwd(d.x.dtype, d.kind, params_of(d), p, s);
   }
 };
 
-struct UnaryBackwardSpec {
-  static MapOperands operands(const UnaryBackwardDescriptor& d) {
+// grad_in = g * f'(x): grad_in, then grad_out and x.
+template <class Desc>
+struct UnaryBwdSpec {
+  static MapOperands operands(const Desc& d) {
     MapOperands o;
     o.num_out = 1;
     o.num_in = 2;
@@ -135,12 +173,15 @@ struct UnaryBackwardSpec {
     o.in[1] = {d.x, "x", d.x.alignment};
     return o;
   }
-  static KernelSku sku(const UnaryBackwardDescriptor& d) {
-    KernelSku s = UnarySpec::sku(UnaryDescriptor{d.kind, d.x, d.grad_in});
+  static KernelSku sku(const Desc& d) {
+    KernelSku s;
+    s.family = "unary";
     s.direction = Direction::kBackward;
+    s.in = s.out = d.x.dtype;
+    s.compute = s.precision.accumulator = compute_of(d.x.dtype);
     return s;
   }
-  static int fp8_mode(const UnaryBackwardDescriptor&) { return 0; }
+  static int fp8_mode(const Desc&) { return 0; }
   static MapPointers pointers(const UnaryBackwardArgs& a) {
     MapPointers p;
     p.out[0] = a.grad_in;
@@ -148,8 +189,8 @@ struct UnaryBackwardSpec {
     p.in[1] = a.x;
     return p;
   }
-  static Status launch(const UnaryBackwardDescriptor& d, const MapParams& p, cudaStream_t s) {
-    return launch_unary_bwd(d.x.dtype, d.kind, p, s);
+  static Status launch(const Desc& d, const MapParams& p, cudaStream_t s) {
+    return launch_unary_bwd(d.x.dtype, d.kind, params_of(d), p, s);
   }
 };
 
@@ -159,22 +200,98 @@ Status check_kind(UnaryKind k) {
   return Status::ok();
 }
 
+std::string dtype_list(const UnaryKindInfo& info) {
+  std::string s;
+  auto add = [&](const char* t) { s += s.empty() ? t : std::string(", ") + t; };
+  if (info.floating) add("f64, f32, f16, bf16");
+  if (info.integer) add("i64, i32, i16, i8, u8");
+  if (info.boolean) add("bool");
+  return s;
+}
+
+// x's dtype must be one the kind runs on; y's is x's, or bool for the predicates.
+Status check_kind_dtypes(UnaryKind k, const TensorLayout& x, const TensorLayout& y) {
+  const UnaryKindInfo& info = unary_kind_info(k);
+  const DType t = x.dtype;
+  const bool ok = (is_floating(t) && info.floating) || (is_integer(t) && info.integer) || (t == DType::kBool && info.boolean);
+  if (!ok)
+    return Status(Code::kInvalidArgument, "x.dtype = " + std::string(dtype_name(t)) + " is not supported by unary kind " +
+                                              info.name + " (" + dtype_list(info) + ")");
+  const DType want = info.to_bool ? DType::kBool : t;
+  if (y.dtype != want)
+    return Status(Code::kInvalidArgument, "y.dtype = " + std::string(dtype_name(y.dtype)) + " must be " +
+                                              std::string(dtype_name(want)) + " for unary kind " + info.name);
+  return Status::ok();
+}
+
+Status check_params(UnaryKind k, const UnaryParams& p) {
+  const UnaryKindInfo& info = unary_kind_info(k);
+  if (!info.parametric)
+    return Status(Code::kInvalidArgument,
+                  std::string("kind = ") + info.name + " takes no parameters (UnaryParamPlan takes threshold, leaky_relu, elu, "
+                                                       "celu, hardtanh, softplus, pow, hardshrink, softshrink, nan_to_num, logit)");
+  auto bad = [&](const char* field, double v, const char* why) {
+    return Status(Code::kInvalidArgument,
+                  std::string("params.") + field + " = " + std::to_string(v) + " " + why + " (kind " + info.name + ")");
+  };
+  if (k != UnaryKind::kNanToNum) {
+    if (!std::isfinite(p.a)) return bad("a", p.a, "is not finite");
+    if (!std::isfinite(p.b)) return bad("b", p.b, "is not finite");
+  }
+  if (k == UnaryKind::kCelu && p.a == 0) return bad("a", p.a, "(alpha) must not be 0");
+  if (k == UnaryKind::kSoftplus && p.a == 0) return bad("a", p.a, "(beta) must not be 0");
+  if (k == UnaryKind::kSoftshrink && p.a < 0) return bad("a", p.a, "(lambda) must be >= 0");
+  if (k == UnaryKind::kHardtanh && p.a > p.b) return bad("a", p.a, "(min_val) must be <= params.b (max_val)");
+  if (k == UnaryKind::kLogit && p.a >= 0.5) return bad("a", p.a, "(eps) must be < 0.5 (or < 0 for none)");
+  return Status::ok();
+}
+
+template <class Desc>
+Status validate_fwd(const Desc& d) {
+  BARACUDA_TRY(check_kind(d.kind));
+  BARACUDA_TRY(validate_layout(d.x, "x"));
+  BARACUDA_TRY(validate_layout(d.y, "y"));
+  BARACUDA_TRY(check_kind_dtypes(d.kind, d.x, d.y));
+  auto b = broadcast_to(d.x, d.y.rank, d.y.shape, "x");
+  if (!b) return b.error();
+  return check_output_layout(d.y, "y");
+}
+
+template <class Desc>
+Status validate_bwd(const Desc& d) {
+  BARACUDA_TRY(check_kind(d.kind));
+  BARACUDA_TRY(validate_layout(d.grad_out, "grad_out"));
+  BARACUDA_TRY(validate_layout(d.x, "x"));
+  BARACUDA_TRY(validate_layout(d.grad_in, "grad_in"));
+  const UnaryKindInfo& info = unary_kind_info(d.kind);
+  if (!info.differentiable)
+    return Status(Code::kInvalidArgument, std::string("kind = ") + info.name + " has no backward (not differentiable)");
+  BARACUDA_TRY(check_math_dtype(d.x, "x", "unary_backward"));
+  BARACUDA_TRY(check_same_dtype(d.grad_out, "grad_out", d.x, "x"));
+  BARACUDA_TRY(check_same_dtype(d.grad_in, "grad_in", d.x, "x"));
+  BARACUDA_TRY(check_same_shape(d.grad_out, "grad_out", d.grad_in, "grad_in"));
+  BARACUDA_TRY(check_same_shape(d.x, "x", d.grad_in, "grad_in"));
+  return check_output_layout(d.grad_in, "grad_in");
+}
+
+Status check_plain(UnaryKind k) {
+  if (!unary_kind_info(k).plain)
+    return Status(Code::kInvalidArgument,
+                  std::string("kind = ") + unary_kind_name(k) + " needs parameters: use UnaryParamPlan / UnaryParamBackwardPlan");
+  return Status::ok();
+}
+
 }  // namespace
 }  // namespace elementwise
 
 template <>
 struct FamilyTraits<UnaryDescriptor> {
-  using Spec = elementwise::UnarySpec;
+  using Spec = elementwise::UnaryFwdSpec<UnaryDescriptor>;
   static constexpr const char* kFamily = "unary";
   static Status validate(const UnaryDescriptor& d) {
     BARACUDA_TRY(elementwise::check_kind(d.kind));
-    BARACUDA_TRY(validate_layout(d.x, "x"));
-    BARACUDA_TRY(validate_layout(d.y, "y"));
-    BARACUDA_TRY(elementwise::check_math_dtype(d.x, "x", kFamily));
-    BARACUDA_TRY(elementwise::check_same_dtype(d.y, "y", d.x, "x"));
-    auto b = broadcast_to(d.x, d.y.rank, d.y.shape, "x");
-    if (!b) return b.error();
-    return elementwise::check_output_layout(d.y, "y");
+    BARACUDA_TRY(elementwise::check_plain(d.kind));
+    return elementwise::validate_fwd(d);
   }
   static std::span<const Candidate<UnaryDescriptor, UnaryArgs>> candidates() {
     return elementwise::kMapCandidates<Spec, UnaryDescriptor, UnaryArgs>;
@@ -186,19 +303,12 @@ struct FamilyTraits<UnaryDescriptor> {
 
 template <>
 struct FamilyTraits<UnaryBackwardDescriptor> {
-  using Spec = elementwise::UnaryBackwardSpec;
+  using Spec = elementwise::UnaryBwdSpec<UnaryBackwardDescriptor>;
   static constexpr const char* kFamily = "unary_backward";
   static Status validate(const UnaryBackwardDescriptor& d) {
     BARACUDA_TRY(elementwise::check_kind(d.kind));
-    BARACUDA_TRY(validate_layout(d.grad_out, "grad_out"));
-    BARACUDA_TRY(validate_layout(d.x, "x"));
-    BARACUDA_TRY(validate_layout(d.grad_in, "grad_in"));
-    BARACUDA_TRY(elementwise::check_math_dtype(d.x, "x", kFamily));
-    BARACUDA_TRY(elementwise::check_same_dtype(d.grad_out, "grad_out", d.x, "x"));
-    BARACUDA_TRY(elementwise::check_same_dtype(d.grad_in, "grad_in", d.x, "x"));
-    BARACUDA_TRY(elementwise::check_same_shape(d.grad_out, "grad_out", d.grad_in, "grad_in"));
-    BARACUDA_TRY(elementwise::check_same_shape(d.x, "x", d.grad_in, "grad_in"));
-    return elementwise::check_output_layout(d.grad_in, "grad_in");
+    BARACUDA_TRY(elementwise::check_plain(d.kind));
+    return elementwise::validate_bwd(d);
   }
   static std::span<const Candidate<UnaryBackwardDescriptor, UnaryBackwardArgs>> candidates() {
     return elementwise::kMapCandidates<Spec, UnaryBackwardDescriptor, UnaryBackwardArgs>;
@@ -208,7 +318,43 @@ struct FamilyTraits<UnaryBackwardDescriptor> {
   }
 };
 
+template <>
+struct FamilyTraits<UnaryParamDescriptor> {
+  using Spec = elementwise::UnaryFwdSpec<UnaryParamDescriptor>;
+  static constexpr const char* kFamily = "unary_param";
+  static Status validate(const UnaryParamDescriptor& d) {
+    BARACUDA_TRY(elementwise::check_kind(d.kind));
+    BARACUDA_TRY(elementwise::check_params(d.kind, d.params));
+    return elementwise::validate_fwd(d);
+  }
+  static std::span<const Candidate<UnaryParamDescriptor, UnaryArgs>> candidates() {
+    return elementwise::kMapCandidates<Spec, UnaryParamDescriptor, UnaryArgs>;
+  }
+  static Status check_args(const UnaryParamDescriptor& d, const UnaryArgs& a) {
+    return elementwise::check_map_pointers(Spec::operands(d), Spec::pointers(a));
+  }
+};
+
+template <>
+struct FamilyTraits<UnaryParamBackwardDescriptor> {
+  using Spec = elementwise::UnaryBwdSpec<UnaryParamBackwardDescriptor>;
+  static constexpr const char* kFamily = "unary_param_backward";
+  static Status validate(const UnaryParamBackwardDescriptor& d) {
+    BARACUDA_TRY(elementwise::check_kind(d.kind));
+    BARACUDA_TRY(elementwise::check_params(d.kind, d.params));
+    return elementwise::validate_bwd(d);
+  }
+  static std::span<const Candidate<UnaryParamBackwardDescriptor, UnaryBackwardArgs>> candidates() {
+    return elementwise::kMapCandidates<Spec, UnaryParamBackwardDescriptor, UnaryBackwardArgs>;
+  }
+  static Status check_args(const UnaryParamBackwardDescriptor& d, const UnaryBackwardArgs& a) {
+    return elementwise::check_map_pointers(Spec::operands(d), Spec::pointers(a));
+  }
+};
+
 template class Plan<UnaryDescriptor, UnaryArgs>;
 template class Plan<UnaryBackwardDescriptor, UnaryBackwardArgs>;
+template class Plan<UnaryParamDescriptor, UnaryArgs>;
+template class Plan<UnaryParamBackwardDescriptor, UnaryBackwardArgs>;
 
 }  // namespace baracuda

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "baracuda/reference/domains.hpp"
 #include "gpu_harness.hpp"
 #include "test_support.hpp"
 
@@ -88,89 +89,260 @@ const DType kFloatTypes[] = {DType::kF64, DType::kF32, DType::kF16, DType::kBF16
 std::string pname(DType t) { return std::string(dtype_name(t)); }
 
 // ------------------------------------------------------------------------------- unary
+// Every floating kind runs the short layout list on every dtype and SKU; the kinds that
+// carried the foundation (relu, gelu, silu, exp) also run the full list (> L2, primes, ...).
+std::vector<Case> map1_quick_cases(DType in_t, DType out_t) {
+  std::vector<Case> cs;
+  for (auto s : std::vector<std::vector<std::int64_t>>{{0}, {7}, {1009}, {33, 129}})
+    cs.push_back({"contig" + std::to_string(s.size()) + "_" + std::to_string(s.back()), TensorLayout::contiguous(in_t, s), {},
+                  TensorLayout::contiguous(out_t, s)});
+  const auto out = contig(out_t, {33, 129});
+  cs.push_back({"transposed_in", strided(in_t, {33, 129}, {1, 33}), {}, out});
+  cs.push_back({"broadcast_row", contig(in_t, {129}), {}, out});
+  cs.push_back({"padded_rows", strided(in_t, {33, 128}, {144, 1}), {}, contig(out_t, {33, 128})});
+  cs.push_back({"align2", contig(in_t, {33, 129}), {}, TensorLayout::contiguous(out_t, {33, 129}, 2)});
+  if (in_t == out_t) cs.push_back({"in_place", contig(in_t, {257, 1031}), {}, contig(out_t, {257, 1031}), true});
+  return cs;
+}
+
+bool full_layouts(UnaryKind k) {
+  return k == UnaryKind::kRelu || k == UnaryKind::kGeluErf || k == UnaryKind::kGeluTanh || k == UnaryKind::kSilu ||
+         k == UnaryKind::kExp;
+}
+
+using reference::unary_input_range;
+
+std::vector<UnaryKind> unary_kinds_where(bool (*pred)(const UnaryKindInfo&)) {
+  std::vector<UnaryKind> ks;
+  for (int k = 0; k < kNumUnaryKinds; ++k)
+    if (pred(unary_kind_info(static_cast<UnaryKind>(k)))) ks.push_back(static_cast<UnaryKind>(k));
+  return ks;
+}
+const std::vector<UnaryKind> kFloatUnary =
+    unary_kinds_where([](const UnaryKindInfo& i) { return i.floating && i.plain && !i.to_bool; });
+const std::vector<UnaryKind> kDiffUnary =
+    unary_kinds_where([](const UnaryKindInfo& i) { return i.differentiable && i.plain; });
+const std::vector<UnaryKind> kPredicateUnary = unary_kinds_where([](const UnaryKindInfo& i) { return i.to_bool; });
+const std::vector<UnaryKind> kIntUnary = unary_kinds_where([](const UnaryKindInfo& i) { return i.integer; });
+
+// One forward case of a UnaryPlan / UnaryParamPlan under every SKU.
+template <class PlanT>
+void check_unary_fwd(const typename PlanT::Descriptor& d, const Case& c, const HostTensor& hx, const reference::Result& want,
+                     bool exact) {
+  DeviceTensor dx(hx, test_stream());
+  HostTensor hy(c.out);
+  DeviceTensor dy(hy, test_stream());
+  void* y_ptr = c.in_place ? dx.data() : dy.data();
+  for_each_sku<PlanT>(
+      d,
+      [&] {
+        dx.upload(hx, test_stream());
+        if (!c.in_place) dy.poison(0xFF, test_stream());
+      },
+      [&](const PlanT& p, Workspace ws) { return p.run(test_stream(), ws, UnaryArgs{.x = dx.data(), .y = y_ptr}); },
+      [&](const std::string& sku) {
+        ASSERT_TRUE((c.in_place ? dx : dy).download(hy, test_stream()));
+        if (exact) EXPECT_TRUE(check_exact(hy, want, sku + " " + d.to_string()));
+        else EXPECT_TRUE(check_close(hy, want, sku + " " + d.to_string()));
+      });
+}
+
+template <class PlanT>
+void check_unary_bwd(const typename PlanT::Descriptor& d, const Case& c, const HostTensor& hg, const HostTensor& hx,
+                     const reference::Result& want) {
+  HostTensor hgi(c.out);
+  DeviceTensor dg(hg, test_stream()), dx(hx, test_stream()), dgi(hgi, test_stream());
+  void* gi_ptr = c.in_place ? dg.data() : dgi.data();  // in place: grad_in overwrites grad_out
+  for_each_sku<PlanT>(
+      d,
+      [&] {
+        dg.upload(hg, test_stream());
+        dgi.poison(0xFF, test_stream());
+      },
+      [&](const PlanT& p, Workspace ws) {
+        return p.run(test_stream(), ws, UnaryBackwardArgs{.grad_out = dg.data(), .x = dx.data(), .grad_in = gi_ptr});
+      },
+      [&](const std::string& sku) {
+        ASSERT_TRUE((c.in_place ? dg : dgi).download(hgi, test_stream()));
+        EXPECT_TRUE(check_close(hgi, want, sku + " " + d.to_string()));
+      });
+}
+
+std::vector<Case> unary_cases(UnaryKind k, DType in_t, DType out_t) {
+  return full_layouts(k) ? map1_cases(in_t, out_t) : map1_quick_cases(in_t, out_t);
+}
+
+std::vector<Case> same_shape(std::vector<Case> cs) {
+  std::erase_if(cs, [](const Case& c) { return !(c.in0.rank == c.out.rank && c.in0.numel() == c.out.numel()); });
+  return cs;
+}
+
 class UnaryGpu : public ::testing::TestWithParam<std::tuple<UnaryKind, DType>> {};
 
 TEST_P(UnaryGpu, EveryLayoutEverySku) {
   BARACUDA_REQUIRE_GPU();
   auto [kind, t] = GetParam();
-  int skus = 0;
-  for (const auto& c : map1_cases(t, t)) {
+  auto [lo, hi] = unary_input_range(kind);
+  for (const auto& c : unary_cases(kind, t, t)) {
     SCOPED_TRACE(c.name);
     UnaryDescriptor d{kind, c.in0, c.out};
     HostTensor hx(c.in0);
-    fill_random(hx, -6, 6, Fill::kWithEdges);
+    fill_random(hx, lo, hi, Fill::kWithEdges);
     auto want = reference::unary(d, hx);
     ASSERT_TRUE(want.has_value()) << want.error().to_string();
-    DeviceTensor dx(hx, test_stream());
-    HostTensor hy(c.out);
-    DeviceTensor dy(hy, test_stream());
-    void* y_ptr = c.in_place ? dx.data() : dy.data();
-    skus += for_each_sku<UnaryPlan>(
-        d,
-        [&] {
-          dx.upload(hx, test_stream());
-          if (!c.in_place) dy.poison(0xFF, test_stream());
-        },
-        [&](const UnaryPlan& p, Workspace ws) { return p.run(test_stream(), ws, UnaryArgs{.x = dx.data(), .y = y_ptr}); },
-        [&](const std::string& sku) {
-          ASSERT_TRUE((c.in_place ? dx : dy).download(hy, test_stream()));
-          EXPECT_TRUE(check_close(hy, want.value(), sku + " " + d.to_string()));
-        });
+    check_unary_fwd<UnaryPlan>(d, c, hx, want.value(), false);
   }
-  RecordProperty("skus_run", skus);
 }
 
-INSTANTIATE_TEST_SUITE_P(Kinds, UnaryGpu,
-                         ::testing::Combine(::testing::Values(UnaryKind::kRelu, UnaryKind::kGeluErf, UnaryKind::kGeluTanh,
-                                                              UnaryKind::kSilu, UnaryKind::kExp),
-                                            ::testing::ValuesIn(kFloatTypes)),
-                         [](const auto& info) {
-                           return std::string(unary_kind_name(std::get<0>(info.param))) + "_" + pname(std::get<1>(info.param));
-                         });
+std::string kind_dtype_name(UnaryKind k, DType t) { return std::string(unary_kind_name(k)) + "_" + pname(t); }
 
-// ------------------------------------------------------------------------------- unary backward
+INSTANTIATE_TEST_SUITE_P(Kinds, UnaryGpu, ::testing::Combine(::testing::ValuesIn(kFloatUnary), ::testing::ValuesIn(kFloatTypes)),
+                         [](const auto& info) { return kind_dtype_name(std::get<0>(info.param), std::get<1>(info.param)); });
+
 class UnaryBackwardGpu : public ::testing::TestWithParam<std::tuple<UnaryKind, DType>> {};
 
 TEST_P(UnaryBackwardGpu, EveryLayoutEverySku) {
   BARACUDA_REQUIRE_GPU();
   auto [kind, t] = GetParam();
-  std::vector<Case> cases;
-  for (const auto& c : map1_cases(t, t))
-    if (c.in0.rank == c.out.rank && c.in0.numel() == c.out.numel()) cases.push_back(c);  // same shape only
-  for (const auto& c : cases) {
+  auto [lo, hi] = unary_input_range(kind);
+  for (const auto& c : same_shape(unary_cases(kind, t, t))) {
     SCOPED_TRACE(c.name);
     // grad_out laid out like the output, x like the input case.
     UnaryBackwardDescriptor d{kind, c.out, c.in0, c.out};
-    HostTensor hg(c.out), hx(c.in0), hgi(c.out);
+    HostTensor hg(c.out), hx(c.in0);
     fill_random(hg, -2, 2);
-    fill_random(hx, -6, 6, Fill::kWithEdges);
+    fill_random(hx, lo, hi, Fill::kWithEdges);
     auto want = reference::unary_backward(d, hg, hx);
     ASSERT_TRUE(want.has_value()) << want.error().to_string();
-    DeviceTensor dg(hg, test_stream()), dx(hx, test_stream()), dgi(hgi, test_stream());
-    void* gi_ptr = c.in_place ? dg.data() : dgi.data();  // in place: grad_in overwrites grad_out
-    for_each_sku<UnaryBackwardPlan>(
-        d,
-        [&] {
-          dg.upload(hg, test_stream());
-          dgi.poison(0xFF, test_stream());
-        },
-        [&](const UnaryBackwardPlan& p, Workspace ws) {
-          return p.run(test_stream(), ws, UnaryBackwardArgs{.grad_out = dg.data(), .x = dx.data(), .grad_in = gi_ptr});
-        },
-        [&](const std::string& sku) {
-          ASSERT_TRUE((c.in_place ? dg : dgi).download(hgi, test_stream()));
-          EXPECT_TRUE(check_close(hgi, want.value(), sku + " " + d.to_string()));
-        });
+    check_unary_bwd<UnaryBackwardPlan>(d, c, hg, hx, want.value());
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Kinds, UnaryBackwardGpu,
-                         ::testing::Combine(::testing::Values(UnaryKind::kRelu, UnaryKind::kGeluErf, UnaryKind::kGeluTanh,
-                                                              UnaryKind::kSilu, UnaryKind::kExp),
+                         ::testing::Combine(::testing::ValuesIn(kDiffUnary), ::testing::ValuesIn(kFloatTypes)),
+                         [](const auto& info) { return kind_dtype_name(std::get<0>(info.param), std::get<1>(info.param)); });
+
+// Parametric kinds with non-default scalars (pow with integer, fractional and negative exponents).
+struct ParamCase {
+  std::string name;
+  UnaryKind kind;
+  UnaryParams params;
+};
+const std::vector<ParamCase> kParamCases = {
+    {"threshold", UnaryKind::kThreshold, {0.5, -2, 0}},  {"leaky_relu", UnaryKind::kLeakyRelu, {0.2, 0, 0}},
+    {"elu", UnaryKind::kElu, {1.5, 0, 0}},                {"celu", UnaryKind::kCelu, {0.7, 0, 0}},
+    {"hardtanh", UnaryKind::kHardtanh, {-2, 3, 0}},       {"softplus", UnaryKind::kSoftplus, {2, 5, 0}},
+    {"pow3", UnaryKind::kPow, {3, 0, 0}},                 {"pow2_5", UnaryKind::kPow, {2.5, 0, 0}},
+    {"pow_m1", UnaryKind::kPow, {-1, 0, 0}},              {"pow0_5", UnaryKind::kPow, {0.5, 0, 0}},
+    {"pow1_7", UnaryKind::kPow, {1.7, 0, 0}},             {"hardshrink", UnaryKind::kHardshrink, {1.0, 0, 0}},
+    {"softshrink", UnaryKind::kSoftshrink, {0.3, 0, 0}},  {"nan_to_num", UnaryKind::kNanToNum, {1, 100, -100}},
+    {"logit_eps", UnaryKind::kLogit, {0.05, 0, 0}},
+};
+
+class UnaryParamGpu : public ::testing::TestWithParam<std::tuple<int, DType>> {};
+
+TEST_P(UnaryParamGpu, ForwardAndBackwardEverySku) {
+  BARACUDA_REQUIRE_GPU();
+  auto [index, t] = GetParam();
+  const ParamCase& pc = kParamCases[static_cast<std::size_t>(index)];
+  const double lo = pc.kind == UnaryKind::kLogit ? 0.001 : -6, hi = pc.kind == UnaryKind::kLogit ? 0.999 : 6;
+  for (const auto& c : map1_quick_cases(t, t)) {
+    SCOPED_TRACE(c.name);
+    UnaryParamDescriptor d{pc.kind, pc.params, c.in0, c.out};
+    HostTensor hx(c.in0);
+    fill_random(hx, lo, hi, Fill::kWithEdges);
+    auto want = reference::unary(d, hx);
+    ASSERT_TRUE(want.has_value()) << want.error().to_string();
+    check_unary_fwd<UnaryParamPlan>(d, c, hx, want.value(), false);
+  }
+  for (const auto& c : same_shape(map1_quick_cases(t, t))) {
+    SCOPED_TRACE(c.name + " backward");
+    UnaryParamBackwardDescriptor d{pc.kind, pc.params, c.out, c.in0, c.out};
+    HostTensor hg(c.out), hx(c.in0);
+    fill_random(hg, -2, 2);
+    fill_random(hx, lo, hi, Fill::kWithEdges);
+    auto want = reference::unary_backward(d, hg, hx);
+    ASSERT_TRUE(want.has_value()) << want.error().to_string();
+    check_unary_bwd<UnaryParamBackwardPlan>(d, c, hg, hx, want.value());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, UnaryParamGpu,
+                         ::testing::Combine(::testing::Range(0, static_cast<int>(kParamCases.size())),
                                             ::testing::ValuesIn(kFloatTypes)),
                          [](const auto& info) {
-                           return std::string(unary_kind_name(std::get<0>(info.param))) + "_" + pname(std::get<1>(info.param));
+                           return kParamCases[static_cast<std::size_t>(std::get<0>(info.param))].name + "_" +
+                                  pname(std::get<1>(info.param));
                          });
+
+// Predicates: floating x -> bool y, bit-exact, edge values included.
+class UnaryPredicateGpu : public ::testing::TestWithParam<std::tuple<UnaryKind, DType>> {};
+
+TEST_P(UnaryPredicateGpu, EveryLayoutEverySku) {
+  BARACUDA_REQUIRE_GPU();
+  auto [kind, t] = GetParam();
+  for (const auto& c : map1_quick_cases(t, DType::kBool)) {
+    SCOPED_TRACE(c.name);
+    UnaryDescriptor d{kind, c.in0, c.out};
+    HostTensor hx(c.in0);
+    fill_random(hx, -3, 3, Fill::kWithEdges);
+    if (hx.layout().numel() > 3) hx.set(3, 0.0);  // logical_not's true case
+    auto want = reference::unary(d, hx);
+    ASSERT_TRUE(want.has_value()) << want.error().to_string();
+    check_unary_fwd<UnaryPlan>(d, c, hx, want.value(), true);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, UnaryPredicateGpu,
+                         ::testing::Combine(::testing::ValuesIn(kPredicateUnary), ::testing::ValuesIn(kFloatTypes)),
+                         [](const auto& info) { return kind_dtype_name(std::get<0>(info.param), std::get<1>(info.param)); });
+
+// Integer kinds (and logical_not / bitwise_not on bool): exact, including each dtype's
+// extremes (wrap-around of abs and neg).
+const DType kIntTypes[] = {DType::kI64, DType::kI32, DType::kI16, DType::kI8, DType::kU8, DType::kBool};
+
+class UnaryIntGpu : public ::testing::TestWithParam<std::tuple<UnaryKind, DType>> {};
+
+TEST_P(UnaryIntGpu, EveryLayoutEverySku) {
+  BARACUDA_REQUIRE_GPU();
+  auto [kind, t] = GetParam();
+  const UnaryKindInfo& info = unary_kind_info(kind);
+  const DType out_t = info.to_bool ? DType::kBool : t;
+  double lo = -120, hi = 120, min_v = -128, max_v = 127;
+  if (t == DType::kU8) lo = 0, hi = 255, min_v = 0, max_v = 255;
+  if (t == DType::kI16) lo = -30000, hi = 30000, min_v = -32768, max_v = 32767;
+  if (t == DType::kI32) lo = -2e9, hi = 2e9, min_v = -2147483648.0, max_v = 2147483647.0;
+  if (t == DType::kI64) lo = -1e15, hi = 1e15, min_v = -9223372036854775808.0, max_v = -1;
+  if (t == DType::kBool) lo = 0, hi = 1, min_v = 0, max_v = 1;
+  for (const auto& c : map1_quick_cases(t, out_t)) {
+    SCOPED_TRACE(c.name);
+    UnaryDescriptor d{kind, c.in0, c.out};
+    HostTensor hx(c.in0);
+    fill_random(hx, lo, hi);
+    const std::int64_t n = hx.layout().numel();
+    if (n > 3) {
+      hx.set(0, min_v);
+      hx.set(1, max_v);
+      hx.set(2, 0);
+      hx.set(3, t == DType::kU8 || t == DType::kBool ? 1 : -1);
+    }
+    auto want = reference::unary(d, hx);
+    ASSERT_TRUE(want.has_value()) << want.error().to_string();
+    check_unary_fwd<UnaryPlan>(d, c, hx, want.value(), true);
+  }
+}
+
+// every integer kind on every integer dtype, and bool for the kinds that take it
+std::vector<std::tuple<UnaryKind, DType>> int_unary_params() {
+  std::vector<std::tuple<UnaryKind, DType>> ps;
+  for (UnaryKind k : kIntUnary)
+    for (DType t : kIntTypes)
+      if (t != DType::kBool || unary_kind_info(k).boolean) ps.emplace_back(k, t);
+  return ps;
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, UnaryIntGpu, ::testing::ValuesIn(int_unary_params()),
+                         [](const auto& info) { return kind_dtype_name(std::get<0>(info.param), std::get<1>(info.param)); });
 
 // ------------------------------------------------------------------------------- binary
 class BinaryGpu : public ::testing::TestWithParam<std::tuple<BinaryKind, DType>> {};

@@ -165,7 +165,22 @@ TEST(Validation, NamesFieldAndValue) {
   expect_error(UnaryPlan::select_for_caps(c, UnaryDescriptor{UnaryKind::kRelu, i32, i32}), Code::kInvalidArgument,
                "x.dtype = i32 is not supported by unary");
   expect_error(UnaryPlan::select_for_caps(c, UnaryDescriptor{UnaryKind::kRelu, f32, f16}), Code::kInvalidArgument,
-               "y.dtype = f16 differs from x.dtype = f32");
+               "y.dtype = f16 must be f32 for unary kind relu");
+  // kinds outside their dtypes, parameters, plan kind
+  expect_error(UnaryPlan::select_for_caps(c, UnaryDescriptor{UnaryKind::kPopcount, f32, f32}), Code::kInvalidArgument,
+               "x.dtype = f32 is not supported by unary kind popcount (i64, i32, i16, i8, u8)");
+  expect_error(UnaryPlan::select_for_caps(c, UnaryDescriptor{UnaryKind::kIsnan, f32, f32}), Code::kInvalidArgument,
+               "y.dtype = f32 must be bool for unary kind isnan");
+  expect_error(UnaryPlan::select_for_caps(c, UnaryDescriptor{UnaryKind::kPow, f32, f32}), Code::kInvalidArgument,
+               "kind = pow needs parameters: use UnaryParamPlan");
+  expect_error(UnaryParamPlan::select_for_caps(c, UnaryParamDescriptor{UnaryKind::kRelu, {}, f32, f32}),
+               Code::kInvalidArgument, "kind = relu takes no parameters");
+  expect_error(UnaryParamPlan::select_for_caps(c, UnaryParamDescriptor{UnaryKind::kCelu, {0, 0, 0}, f32, f32}),
+               Code::kInvalidArgument, "params.a = 0.000000 (alpha) must not be 0 (kind celu)");
+  expect_error(UnaryParamPlan::select_for_caps(c, UnaryParamDescriptor{UnaryKind::kHardtanh, {2, 1, 0}, f32, f32}),
+               Code::kInvalidArgument, "params.a = 2.000000 (min_val) must be <= params.b (max_val)");
+  expect_error(UnaryBackwardPlan::select_for_caps(c, UnaryBackwardDescriptor{UnaryKind::kIsnan, f32, f32, f32}),
+               Code::kInvalidArgument, "kind = isnan has no backward");
   expect_error(CastPlan::select_for_caps(c, CastDescriptor{i32, f32}), Code::kInvalidArgument,
                "x.dtype = i32 is not supported by cast");
   // mismatched shapes
@@ -183,8 +198,8 @@ TEST(Validation, NamesFieldAndValue) {
   expect_error(UnaryPlan::select_for_caps(c, UnaryDescriptor{UnaryKind::kRelu, f32, y_bcast}), Code::kInvalidArgument,
                "y = f32[4,8]{0,1} maps several elements to one address");
   // bad kind / mode
-  expect_error(UnaryPlan::select_for_caps(c, UnaryDescriptor{static_cast<UnaryKind>(42), f32, f32}),
-               Code::kInvalidArgument, "kind = 42 is not a UnaryKind");
+  expect_error(UnaryPlan::select_for_caps(c, UnaryDescriptor{static_cast<UnaryKind>(200), f32, f32}),
+               Code::kInvalidArgument, "kind = 200 is not a UnaryKind");
   expect_error(CastPlan::select_for_caps(c, CastDescriptor{f32, f16, static_cast<Fp8Overflow>(7)}),
                Code::kInvalidArgument, "fp8_overflow = 7");
   // grad shape

@@ -1,19 +1,33 @@
-// Instance body: unary backward kernels for one dtype (BARACUDA_INSTANCE_DTYPE).
+// Instance body: contiguous unary backward kernels of one dtype (BARACUDA_INSTANCE_DTYPE),
+// for the kinds of one part (BARACUDA_INSTANCE_PART; kinds are spread over kUnaryParts
+// files so each translation unit stays small).
 #include "elementwise/kernels/map.cuh"
 #include "elementwise/kernels/ops.cuh"
 #include "elementwise/launch.hpp"
 
 namespace baracuda::elementwise {
-template <>
-Status launch_unary_bwd<DType::BARACUDA_INSTANCE_DTYPE>(UnaryKind kind, const MapParams& p, cudaStream_t s) {
-  using T = kernels::DeviceType<DType::BARACUDA_INSTANCE_DTYPE>;
+namespace {
+template <class T, int Part>
+Status bwd_part(UnaryKind kind, const UnaryParams& prm, const MapParams& p, cudaStream_t s) {
   switch (kind) {
-    case UnaryKind::kRelu: return kernels::launch_map<T, T>(kernels::UnaryGradOp<UnaryKind::kRelu>{}, p, s);
-    case UnaryKind::kGeluErf: return kernels::launch_map<T, T>(kernels::UnaryGradOp<UnaryKind::kGeluErf>{}, p, s);
-    case UnaryKind::kGeluTanh: return kernels::launch_map<T, T>(kernels::UnaryGradOp<UnaryKind::kGeluTanh>{}, p, s);
-    case UnaryKind::kSilu: return kernels::launch_map<T, T>(kernels::UnaryGradOp<UnaryKind::kSilu>{}, p, s);
-    case UnaryKind::kExp: return kernels::launch_map<T, T>(kernels::UnaryGradOp<UnaryKind::kExp>{}, p, s);
+#define BARACUDA_CASE(K)                                                                                     \
+  case UnaryKind::K:                                                                                         \
+    if constexpr (unary_part(UnaryKind::K) == Part) {                                                        \
+        return kernels::launch_map_contig<T, T>(kernels::UnaryGradOp<UnaryKind::K>{prm.a, prm.b, prm.c}, p, s); \
+    }                                                                                                        \
+    break;
+    BARACUDA_UNARY_FLOAT_KINDS(BARACUDA_CASE)
+#undef BARACUDA_CASE
+    default: break;
   }
-  return Status(Code::kInternal, "launch_unary_bwd: unknown kind");
+  return Status(Code::kInternal, std::string("launch_unary_bwd_contig: ") + unary_kind_name(kind) + " is not in part " +
+                                     std::to_string(Part));
+}
+}  // namespace
+
+template <>
+Status launch_unary_bwd_contig<DType::BARACUDA_INSTANCE_DTYPE, BARACUDA_INSTANCE_PART>(UnaryKind kind, const UnaryParams& prm,
+                                                                                       const MapParams& p, cudaStream_t s) {
+  return bwd_part<kernels::DeviceType<DType::BARACUDA_INSTANCE_DTYPE>, BARACUDA_INSTANCE_PART>(kind, prm, p, s);
 }
 }  // namespace baracuda::elementwise

@@ -39,8 +39,11 @@ constexpr int map_in_flight() {
 }
 inline constexpr int kStridedUnroll = 4;
 
+// Compute type: the integer type itself for integer (and bool) inputs, else double when
+// either side is double, else float.
 template <class TIn, class TOut>
-using MapCompute = std::conditional_t<std::is_same_v<TIn, double> || std::is_same_v<TOut, double>, double, float>;
+using MapCompute = std::conditional_t<std::is_integral_v<TIn>, TIn,
+                                      std::conditional_t<std::is_same_v<TIn, double> || std::is_same_v<TOut, double>, double, float>>;
 
 // kInFlight: bytes of each input a thread loads before its first use.
 template <class TIn, class TOut, int kInFlight = 32, int kBlock = kMapBlock>
@@ -163,22 +166,36 @@ __global__ void __launch_bounds__(kMapBlock) map_strided_kernel(elementwise::Map
   }
 }
 
-// Host side: launch `op` over p on `stream` along p.path.
+inline Status map_launch_status(const char* what) {
+  cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess)
+    return Status(Code::kCudaError, std::string(what) + " launch failed: " + cudaGetErrorString(e), StatusSource::kCuda,
+                  static_cast<int>(e));
+  return Status::ok();
+}
+
+// Host side: launch `op` over p on `stream`. launch_map_contig runs the kVecContig path,
+// launch_map_general the others; launch_map takes whichever p.path names. Per-kind kernels
+// instantiate only the contiguous one; the other paths take a run-time-kind functor.
 template <class TIn, class TOut, class Op>
-Status launch_map(const Op& op, const elementwise::MapParams& p, cudaStream_t stream) {
+Status launch_map_contig(const Op& op, const elementwise::MapParams& p, cudaStream_t stream) {
+  if (p.numel == 0) return Status::ok();
+  // 128-thread blocks and map_in_flight<Op>() bytes per input (playground/elementwise/
+  // map_config.cu, H200, back-to-back timing: 256- and 512-thread blocks lose 1-4%).
+  constexpr int kInFlight = map_in_flight<Op>();
+  using Shape = MapShape<TIn, TOut, kInFlight, kContigBlock>;
+  int64_t blocks = (p.numel + Shape::kPerBlock - 1) / Shape::kPerBlock;
+  map_contig_kernel<TIn, TOut, Op, kInFlight, false, kContigBlock><<<static_cast<unsigned>(blocks), kContigBlock, 0, stream>>>(p, op);
+  return map_launch_status("map_contig_kernel");
+}
+
+template <class TIn, class TOut, class Op>
+Status launch_map_general(const Op& op, const elementwise::MapParams& p, cudaStream_t stream) {
   if (p.numel == 0) return Status::ok();
   constexpr int NOPS = Op::kIn + Op::kOut;
   switch (p.path) {
-    case elementwise::MapPath::kVecContig: {
-      // 128-thread blocks and map_in_flight<Op>() bytes per input (playground/elementwise/
-      // map_config.cu, H200, back-to-back timing: 256- and 512-thread blocks lose 1-4%).
-      constexpr int kInFlight = map_in_flight<Op>();
-      using Shape = MapShape<TIn, TOut, kInFlight, kContigBlock>;
-      int64_t blocks = (p.numel + Shape::kPerBlock - 1) / Shape::kPerBlock;
-      map_contig_kernel<TIn, TOut, Op, kInFlight, false, kContigBlock>
-          <<<static_cast<unsigned>(blocks), kContigBlock, 0, stream>>>(p, op);
-      break;
-    }
+    case elementwise::MapPath::kVecContig:
+      return Status(Code::kInternal, "launch_map_general: the contiguous path goes through launch_map_contig");
     case elementwise::MapPath::kVecRows: {
       constexpr int VEC = MapShape<TIn, TOut>::kVec;
       const int64_t vectors = p.numel / VEC;
@@ -211,11 +228,13 @@ Status launch_map(const Op& op, const elementwise::MapParams& p, cudaStream_t st
       break;
     }
   }
-  cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess)
-    return Status(Code::kCudaError, std::string("map kernel launch failed: ") + cudaGetErrorString(e), StatusSource::kCuda,
-                  static_cast<int>(e));
-  return Status::ok();
+  return map_launch_status("map kernel");
+}
+
+template <class TIn, class TOut, class Op>
+Status launch_map(const Op& op, const elementwise::MapParams& p, cudaStream_t stream) {
+  return p.path == elementwise::MapPath::kVecContig ? launch_map_contig<TIn, TOut>(op, p, stream)
+                                                    : launch_map_general<TIn, TOut>(op, p, stream);
 }
 
 }  // namespace baracuda::kernels

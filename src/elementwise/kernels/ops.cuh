@@ -6,30 +6,72 @@
 #include <cuda_runtime.h>
 
 #include "baracuda/ops/elementwise.hpp"
+#include "elementwise/kernels/unary_math.cuh"
 #include "elementwise/map_params.hpp"
 
 namespace baracuda::kernels {
 
-// ------------------------------------------------------------------------ unary forward
+// ------------------------------------------------------------------------ unary
+// Per-kind functors (contiguous kernels) and run-time-kind functors (rows / strided
+// kernels); the math is in unary_math.cuh. Scalars travel as doubles and convert to the
+// compute type once per thread.
 template <UnaryKind K>
-struct UnaryOp {
+struct UnaryFwdOp {
   static constexpr int kIn = 1, kOut = 1;
-  static constexpr int kInFlight = (K == UnaryKind::kRelu || K == UnaryKind::kExp) ? 16 : 32;
+  static constexpr int kInFlight = unary_is_light(K) ? 16 : 32;
+  double a = 0, b = 0, c = 0;
   template <class C>
   __device__ __forceinline__ void operator()(const C* x, C* y) const {
-    const C v = x[0];
-    if constexpr (K == UnaryKind::kRelu) {
-      y[0] = v != v ? v : (v > C(0) ? v : C(0));  // NaN propagates (torch.relu)
-    } else if constexpr (K == UnaryKind::kGeluErf) {
-      y[0] = C(0.5) * v * (C(1) + erf(v * C(0.70710678118654752440)));
-    } else if constexpr (K == UnaryKind::kGeluTanh) {
-      const C inner = C(0.79788456080286535588) * (v + C(0.044715) * v * v * v);
-      y[0] = C(0.5) * v * (C(1) + tanh(inner));
-    } else if constexpr (K == UnaryKind::kSilu) {
-      y[0] = v / (C(1) + exp(-v));
-    } else if constexpr (K == UnaryKind::kExp) {
-      y[0] = exp(v);
-    }
+    y[0] = unary_fwd<K>(x[0], UnaryScalars<C>{C(a), C(b), C(c)});
+  }
+};
+
+template <UnaryKind K>
+struct UnaryGradOp {  // in: grad_out, x   out: grad_in
+  static constexpr int kIn = 2, kOut = 1;
+  static constexpr int kInFlight = unary_is_light(K) ? 16 : 64;
+  double a = 0, b = 0, c = 0;
+  template <class C>
+  __device__ __forceinline__ void operator()(const C* in, C* out) const {
+    out[0] = unary_grad<K>(in[0], in[1], UnaryScalars<C>{C(a), C(b), C(c)});
+  }
+};
+
+struct UnaryDynOp {
+  static constexpr int kIn = 1, kOut = 1;
+  UnaryKind kind;
+  double a = 0, b = 0, c = 0;
+  template <class C>
+  __device__ __forceinline__ void operator()(const C* x, C* y) const {
+    y[0] = unary_fwd_dyn(kind, x[0], UnaryScalars<C>{C(a), C(b), C(c)});
+  }
+};
+
+struct UnaryDynGradOp {
+  static constexpr int kIn = 2, kOut = 1;
+  UnaryKind kind;
+  double a = 0, b = 0, c = 0;
+  template <class C>
+  __device__ __forceinline__ void operator()(const C* in, C* out) const {
+    out[0] = unary_grad_dyn(kind, in[0], in[1], UnaryScalars<C>{C(a), C(b), C(c)});
+  }
+};
+
+template <UnaryKind K>
+struct UnaryIntOp {  // integer kinds, computed in the integer type
+  static constexpr int kIn = 1, kOut = 1;
+  template <class C>
+  __device__ __forceinline__ void operator()(const C* x, C* y) const {
+    y[0] = unary_int<K>(x[0]);
+  }
+};
+
+template <UnaryKind K>
+struct UnaryPredicateOp {  // isnan, isinf, isfinite, logical_not -> 0 / 1, stored as bool
+  static constexpr int kIn = 1, kOut = 1;
+  template <class C>
+  __device__ __forceinline__ void operator()(const C* x, C* y) const {
+    y[0] = unary_predicate<K>(x[0]);
   }
 };
 
@@ -60,38 +102,6 @@ struct GeluErfLowPrecisionOp {
     const float erf_abs = fmaf(-p, e, 1.0f);                        // erf(|v| / sqrt 2)
     const float hv = 0.5f * v;
     y[0] = fmaf(hv, copysignf(erf_abs, v), hv);  // 0.5 v (1 + erf(v / sqrt 2)); NaN and -inf give NaN as torch
-  }
-};
-
-// ------------------------------------------------------------------------ unary backward
-// in: grad_out, x   out: grad_in
-template <UnaryKind K>
-struct UnaryGradOp {
-  static constexpr int kIn = 2, kOut = 1;
-  static constexpr int kInFlight = K == UnaryKind::kRelu ? 16 : 64;
-  template <class C>
-  __device__ __forceinline__ void operator()(const C* in, C* out) const {
-    const C g = in[0], x = in[1];
-    if constexpr (K == UnaryKind::kRelu) {
-      out[0] = x <= C(0) ? C(0) : g;  // torch threshold_backward: NaN input passes grad
-    } else if constexpr (K == UnaryKind::kGeluErf) {
-      const C cdf = C(0.5) * (C(1) + erf(x * C(0.70710678118654752440)));
-      const C pdf = exp(C(-0.5) * x * x) * C(0.39894228040143267794);  // 1/sqrt(2 pi)
-      out[0] = g * (cdf + x * pdf);
-    } else if constexpr (K == UnaryKind::kGeluTanh) {
-      const C kBeta = C(0.79788456080286535588), kKappa = C(0.044715);
-      const C x2 = x * x;
-      const C t = tanh(kBeta * (x + kKappa * x2 * x));
-      const C left = C(0.5) * x, right = C(1) + t;
-      const C dleft = C(0.5) * right;
-      const C dright = left * (C(1) - t * t) * kBeta * (C(1) + C(3) * kKappa * x2);
-      out[0] = g * (dleft + dright);
-    } else if constexpr (K == UnaryKind::kSilu) {
-      const C s = C(1) / (C(1) + exp(-x));
-      out[0] = g * s * (C(1) + x * (C(1) - s));
-    } else if constexpr (K == UnaryKind::kExp) {
-      out[0] = g * exp(x);
-    }
   }
 };
 
