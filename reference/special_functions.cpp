@@ -38,6 +38,17 @@ C trigamma_asymptotic(C x) {
   return (C(1) + C(0.5) / x + series) / x;
 }
 
+// tan(pi x) and sin(pi x) up to sign, from r = x - nearest integer (exact, |r| <= 1/2): the
+// rounding of pi * r is then relative to r, which keeps the digits near the poles.
+template <class C>
+C tan_pi(C x) {
+  return std::tan(C(kPi) * (x - std::nearbyint(x)));
+}
+template <class C>
+C sin_pi(C x) {
+  return std::sin(C(kPi) * (x - std::nearbyint(x)));  // |sin(pi x)|, signed by the parity of x
+}
+
 // Initial guess for erfinv(a), 0 < a < 1: a short Maclaurin series near 0, else Winitzki's
 // closed form (relative error ~2e-3); the Halley steps in erfinv do the rest.
 template <class C>
@@ -61,10 +72,8 @@ C digamma(C x) {
   if (x == C(0)) return -std::numeric_limits<C>::infinity();  // both zeros (docs/semantics.md)
   if (x < C(0)) {
     if (x == std::trunc(x)) return std::numeric_limits<C>::quiet_NaN();  // poles, and -inf
-    // Reflection psi(x) = psi(1 - x) - pi / tan(pi x); tan has period pi, so the fraction
-    // r = x - trunc(x) gives the same tangent without the rounding of pi * x.
-    const C r = x - std::trunc(x);
-    return digamma(C(1) - x) - C(kPi) / std::tan(C(kPi) * r);
+    // Reflection psi(x) = psi(1 - x) - pi / tan(pi x)
+    return digamma(C(1) - x) - C(kPi) / tan_pi(x);
   }
   if (std::isinf(x)) return x;
   C shift = 0;  // psi(x) = psi(x + 1) - 1/x
@@ -78,8 +87,8 @@ C trigamma(C x) {
   if (std::isinf(x)) return x > C(0) ? C(0) : std::numeric_limits<C>::quiet_NaN();
   if (x <= C(0)) {
     if (x == std::trunc(x)) return std::numeric_limits<C>::infinity();  // poles 0, -1, -2, ...
-    // Reflection psi'(x) + psi'(1 - x) = pi^2 / sin^2(pi x) (same fraction trick as digamma)
-    const C s = std::sin(C(kPi) * (x - std::trunc(x)));
+    // Reflection psi'(x) + psi'(1 - x) = pi^2 / sin^2(pi x)
+    const C s = sin_pi(x);
     return C(kPi * kPi) / (s * s) - trigamma(C(1) - x);
   }
   C shift = 0;  // psi'(x) = psi'(x + 1) + 1/x^2

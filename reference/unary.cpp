@@ -448,7 +448,7 @@ double unary_scale(UnaryKind k, double x, const UnaryParams& p) {
     case UnaryKind::kSilu: return ax;
     case UnaryKind::kGeluTanh: {
       const double inner = kGeluBeta * (x + kGeluKappa * x * x * x), t = std::tanh(inner);
-      return ax * (1 + std::fabs(inner) * (1 - t * t) * (1 + 3 * kGeluKappa * x * x));
+      return finite_or_zero(ax * (1 + std::fabs(inner) * (1 - t * t) * (1 + 3 * kGeluKappa * x * x)));
     }
     case UnaryKind::kExp: return finite_or_zero(std::exp(x) * (1 + ax));
     default: break;
@@ -468,16 +468,16 @@ double unary_grad_scale(UnaryKind k, double g, double x, const UnaryParams& p) {
       // cdf = 0.5 (1 + erf) sums terms of size 0.5 (1 + |erf|): for negative x it cancels
       const double erf_v = std::erf(x * kSqrtHalf);
       const double pdf = std::exp(-0.5 * x * x) * kInvSqrt2Pi;
-      return ag * (0.5 * (1 + std::fabs(erf_v)) + ax * pdf * (1 + x * x));
+      return finite_or_zero(ag * (0.5 * (1 + std::fabs(erf_v)) + ax * pdf * (1 + x * x)));
     }
     case UnaryKind::kGeluTanh: {
       const double inner = kGeluBeta * (x + kGeluKappa * x * x * x), t = std::tanh(inner);
-      return ag * (0.5 * (1 + std::fabs(t)) +
-                   0.5 * ax * (1 + t * t) * kGeluBeta * (1 + 3 * kGeluKappa * x * x) * (1 + std::fabs(inner)));
+      return finite_or_zero(ag * (0.5 * (1 + std::fabs(t)) + 0.5 * ax * (1 + t * t) * kGeluBeta *
+                                                                (1 + 3 * kGeluKappa * x * x) * (1 + std::fabs(inner))));
     }
     case UnaryKind::kSilu: {
       const double sg = 1 / (1 + std::exp(-x));
-      return ag * sg * (1 + ax * (1 - sg) * (1 + ax));
+      return finite_or_zero(ag * sg * (1 + ax * (1 - sg) * (1 + ax)));
     }
     case UnaryKind::kExp: return finite_or_zero(ag * std::exp(x) * (1 + ax));
     default: break;
