@@ -3,49 +3,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <thread>
 #include <vector>
 
 namespace baracuda::reference {
 
 // ------------------------------------------------------------------ scalar math
-template <class C>
-C unary_value(UnaryKind k, C x) {
-  switch (k) {
-    case UnaryKind::kRelu: return std::isnan(x) ? x : (x > C(0) ? x : C(0));
-    case UnaryKind::kGeluErf: return C(0.5) * x * (C(1) + std::erf(x * C(0.70710678118654752440)));
-    case UnaryKind::kGeluTanh:
-      return C(0.5) * x * (C(1) + std::tanh(C(0.79788456080286535588) * (x + C(0.044715) * x * x * x)));
-    case UnaryKind::kSilu: return x / (C(1) + std::exp(-x));
-    case UnaryKind::kExp: return std::exp(x);
-  }
-  return std::nan("");
-}
-
-template <class C>
-C unary_derivative(UnaryKind k, C x) {
-  switch (k) {
-    case UnaryKind::kRelu: return x <= C(0) ? C(0) : C(1);
-    case UnaryKind::kGeluErf: {
-      C cdf = C(0.5) * (C(1) + std::erf(x * C(0.70710678118654752440)));
-      C pdf = std::exp(C(-0.5) * x * x) * C(0.39894228040143267794);
-      return cdf + x * pdf;
-    }
-    case UnaryKind::kGeluTanh: {
-      const C kBeta = C(0.79788456080286535588), kKappa = C(0.044715);
-      C x2 = x * x;
-      C t = std::tanh(kBeta * (x + kKappa * x2 * x));
-      return C(0.5) * (C(1) + t) + C(0.5) * x * (C(1) - t * t) * kBeta * (C(1) + C(3) * kKappa * x2);
-    }
-    case UnaryKind::kSilu: {
-      C s = C(1) / (C(1) + std::exp(-x));
-      return s * (C(1) + x * (C(1) - s));
-    }
-    case UnaryKind::kExp: return std::exp(x);
-  }
-  return std::nan("");
-}
-
 template <class C>
 C binary_value(BinaryKind k, C a, C b) {
   switch (k) {
@@ -91,8 +55,6 @@ C binary_grad_b(BinaryKind k, C g, C a, C b) {
 }
 
 #define BARACUDA_REF_INSTANTIATE(C)                                   \
-  template C unary_value<C>(UnaryKind, C);                            \
-  template C unary_derivative<C>(UnaryKind, C);                       \
   template C binary_value<C>(BinaryKind, C, C);                       \
   template std::pair<C, C> binary_partials<C>(BinaryKind, C, C);      \
   template C binary_grad_a<C>(BinaryKind, C, C, C);                   \
@@ -106,48 +68,6 @@ double round_to(DType t, double v, Fp8Overflow mode) {
   alignas(8) unsigned char buf[16] = {};
   store_from_double(t, buf, 0, v, mode);
   return load_as_double(t, buf, 0);
-}
-
-// Error scales of the maps: the magnitude of the terms a result is computed from, so the
-// tolerance covers the rounding of each term where the formula cancels (e.g. silu's
-// backward 1 + x (1 - s) near x = -1.28, or gelu's 1 + erf for negative x).
-double unary_scale(UnaryKind k, double x) {
-  const double ax = std::fabs(x);
-  switch (k) {
-    case UnaryKind::kRelu:
-    case UnaryKind::kGeluErf:
-    case UnaryKind::kSilu: return ax;
-    case UnaryKind::kGeluTanh: {
-      const double inner = 0.79788456080286535588 * (x + 0.044715 * x * x * x), t = std::tanh(inner);
-      return ax * (1 + std::fabs(inner) * (1 - t * t) * (1 + 3 * 0.044715 * x * x));
-    }
-    case UnaryKind::kExp: return std::exp(x) * (1 + ax);
-  }
-  return 0;
-}
-
-double unary_grad_scale(UnaryKind k, double g, double x) {
-  const double ag = std::fabs(g), ax = std::fabs(x);
-  switch (k) {
-    case UnaryKind::kRelu: return ag;
-    case UnaryKind::kGeluErf: {
-      // cdf = 0.5 (1 + erf) sums terms of size 0.5 (1 + |erf|): for negative x it cancels
-      const double erf_v = std::erf(x * 0.70710678118654752440);
-      const double pdf = std::exp(-0.5 * x * x) * 0.39894228040143267794;
-      return ag * (0.5 * (1 + std::fabs(erf_v)) + ax * pdf * (1 + x * x));
-    }
-    case UnaryKind::kGeluTanh: {
-      const double kBeta = 0.79788456080286535588, kKappa = 0.044715;
-      const double inner = kBeta * (x + kKappa * x * x * x), t = std::tanh(inner);
-      return ag * (0.5 * (1 + std::fabs(t)) + 0.5 * ax * (1 + t * t) * kBeta * (1 + 3 * kKappa * x * x) * (1 + std::fabs(inner)));
-    }
-    case UnaryKind::kSilu: {
-      const double sg = 1 / (1 + std::exp(-x));
-      return ag * sg * (1 + ax * (1 - sg) * (1 + ax));
-    }
-    case UnaryKind::kExp: return ag * std::exp(x) * (1 + ax);
-  }
-  return 0;
 }
 
 double binary_scale(BinaryKind k, double a, double b) {
@@ -194,6 +114,7 @@ struct BroadcastReader {
   BroadcastReader(const HostTensor& tensor, const TensorLayout& out)
       : t(tensor), view(broadcast_to(tensor.layout(), out.rank, out.shape, "operand").value()) {}
   double operator()(std::int64_t i) const { return load_as_double(view.dtype, t.data(), offset_of(view, i)); }
+  std::int64_t int_at(std::int64_t i) const { return load_as_int64(view.dtype, t.data(), offset_of(view, i)); }
 };
 
 template <class Naive>
@@ -201,30 +122,69 @@ using NaiveType = std::conditional_t<Naive::value, float, double>;
 
 }  // namespace
 
-Expected<Result> unary(const UnaryDescriptor& d, const HostTensor& x) {
-  BroadcastReader rx(x, d.y);
-  const bool f64 = d.y.dtype == DType::kF64;
+namespace {
+
+// Refuses a kind on a dtype it does not accept (UnaryKindInfo), or a backward of a kind that
+// is not differentiable.
+Status check_unary(UnaryKind k, DType x, bool backward) {
+  const UnaryKindInfo& info = unary_kind_info(k);
+  const bool accepted = dtype_is_floating(x) ? info.floating
+                        : x == DType::kBool  ? info.boolean
+                                             : dtype_is_integer(x) && info.integer;
+  if (!accepted || (backward && (!info.differentiable || !dtype_is_floating(x))))
+    return Status(Code::kInvalidArgument, std::string("reference: unary kind ") + info.name + (backward ? " backward" : "") +
+                                              " does not accept dtype " + std::string(dtype_name(x)));
+  return Status::ok();
+}
+
+Expected<Result> unary_map(UnaryKind k, const UnaryParams& p, const TensorLayout& y, const HostTensor& x) {
+  const DType xt = x.layout().dtype;
+  BARACUDA_TRY(check_unary(k, xt, false));
+  BroadcastReader rx(x, y);
+  if (!dtype_is_floating(xt))  // integers and bool: exact, in integers
+    return map_result(
+        y, [&](std::int64_t i, auto) { return static_cast<double>(unary_int_value(k, rx.int_at(i), xt)); },
+        [](std::int64_t) { return 0.0; });
+  const bool f64 = xt == DType::kF64;
   return map_result(
-      d.y,
+      y,
       [&](std::int64_t i, auto naive) -> double {
-        if (naive && !f64) return unary_value<float>(d.kind, static_cast<float>(rx(i)));
-        return unary_value<double>(d.kind, rx(i));
+        if (naive && !f64) return unary_value<float>(k, static_cast<float>(rx(i)), p);
+        return unary_value<double>(k, rx(i), p);
       },
-      [&](std::int64_t i) { return unary_scale(d.kind, rx(i)); });
+      [&](std::int64_t i) { return unary_scale(k, rx(i), p); });
+}
+
+Expected<Result> unary_grad_map(UnaryKind k, const UnaryParams& p, const TensorLayout& grad_in, const HostTensor& g,
+                                const HostTensor& x) {
+  BARACUDA_TRY(check_unary(k, x.layout().dtype, true));
+  const bool f64 = grad_in.dtype == DType::kF64;
+  return map_result(
+      grad_in,
+      [&](std::int64_t i, auto naive) -> double {
+        const double gv = g.get(i), xv = x.get(i);
+        if (naive && !f64) return unary_grad<float>(k, static_cast<float>(gv), static_cast<float>(xv), p);
+        return unary_grad<double>(k, gv, xv, p);
+      },
+      [&](std::int64_t i) { return unary_grad_scale(k, g.get(i), x.get(i), p); });
+}
+
+}  // namespace
+
+Expected<Result> unary(const UnaryDescriptor& d, const HostTensor& x) {
+  return unary_map(d.kind, default_unary_params(d.kind, d.x.dtype), d.y, x);
+}
+
+Expected<Result> unary(const UnaryParamDescriptor& d, const HostTensor& x) {
+  return unary_map(d.kind, d.params, d.y, x);
 }
 
 Expected<Result> unary_backward(const UnaryBackwardDescriptor& d, const HostTensor& g, const HostTensor& x) {
-  const bool f64 = d.grad_in.dtype == DType::kF64;
-  return map_result(d.grad_in, [&](std::int64_t i, auto naive) -> double {
-    double gv = g.get(i), xv = x.get(i);
-    if (naive && !f64) {
-      float gf = static_cast<float>(gv), xf = static_cast<float>(xv);
-      if (d.kind == UnaryKind::kRelu) return xf <= 0.f ? 0.f : gf;
-      return gf * unary_derivative<float>(d.kind, xf);
-    }
-    if (d.kind == UnaryKind::kRelu) return xv <= 0.0 ? 0.0 : gv;  // NaN x passes grad (torch)
-    return gv * unary_derivative<double>(d.kind, xv);
-  }, [&](std::int64_t i) { return unary_grad_scale(d.kind, g.get(i), x.get(i)); });
+  return unary_grad_map(d.kind, default_unary_params(d.kind, d.x.dtype), d.grad_in, g, x);
+}
+
+Expected<Result> unary_backward(const UnaryParamBackwardDescriptor& d, const HostTensor& g, const HostTensor& x) {
+  return unary_grad_map(d.kind, d.params, d.grad_in, g, x);
 }
 
 Expected<Result> binary(const BinaryDescriptor& d, const HostTensor& a, const HostTensor& b) {

@@ -47,6 +47,19 @@ double load_as_double(DType t, const void* base, std::int64_t off) {
   }
 }
 
+std::int64_t load_as_int64(DType t, const void* base, std::int64_t off) {
+  switch (t) {
+    case DType::kI64: return read<std::int64_t>(base, off);
+    case DType::kI32: return read<std::int32_t>(base, off);
+    case DType::kI16: return read<std::int16_t>(base, off);
+    case DType::kI8: return read<std::int8_t>(base, off);
+    case DType::kU8: return read<std::uint8_t>(base, off);
+    case DType::kU32: return read<std::uint32_t>(base, off);
+    case DType::kBool: return read<std::uint8_t>(base, off) != 0;
+    default: return to_int<std::int64_t>(load_as_double(t, base, off));
+  }
+}
+
 void store_from_double(DType t, void* base, std::int64_t off, double v, Fp8Overflow mode) {
   // Narrow float formats round from float, as the kernels (and PyTorch) do: f64 -> f32 first.
   const float f = static_cast<float>(v);

@@ -9,6 +9,7 @@
 // Results come back as doubles in the output's logical row-major order.
 #pragma once
 
+#include <cstdint>
 #include <utility>
 #include <vector>
 
@@ -17,9 +18,24 @@
 
 namespace baracuda::reference {
 
-// Scalar math, templated on the evaluation type (float or double).
-template <class C> C unary_value(UnaryKind k, C x);
-template <class C> C unary_derivative(UnaryKind k, C x);  // f'(x)
+// Scalar math, templated on the evaluation type (float or double). The unary kinds follow
+// docs/semantics.md row by row; p holds the parametric kinds' scalars (UnaryParams; pass
+// default_unary_params(k, dtype) for PyTorch's defaults). Kinds without a floating form
+// (bitwise_not, popcount, clz) give NaN; predicates give 0 or 1.
+template <class C> C unary_value(UnaryKind k, C x, const UnaryParams& p);
+// PyTorch's backward formula: grad_in for grad_out g at the forward input x (0 for the
+// piecewise-constant kinds, NaN for the kinds that are not differentiable).
+template <class C> C unary_grad(UnaryKind k, C g, C x, const UnaryParams& p);
+// The integer kinds (neg, abs, sign, bitwise_not, popcount, clz, logical_not) on i64, i32,
+// i16, i8, u8 (and u32): two's complement, wrapping at t's width (abs(i8 -128) = -128,
+// neg(u8 1) = 255). On bool (x is 0 or 1) bitwise_not and logical_not give !x, the others
+// work on the 0/1 value and give a bool. Other kinds give 0.
+std::int64_t unary_int_value(UnaryKind k, std::int64_t x, DType t);
+// Special functions the standard library lacks (digamma(+-0) = -inf, poles NaN; trigamma's
+// poles +inf; erfinv(+-1) = +-inf). Double is accurate to a few ulp.
+template <class C> C digamma(C x);
+template <class C> C trigamma(C x);  // digamma'
+template <class C> C erfinv(C x);
 template <class C> C binary_value(BinaryKind k, C a, C b);
 template <class C> std::pair<C, C> binary_partials(BinaryKind k, C a, C b);  // d/da, d/db (times 1)
 template <class C> C binary_grad_a(BinaryKind k, C g, C a, C b);  // torch's formula for g * d/da
@@ -34,16 +50,24 @@ struct Result {
   std::vector<double> scale;
 };
 
-// Error scales of the map kinds (see Result::scale).
-double unary_scale(UnaryKind k, double x);
-double unary_grad_scale(UnaryKind k, double g, double x);
+// Error scales of the map kinds (see Result::scale): finite, 0 where x (or g) is not finite
+// and for the exact kinds (predicates, integers, piecewise-constant gradients).
+double unary_scale(UnaryKind k, double x, const UnaryParams& p);
+double unary_grad_scale(UnaryKind k, double g, double x, const UnaryParams& p);
 double binary_scale(BinaryKind k, double a, double b);
 
 // v rounded to dtype t (through f32 for the narrow formats, as the kernels store).
 double round_to(DType t, double v, Fp8Overflow mode = Fp8Overflow::kPyTorch);
 
+// Unary maps of every kind. Floating inputs: exact in double, naive in the compute type;
+// integer and bool inputs: in integers (exact == naive, i64 read exactly). The plain
+// descriptors use default_unary_params(d.kind, d.x.dtype). A kind that does not accept x's
+// dtype (or is not differentiable, for the backward) is a kInvalidArgument error.
 Expected<Result> unary(const UnaryDescriptor& d, const HostTensor& x);
+Expected<Result> unary(const UnaryParamDescriptor& d, const HostTensor& x);
 Expected<Result> unary_backward(const UnaryBackwardDescriptor& d, const HostTensor& grad_out, const HostTensor& x);
+Expected<Result> unary_backward(const UnaryParamBackwardDescriptor& d, const HostTensor& grad_out,
+                                const HostTensor& x);
 Expected<Result> binary(const BinaryDescriptor& d, const HostTensor& a, const HostTensor& b);
 struct BackwardResult {
   Result grad_a;  // empty when !compute_grad_a

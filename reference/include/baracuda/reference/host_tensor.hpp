@@ -16,6 +16,9 @@ namespace baracuda::reference {
 
 // Element value <-> double for every real dtype (f64, f32, f16, bf16, e4m3, e5m2, ints, bool).
 double load_as_double(DType t, const void* base, std::int64_t element_offset);
+// Integer and bool elements exactly (i64 beyond 2^53 too); other dtypes: the value
+// truncated toward zero, saturated to the int64 range (NaN: 0).
+std::int64_t load_as_int64(DType t, const void* base, std::int64_t element_offset);
 // Rounds to the dtype (nearest even; fp8 with `mode`) and stores.
 void store_from_double(DType t, void* base, std::int64_t element_offset, double v,
                        Fp8Overflow mode = Fp8Overflow::kPyTorch);
