@@ -14,28 +14,28 @@ constexpr double kPi = 3.14159265358979323846;
 // Below this the recurrences step x up by 1 (the asymptotic series' next term is < 1e-17 here).
 constexpr double kAsymptoticFrom = 12.0;
 
+// sum_k (-1)^(k+1) c_k r^k for k = 1..7, nested from the last term (Horner).
+template <class C>
+C alternating_series(C r, const double (&c)[7]) {
+  C acc = C(c[6]);
+  for (int i = 5; i >= 0; --i) acc = C(c[i]) - r * acc;
+  return r * acc;
+}
+
 // psi(x) ~ ln x - 1/(2x) - sum_k B_2k / (2k x^2k), x >= kAsymptoticFrom.
 template <class C>
 C digamma_asymptotic(C x) {
-  const C r = C(1) / (x * x);
-  // B_2k / 2k for k = 1..7: 1/12, -1/120, 1/252, -1/240, 1/132, -691/32760, 1/12
-  const C series =
-      r * (C(1.0 / 12) -
-           r * (C(1.0 / 120) -
-                r * (C(1.0 / 252) - r * (C(1.0 / 240) - r * (C(1.0 / 132) - r * (C(691.0 / 32760) - r * C(1.0 / 12)))))));
-  return std::log(x) - C(0.5) / x - series;
+  // |B_2k| / 2k for k = 1..7 (the Bernoulli numbers alternate in sign)
+  static constexpr double kTerms[7] = {1.0 / 12, 1.0 / 120, 1.0 / 252, 1.0 / 240, 1.0 / 132, 691.0 / 32760, 1.0 / 12};
+  return std::log(x) - C(0.5) / x - alternating_series(C(1) / (x * x), kTerms);
 }
 
 // psi'(x) ~ 1/x + 1/(2x^2) + sum_k B_2k / x^(2k+1), x >= kAsymptoticFrom.
 template <class C>
 C trigamma_asymptotic(C x) {
-  const C r = C(1) / (x * x);
-  // B_2k for k = 1..7: 1/6, -1/30, 1/42, -1/30, 5/66, -691/2730, 7/6
-  const C series =
-      r * (C(1.0 / 6) -
-           r * (C(1.0 / 30) -
-                r * (C(1.0 / 42) - r * (C(1.0 / 30) - r * (C(5.0 / 66) - r * (C(691.0 / 2730) - r * C(7.0 / 6)))))));
-  return (C(1) + C(0.5) / x + series) / x;
+  // |B_2k| for k = 1..7
+  static constexpr double kTerms[7] = {1.0 / 6, 1.0 / 30, 1.0 / 42, 1.0 / 30, 5.0 / 66, 691.0 / 2730, 7.0 / 6};
+  return (C(1) + C(0.5) / x + alternating_series(C(1) / (x * x), kTerms)) / x;
 }
 
 // tan(pi x) and sin(pi x) up to sign, from r = x - nearest integer (exact, |r| <= 1/2): the

@@ -32,7 +32,8 @@ template <class C> C unary_grad(UnaryKind k, C g, C x, const UnaryParams& p);
 // work on the 0/1 value and give a bool. Other kinds give 0.
 std::int64_t unary_int_value(UnaryKind k, std::int64_t x, DType t);
 // Special functions the standard library lacks (digamma(+-0) = -inf, poles NaN; trigamma's
-// poles +inf; erfinv(+-1) = +-inf). Double is accurate to a few ulp.
+// poles +inf; erfinv(+-1) = +-inf). In double: erfinv and trigamma within ~1 ulp, digamma
+// within ~3 ulp of max(|digamma|, 1) (its recurrence cancels near the roots).
 template <class C> C digamma(C x);
 template <class C> C trigamma(C x);  // digamma'
 template <class C> C erfinv(C x);
