@@ -69,7 +69,7 @@ C erfinv_initial(C a) {
 template <class C>
 C digamma(C x) {
   if (std::isnan(x)) return x;
-  if (x == C(0)) return -std::numeric_limits<C>::infinity();  // both zeros (docs/semantics.md)
+  if (x == C(0)) return std::copysign(std::numeric_limits<C>::infinity(), -x);  // torch: -inf at +0, +inf at -0
   if (x < C(0)) {
     if (x == std::trunc(x)) return std::numeric_limits<C>::quiet_NaN();  // poles, and -inf
     // Reflection psi(x) = psi(1 - x) - pi / tan(pi x)

@@ -136,7 +136,7 @@ C activation_value(UnaryKind k, C x, const UnaryParams& p) {
     case UnaryKind::kHardshrink: return (x >= -a && x <= a) ? C(0) : x;
     // x * 0 inside the band keeps NaN (torch)
     case UnaryKind::kSoftshrink: return x > a ? x - a : (x < -a ? x + a : x * C(0));
-    case UnaryKind::kStep: return x > C(0) ? C(1) : C(0);
+    case UnaryKind::kStep: return std::isnan(x) ? x : (x > C(0) ? C(1) : C(0));  // torch.heaviside(x, 0)
     case UnaryKind::kLogicalNot: return C(x == C(0));
     case UnaryKind::kIsnan: return C(std::isnan(x));
     case UnaryKind::kIsinf: return C(std::isinf(x));
@@ -270,9 +270,10 @@ C activation_grad(UnaryKind k, C g, C x, const UnaryParams& p) {
     case UnaryKind::kHardswish: return x < C(-3) ? C(0) : (x <= C(3) ? g * (x / C(3) + C(0.5)) : g);
     case UnaryKind::kHardsigmoid: return (x > C(-3) && x < C(3)) ? g / C(6) : C(0);
     case UnaryKind::kHardtanh: return (x <= a || x >= b) ? C(0) : g;
-    case UnaryKind::kSelu: return x > C(0) ? g * C(kSeluScale) : g * C(kSeluScale * kSeluAlpha) * std::exp(x);
-    case UnaryKind::kCelu: return x > C(0) ? g : g * std::exp(x / a);
-    case UnaryKind::kElu: return x > C(0) ? g : g * a * std::exp(x);
+    // torch tests x <= 0, so a NaN x passes the positive-side gradient
+    case UnaryKind::kSelu: return x <= C(0) ? g * C(kSeluScale * kSeluAlpha) * std::exp(x) : g * C(kSeluScale);
+    case UnaryKind::kCelu: return x <= C(0) ? g * std::exp(x / a) : g;
+    case UnaryKind::kElu: return x <= C(0) ? g * a * std::exp(x) : g;
     case UnaryKind::kLeakyRelu: return x > C(0) ? g : g * a;
     case UnaryKind::kHardshrink:
     case UnaryKind::kSoftshrink: return (x >= -a && x <= a) ? C(0) : g;

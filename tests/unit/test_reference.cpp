@@ -79,7 +79,7 @@ TEST(Reference, KnownUnaryValues) {
       {K::kErfinv, -1.0, -kInf}, {K::kErfinv, 1.5, kNaN}, {K::kErfinv, -0.0, -0.0},
       {K::kLgamma, 5.0, std::log(24.0)}, {K::kLgamma, 0.5, 0.5 * std::log(kPi)},
       {K::kLgamma, -0.5, std::log(2 * std::sqrt(kPi))}, {K::kLgamma, 0.0, kInf}, {K::kLgamma, -1.0, kInf},
-      {K::kLgamma, -2.0, kInf}, {K::kDigamma, 0.0, -kInf}, {K::kDigamma, -0.0, -kInf},
+      {K::kLgamma, -2.0, kInf}, {K::kDigamma, 0.0, -kInf}, {K::kDigamma, -0.0, kInf},
       {K::kDigamma, -1.0, kNaN}, {K::kDigamma, -3.0, kNaN}, {K::kDigamma, kInf, kInf},
       // activations with their default parameters
       {K::kRelu, -0.0, 0.0}, {K::kRelu6, 7.0, 6.0}, {K::kRelu6, 3.0, 3.0}, {K::kRelu6, kNaN, kNaN},
@@ -97,7 +97,7 @@ TEST(Reference, KnownUnaryValues) {
       {K::kLeakyRelu, -2.0, -0.02}, {K::kLeakyRelu, 3.0, 3.0}, {K::kHardshrink, 0.5, 0.0},
       {K::kHardshrink, 0.625, 0.625}, {K::kHardshrink, -0.625, -0.625}, {K::kHardshrink, kNaN, kNaN},
       {K::kSoftshrink, 0.75, 0.25}, {K::kSoftshrink, -0.75, -0.25}, {K::kSoftshrink, 0.25, 0.0},
-      {K::kSoftshrink, kNaN, kNaN}, {K::kStep, 0.0, 0.0}, {K::kStep, 1e-300, 1.0}, {K::kStep, -1.0, 0.0},
+      {K::kSoftshrink, kNaN, kNaN}, {K::kStep, kNaN, kNaN}, {K::kStep, 0.0, 0.0}, {K::kStep, 1e-300, 1.0}, {K::kStep, -1.0, 0.0},
       // predicates and nan_to_num (f64 defaults: the largest finite double)
       {K::kLogicalNot, 0.0, 1.0}, {K::kLogicalNot, -0.0, 1.0}, {K::kLogicalNot, kNaN, 0.0},
       {K::kLogicalNot, 2.0, 0.0}, {K::kIsnan, kNaN, 1.0}, {K::kIsnan, kInf, 0.0}, {K::kIsinf, -kInf, 1.0},

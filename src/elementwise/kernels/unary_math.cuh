@@ -78,8 +78,9 @@ template <class C> __device__ C digamma(C x) {
   C result = 0;
   if (x < C(0)) {
     if (x == floor_(x)) return nan<C>();
-    // psi(x) = psi(1 - x) - pi / tan(pi x); tan via the fractional part keeps accuracy
-    const C r = x - floor_(x);
+    // psi(x) = psi(1 - x) - pi / tan(pi x); tan(pi x) = tan(pi r) with r = x - rint(x) in
+    // [-1/2, 1/2], exact in floating point, so tiny |x| keeps its precision
+    const C r = x - rint_(x);
     result = -kPi / tan_(kPi * r);
     x = C(1) - x;
   }
@@ -100,8 +101,9 @@ template <class C> __device__ C digamma(C x) {
 template <class C> __device__ C trigamma(C x) {
   constexpr C kPi = C(3.14159265358979323846);
   C sign = 1, result = 0;
+  if (x <= C(0) && x == floor_(x)) return inf<C>();  // poles 0, -1, -2, ...
   if (x < C(0.5)) {
-    const C s = sin_(kPi * x);
+    const C s = sin_(kPi * (x - rint_(x)));  // sin^2(pi x) has period 1; the reduced argument is exact
     result = -kPi * kPi / (s * s);
     sign = -1;
     x = C(1) - x;
@@ -116,6 +118,21 @@ template <class C> __device__ C trigamma(C x) {
   return sign * (result + tail);
 }
 }  // namespace um
+
+// x ** e as torch computes a tensor to a scalar power: exponents 2, 3, 0.5, -0.5, -1 and -2
+// as multiplications, sqrt and rsqrt; otherwise pow (exact sign for negative bases with
+// integer exponents).
+template <class C>
+__device__ __forceinline__ C pow_scalar(C x, C e) {
+  using namespace um;
+  if (e == C(2)) return x * x;
+  if (e == C(3)) return x * x * x;
+  if (e == C(0.5)) return sqrt_(x);
+  if (e == C(-0.5)) return rsqrt_(x);
+  if (e == C(-1)) return C(1) / x;
+  if (e == C(-2)) return C(1) / (x * x);
+  return pow_(x, e);
+}
 
 template <UnaryKind K, class C>
 __device__ __forceinline__ C unary_fwd(C x, const UnaryScalars<C>& s) {
@@ -190,16 +207,8 @@ __device__ __forceinline__ C unary_fwd(C x, const UnaryScalars<C>& s) {
   else if constexpr (k == UnaryKind::kStep) return isnan_(x) ? x : (x > C(0) ? C(1) : C(0));
   else if constexpr (k == UnaryKind::kNanToNum) return isnan_(x) ? s.a : (x == inf<C>() ? s.b : (x == -inf<C>() ? s.c : x));
   else if constexpr (k == UnaryKind::kThreshold) return x <= s.a ? s.b : x;
-  else if constexpr (k == UnaryKind::kPow) {
-    const C e = s.a;
-    if (e == C(2)) return x * x;
-    if (e == C(3)) return x * x * x;
-    if (e == C(0.5)) return sqrt_(x);
-    if (e == C(-0.5)) return rsqrt_(x);
-    if (e == C(-1)) return C(1) / x;
-    if (e == C(-2)) return C(1) / (x * x);
-    return pow_(x, e);
-  } else {
+  else if constexpr (k == UnaryKind::kPow) return pow_scalar(x, s.a);
+  else {
     static_assert(k == UnaryKind::kNeg, "unary_fwd: kind without a floating kernel");
     return x;
   }
@@ -265,8 +274,9 @@ __device__ __forceinline__ C unary_grad(C g, C x, const UnaryScalars<C>& s) {
     return g * (t + x * sg * (C(1) - t * t));
   } else if constexpr (k == UnaryKind::kSigmoid) { const C sg = sigmoid(x); return g * sg * (C(1) - sg); }
   else if constexpr (k == UnaryKind::kLogit) {
-    if (s.a < C(0)) return (x < C(0) || x > C(1)) ? nan<C>() : g / (x * (C(1) - x));
-    return (x < s.a || x > C(1) - s.a) ? C(0) : g / (x * (C(1) - x));
+    if (s.a < C(0) ? (x < C(0) || x > C(1)) : (x < s.a || x > C(1) - s.a)) return s.a < C(0) ? nan<C>() : C(0);
+    if (x == C(0) || x == C(1)) return g * inf<C>();  // torch: g * inf at the ends (sign of g, not of -0)
+    return g / (x * (C(1) - x));
   } else if constexpr (k == UnaryKind::kSoftplus) {
     const C bx = x * s.a, z = exp_(bx);
     return bx > s.b ? g : g * z / (z + C(1));
@@ -277,16 +287,16 @@ __device__ __forceinline__ C unary_grad(C g, C x, const UnaryScalars<C>& s) {
   else if constexpr (k == UnaryKind::kHardtanh) return (x <= s.a || x >= s.b) ? C(0) : g;
   else if constexpr (k == UnaryKind::kSelu) {
     constexpr C kAlpha = C(1.6732632423543772848170429916717), kScale = C(1.0507009873554804934193349852946);
-    return x > C(0) ? g * kScale : g * kScale * kAlpha * exp_(x);
-  } else if constexpr (k == UnaryKind::kCelu) return x > C(0) ? g : g * exp_(x / s.a);
-  else if constexpr (k == UnaryKind::kElu) return x > C(0) ? g : g * s.a * exp_(x);
+    return x <= C(0) ? g * kScale * kAlpha * exp_(x) : g * kScale;  // torch tests x <= 0: NaN x passes g * scale
+  } else if constexpr (k == UnaryKind::kCelu) return x <= C(0) ? g * exp_(x / s.a) : g;
+  else if constexpr (k == UnaryKind::kElu) return x <= C(0) ? g * s.a * exp_(x) : g;
   else if constexpr (k == UnaryKind::kLeakyRelu) return x > C(0) ? g : g * s.a;
   else if constexpr (k == UnaryKind::kHardshrink || k == UnaryKind::kSoftshrink) return (x >= -s.a && x <= s.a) ? C(0) : g;
   else if constexpr (k == UnaryKind::kNanToNum) return (isnan_(x) || fabs_(x) == inf<C>()) ? C(0) : g;
   else if constexpr (k == UnaryKind::kThreshold) return x <= s.a ? C(0) : g;
   else if constexpr (k == UnaryKind::kPow) {
     const C e = s.a;
-    return e == C(0) ? C(0) : g * e * pow_(x, e - C(1));
+    return e == C(0) ? C(0) : g * e * pow_scalar(x, e - C(1));  // torch: self.pow(e - 1)
   } else {
     static_assert(k == UnaryKind::kNeg, "unary_grad: kind without a floating kernel");
     return g;
