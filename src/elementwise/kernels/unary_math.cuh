@@ -101,6 +101,7 @@ template <class C> __device__ C digamma(C x) {
 template <class C> __device__ C trigamma(C x) {
   constexpr C kPi = C(3.14159265358979323846);
   C sign = 1, result = 0;
+  if (x == -inf<C>()) return nan<C>();
   if (x <= C(0) && x == floor_(x)) return inf<C>();  // poles 0, -1, -2, ...
   if (x < C(0.5)) {
     const C s = sin_(kPi * (x - rint_(x)));  // sin^2(pi x) has period 1; the reduced argument is exact
@@ -108,13 +109,16 @@ template <class C> __device__ C trigamma(C x) {
     sign = -1;
     x = C(1) - x;
   }
-  const C lim = is_f32<C>() ? C(6) : C(10);
+  // the series below, cut after 5/(66 x^11), is good to ~1e-9 relative from 6 (float) and
+  // ~1e-17 from 20 (double)
+  const C lim = is_f32<C>() ? C(6) : C(20);
   while (x < lim) {
     result += C(1) / (x * x);
     x += C(1);
   }
   const C z = C(1) / (x * x);
-  const C tail = (C(1) + C(0.5) / x + z * (C(1.0 / 6) - z * (C(1.0 / 30) - z * (C(1.0 / 42) - z * C(1.0 / 30))))) / x;
+  const C tail =
+      (C(1) + C(0.5) / x + z * (C(1.0 / 6) - z * (C(1.0 / 30) - z * (C(1.0 / 42) - z * (C(1.0 / 30) - z * C(5.0 / 66)))))) / x;
   return sign * (result + tail);
 }
 }  // namespace um
@@ -193,8 +197,9 @@ __device__ __forceinline__ C unary_fwd(C x, const UnaryScalars<C>& s) {
     return bx > s.b ? x : log1p_(exp_(bx)) / s.a;
   } else if constexpr (k == UnaryKind::kSoftsign) return x / (C(1) + fabs_(x));
   else if constexpr (k == UnaryKind::kTanhshrink) return x - tanh_(x);
-  else if constexpr (k == UnaryKind::kHardswish) return x * clamp(x + C(3), C(0), C(6)) / C(6);
-  else if constexpr (k == UnaryKind::kHardsigmoid) return clamp(x + C(3), C(0), C(6)) / C(6);
+  // torch multiplies by 1/6 (a division here halved the bf16 throughput)
+  else if constexpr (k == UnaryKind::kHardswish) return x * clamp(x + C(3), C(0), C(6)) * C(1.0 / 6);
+  else if constexpr (k == UnaryKind::kHardsigmoid) return clamp(x + C(3), C(0), C(6)) * C(1.0 / 6);
   else if constexpr (k == UnaryKind::kHardtanh) return clamp(x, s.a, s.b);
   else if constexpr (k == UnaryKind::kSelu) {
     constexpr C kAlpha = C(1.6732632423543772848170429916717), kScale = C(1.0507009873554804934193349852946);
@@ -283,7 +288,7 @@ __device__ __forceinline__ C unary_grad(C g, C x, const UnaryScalars<C>& s) {
   } else if constexpr (k == UnaryKind::kSoftsign) { const C d = C(1) + fabs_(x); return g / (d * d); }
   else if constexpr (k == UnaryKind::kTanhshrink) { const C t = tanh_(x); return g * t * t; }
   else if constexpr (k == UnaryKind::kHardswish) return x < C(-3) ? C(0) : (x <= C(3) ? g * (x / C(3) + C(0.5)) : g);
-  else if constexpr (k == UnaryKind::kHardsigmoid) return (x > C(-3) && x < C(3)) ? g / C(6) : C(0);
+  else if constexpr (k == UnaryKind::kHardsigmoid) return (x > C(-3) && x < C(3)) ? g * C(1.0 / 6) : C(0);
   else if constexpr (k == UnaryKind::kHardtanh) return (x <= s.a || x >= s.b) ? C(0) : g;
   else if constexpr (k == UnaryKind::kSelu) {
     constexpr C kAlpha = C(1.6732632423543772848170429916717), kScale = C(1.0507009873554804934193349852946);

@@ -1,0 +1,114 @@
+// Playground (not built by CMake): the last fraction of a percent on bf16 add at the copy
+// ceiling. Variants of one kernel shape (128 threads, one 16-byte vector per input per
+// thread, as torch's vectorized_elementwise_kernel<8>) that differ in index width, load
+// flavour and tail handling; timed back-to-back, interleaved over rounds, against the
+// library kernel. Build: nvcc -std=c++20 -O3 -gencode=arch=compute_90a,code=sm_90a
+//   -I../../include -I../../src --expt-relaxed-constexpr add_variants.cu -o add_variants
+#include <cuda_bf16.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "elementwise/kernels/map.cuh"
+#include "elementwise/kernels/ops.cuh"
+
+using namespace baracuda;
+using B = __nv_bfloat16;
+
+__device__ __forceinline__ uint4 add8(uint4 a, uint4 b) {
+  uint4 r;
+  const __nv_bfloat162* pa = reinterpret_cast<const __nv_bfloat162*>(&a);
+  const __nv_bfloat162* pb = reinterpret_cast<const __nv_bfloat162*>(&b);
+  __nv_bfloat162* pr = reinterpret_cast<__nv_bfloat162*>(&r);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    float2 fa = __bfloat1622float2(pa[i]), fb = __bfloat1622float2(pb[i]);
+    pr[i] = __floats2bfloat162_rn(fa.x + fb.x, fa.y + fb.y);
+  }
+  return r;
+}
+
+enum LoadKind { kPlain, kLdg, kNoAlloc };
+template <LoadKind L>
+__device__ __forceinline__ uint4 ld(const uint4* p) {
+  if constexpr (L == kLdg) return __ldg(p);
+  else if constexpr (L == kNoAlloc) {
+    uint4 r;
+    asm volatile("ld.global.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
+    return r;
+  } else return *p;
+}
+
+// 32-bit vector index, no tail (n a multiple of 8 * blockDim), V vectors per thread.
+template <LoadKind L, int V>
+__global__ void __launch_bounds__(128) add_raw(const uint4* __restrict__ a, const uint4* __restrict__ b, uint4* __restrict__ o) {
+  const unsigned base = blockIdx.x * (128u * V) + threadIdx.x;
+  uint4 x[V], y[V];
+#pragma unroll
+  for (int v = 0; v < V; ++v) x[v] = ld<L>(a + base + v * 128), y[v] = ld<L>(b + base + v * 128);
+#pragma unroll
+  for (int v = 0; v < V; ++v) o[base + v * 128] = add8(x[v], y[v]);
+}
+
+struct Variant {
+  std::string name;
+  std::function<void(int)> launch;
+  std::vector<float> med;
+};
+
+int main() {
+  const int64_t n = 16384LL * 8192;
+  const int kSets = 4;
+  std::vector<elementwise::MapParams> sets(kSets);
+  for (auto& p : sets) {
+    p.numel = n;
+    p.path = elementwise::MapPath::kVecContig;
+    for (void** q : {(void**)&p.in[0], (void**)&p.in[1], (void**)&p.out[0]}) {
+      cudaMalloc(q, n * 2);
+      cudaMemset(*q, 0x3C, n * 2);
+    }
+  }
+  auto A = [&](int s) { return static_cast<const uint4*>(sets[s].in[0]); };
+  auto Bp = [&](int s) { return static_cast<const uint4*>(sets[s].in[1]); };
+  auto O = [&](int s) { return static_cast<uint4*>(sets[s].out[0]); };
+  const unsigned vecs = static_cast<unsigned>(n / 8);
+  std::vector<Variant> v;
+  v.push_back({"library", [&](int s) { (void)kernels::launch_map_contig<B, B>(kernels::BinaryOp<BinaryKind::kAdd>{}, sets[s], 0); }});
+  v.push_back({"raw i32 plain", [&](int s) { add_raw<kPlain, 1><<<vecs / 128, 128>>>(A(s), Bp(s), O(s)); }});
+  v.push_back({"raw i32 ldg", [&](int s) { add_raw<kLdg, 1><<<vecs / 128, 128>>>(A(s), Bp(s), O(s)); }});
+  v.push_back({"raw i32 no_allocate", [&](int s) { add_raw<kNoAlloc, 1><<<vecs / 128, 128>>>(A(s), Bp(s), O(s)); }});
+  v.push_back({"raw i32 plain x2", [&](int s) { add_raw<kPlain, 2><<<vecs / 256, 128>>>(A(s), Bp(s), O(s)); }});
+  v.push_back({"copy d2d", [&](int s) { cudaMemcpyAsync(sets[s].out[0], sets[s].in[0], n * 2, cudaMemcpyDeviceToDevice); }});
+  std::vector<cudaEvent_t> ev(41);
+  for (auto& e : ev) cudaEventCreate(&e);
+  for (int round = 0; round < 5; ++round)
+    for (auto& var : v) {
+      for (int r = 0; r < 8; ++r) var.launch(r % kSets);
+      cudaEventRecord(ev[0]);
+      for (int r = 0; r < 40; ++r) {
+        var.launch(r % kSets);
+        cudaEventRecord(ev[r + 1]);
+      }
+      cudaEventSynchronize(ev[40]);
+      std::vector<float> ms;
+      for (int r = 0; r < 40; ++r) {
+        float t;
+        cudaEventElapsedTime(&t, ev[r], ev[r + 1]);
+        ms.push_back(t);
+      }
+      std::sort(ms.begin(), ms.end());
+      var.med.push_back(ms[20]);
+    }
+  for (auto& var : v) {
+    std::sort(var.med.begin(), var.med.end());
+    const float m = var.med[var.med.size() / 2];
+    printf("%-24s %8.4f ms %8.1f GB/s (rounds %.4f..%.4f)\n", var.name.c_str(), m, (var.name == "copy d2d" ? 4.0 : 6.0) * n / m / 1e6,
+           var.med.front(), var.med.back());
+  }
+  cudaError_t e = cudaDeviceSynchronize();
+  printf("status: %s\n", cudaGetErrorString(e));
+  return e == cudaSuccess ? 0 : 1;
+}
