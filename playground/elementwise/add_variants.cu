@@ -59,18 +59,34 @@ struct Variant {
   std::vector<float> med;
 };
 
-int main() {
+int main(int argc, char** argv) {
   const int64_t n = 16384LL * 8192;
   const int kSets = 4;
+  // Buffer placement (argv[1]): "set" allocates a, b, out per set; "grouped" all a's, then
+  // all b's, then all outputs (torch's order in torch_config.py); "slab" one allocation
+  // with the 12 buffers back to back in grouped order.
+  const std::string order = argc > 1 ? argv[1] : "set";
   std::vector<elementwise::MapParams> sets(kSets);
-  for (auto& p : sets) {
-    p.numel = n;
-    p.path = elementwise::MapPath::kVecContig;
-    for (void** q : {(void**)&p.in[0], (void**)&p.in[1], (void**)&p.out[0]}) {
-      cudaMalloc(q, n * 2);
-      cudaMemset(*q, 0x3C, n * 2);
-    }
+  auto alloc = [&](void** q) {
+    cudaMalloc(q, n * 2);
+    cudaMemset(*q, 0x3C, n * 2);
+  };
+  char* slab = nullptr;
+  if (order == "slab") {
+    cudaMalloc(&slab, 3 * kSets * n * 2);
+    cudaMemset(slab, 0x3C, 3 * kSets * n * 2);
   }
+  for (int role = 0; role < 3; ++role)
+    for (int s = 0; s < kSets; ++s) {
+      auto& p = sets[s];
+      p.numel = n;
+      p.path = elementwise::MapPath::kVecContig;
+      void** q = role == 0 ? (void**)&p.in[0] : role == 1 ? (void**)&p.in[1] : (void**)&p.out[0];
+      if (order == "slab") *q = slab + (role * kSets + s) * n * 2;
+      else if (order == "grouped") alloc(q);
+      else if (role == 0) alloc((void**)&p.in[0]), alloc((void**)&p.in[1]), alloc((void**)&p.out[0]);
+    }
+  printf("placement: %s\n", order.c_str());
   auto A = [&](int s) { return static_cast<const uint4*>(sets[s].in[0]); };
   auto Bp = [&](int s) { return static_cast<const uint4*>(sets[s].in[1]); };
   auto O = [&](int s) { return static_cast<uint4*>(sets[s].out[0]); };
