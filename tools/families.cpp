@@ -283,9 +283,12 @@ std::vector<CheckRow> check_binary(const Stream& s, DType t, std::mt19937_64& rn
 // Every comparison (isclose with torch's defaults and with loose tolerances) on dtype t.
 std::vector<CheckRow> check_binary_cmp(const Stream& s, DType t, std::mt19937_64& rng) {
   std::vector<CheckRow> rows;
-  std::vector<BinaryCmpDescriptor> kinds;
-  for (int k = 0; k < kNumBinaryCmpKinds; ++k) kinds.push_back({static_cast<BinaryCmpKind>(k)});
-  kinds.push_back({BinaryCmpKind::kIsclose, 0.25, 0.5, true});
+  std::vector<BinaryCmpDescriptor> kinds(kNumBinaryCmpKinds + 1);
+  for (int k = 0; k < kNumBinaryCmpKinds; ++k) kinds[static_cast<std::size_t>(k)].kind = static_cast<BinaryCmpKind>(k);
+  kinds.back().kind = BinaryCmpKind::kIsclose;  // loose tolerances, NaN close to NaN
+  kinds.back().rtol = 0.25;
+  kinds.back().atol = 0.5;
+  kinds.back().equal_nan = true;
   for (const auto& proto : kinds)
     for (const auto& l : check_layouts(t, DType::kBool)) {
       BinaryCmpDescriptor d = proto;

@@ -242,7 +242,8 @@ __device__ __forceinline__ T binary_int(T a, T b) {
         }
       }
       const T q = static_cast<T>(a / b), r = static_cast<T>(a % b);
-      const bool opposite = r != T(0) && ((r < T(0)) != (b < T(0)));
+      bool opposite = false;  // the remainder's sign differs from b's (never for unsigned)
+      if constexpr (std::is_signed_v<T>) opposite = r != T(0) && ((r < T(0)) != (b < T(0)));
       if constexpr (K == BK::kDivTrunc) return q;
       else if constexpr (K == BK::kDivFloor) return opposite ? static_cast<T>(q - 1) : q;
       else if constexpr (K == BK::kFmod) return r;

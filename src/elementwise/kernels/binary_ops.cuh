@@ -16,7 +16,9 @@ constexpr bool binary_is_light(BinaryKind k) {
   switch (k) {
     case BinaryKind::kAdd: case BinaryKind::kSub: case BinaryKind::kMul: case BinaryKind::kDiv:
     case BinaryKind::kCopysign: case BinaryKind::kFmin: case BinaryKind::kFmax: case BinaryKind::kMaximum:
-    case BinaryKind::kMinimum: return true;
+    case BinaryKind::kMinimum:
+    case BinaryKind::kHypot:  // 32 bytes in flight spill registers (f16 / bf16)
+      return true;
     default: return false;
   }
 }
