@@ -67,16 +67,6 @@ C logical_value(BinaryKind k, C a, C b) {
   return C(x != y);
 }
 
-// v reduced to t's width: two's complement wrap, sign-extended for the signed dtypes.
-std::int64_t wrap(DType t, std::uint64_t v) {
-  const int bits = dtype_bits(t);
-  if (bits >= 64) return static_cast<std::int64_t>(v);
-  const std::uint64_t mask = (std::uint64_t{1} << bits) - 1;
-  v &= mask;
-  if (dtype_info(t).is_signed && ((v >> (bits - 1)) & 1)) v |= ~mask;
-  return static_cast<std::int64_t>(v);
-}
-
 }  // namespace
 
 // ------------------------------------------------------------------ floating kinds
@@ -225,25 +215,25 @@ std::int64_t binary_int_value(BinaryKind k, std::int64_t a, std::int64_t b, DTyp
     if (k == K::kBitwiseXor) return x != y;
     return 0;
   }
-  a = wrap(t, static_cast<std::uint64_t>(a));
-  b = wrap(t, static_cast<std::uint64_t>(b));
+  a = wrap_to(t, static_cast<std::uint64_t>(a));
+  b = wrap_to(t, static_cast<std::uint64_t>(b));
   const auto ua = static_cast<std::uint64_t>(a), ub = static_cast<std::uint64_t>(b);
   const int bits = dtype_bits(t);
   const bool is_signed = dtype_info(t).is_signed;
   switch (k) {
-    case K::kAdd: return wrap(t, ua + ub);
-    case K::kSub: return wrap(t, ua - ub);
-    case K::kMul: return wrap(t, ua * ub);
+    case K::kAdd: return wrap_to(t, ua + ub);
+    case K::kSub: return wrap_to(t, ua - ub);
+    case K::kMul: return wrap_to(t, ua * ub);
     case K::kMaximum: return a > b ? a : b;
     case K::kMinimum: return a < b ? a : b;
-    case K::kBitwiseAnd: return wrap(t, ua & ub);
-    case K::kBitwiseOr: return wrap(t, ua | ub);
-    case K::kBitwiseXor: return wrap(t, ua ^ ub);
+    case K::kBitwiseAnd: return wrap_to(t, ua & ub);
+    case K::kBitwiseOr: return wrap_to(t, ua | ub);
+    case K::kBitwiseXor: return wrap_to(t, ua ^ ub);
     case K::kShiftLeft:
     case K::kShiftRight: {
       // the count as torch reads it: b in t's signed type (u8 128..255 count as negative)
-      const std::int64_t count = is_signed ? b : wrap(DType::kI8, ub);
-      if (k == K::kShiftLeft) return (count < 0 || count >= bits) ? 0 : wrap(t, ua << count);
+      const std::int64_t count = is_signed ? b : wrap_to(DType::kI8, ub);
+      if (k == K::kShiftLeft) return (count < 0 || count >= bits) ? 0 : wrap_to(t, ua << count);
       const int max_shift = bits - (is_signed ? 1 : 0);
       if (count < 0 || count >= max_shift) return max_shift >= 64 ? (a < 0 ? -1 : 0) : a >> max_shift;
       return a >> count;
@@ -253,7 +243,7 @@ std::int64_t binary_int_value(BinaryKind k, std::int64_t a, std::int64_t b, DTyp
     case K::kFmod:
     case K::kRemainder: {
       if (b == 0) return 0;
-      if (is_signed && b == -1) return (k == K::kFmod || k == K::kRemainder) ? 0 : wrap(t, std::uint64_t{0} - ua);
+      if (is_signed && b == -1) return (k == K::kFmod || k == K::kRemainder) ? 0 : wrap_to(t, std::uint64_t{0} - ua);
       const std::int64_t q = a / b, r = a % b;
       const bool opposite = r != 0 && ((r < 0) != (b < 0));
       if (k == K::kDivTrunc) return q;

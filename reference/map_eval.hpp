@@ -1,5 +1,6 @@
 // Internal to baracuda::reference: evaluating a map op element by element (exact, naive
-// and scale per output element) and reading broadcast operands in the output's order.
+// and scale per output element), reading broadcast operands in the output's order, and
+// wrapping integers to a dtype's width.
 #pragma once
 
 #include <algorithm>
@@ -51,6 +52,16 @@ struct BroadcastReader {
   double operator()(std::int64_t i) const { return load_as_double(view.dtype, t.data(), offset_of(view, i)); }
   std::int64_t int_at(std::int64_t i) const { return load_as_int64(view.dtype, t.data(), offset_of(view, i)); }
 };
+
+// v reduced to t's width: two's complement wrap, sign-extended for the signed dtypes.
+inline std::int64_t wrap_to(DType t, std::uint64_t v) {
+  const int bits = dtype_bits(t);
+  if (bits >= 64) return static_cast<std::int64_t>(v);
+  const std::uint64_t mask = (std::uint64_t{1} << bits) - 1;
+  v &= mask;
+  if (dtype_info(t).is_signed && ((v >> (bits - 1)) & 1)) v |= ~mask;
+  return static_cast<std::int64_t>(v);
+}
 
 template <class Naive>
 using NaiveType = std::conditional_t<Naive::value, float, double>;

@@ -79,9 +79,6 @@ Status check_kind(BinaryKind k) {
 }
 
 bool is_floating(DType t) { return t == DType::kF64 || t == DType::kF32 || t == DType::kF16 || t == DType::kBF16; }
-bool is_integer(DType t) {
-  return t == DType::kI64 || t == DType::kI32 || t == DType::kI16 || t == DType::kI8 || t == DType::kU8;
-}
 
 KernelSku binary_sku(DType t, DType out, Direction dir) {
   KernelSku s;
@@ -94,23 +91,13 @@ KernelSku binary_sku(DType t, DType out, Direction dir) {
 }
 KernelSku binary_sku(DType t, Direction dir) { return binary_sku(t, t, dir); }
 
-std::string dtype_list(const BinaryKindInfo& info) {
-  std::string s;
-  auto add = [&](const char* t) { s += s.empty() ? t : std::string(", ") + t; };
-  if (info.floating) add("f64, f32, f16, bf16");
-  if (info.integer) add("i64, i32, i16, i8, u8");
-  if (info.boolean) add("bool");
-  return s;
-}
-
 // a's dtype must be one the kind runs on; out's is a's, or bool for the logical kinds.
 Status check_kind_dtypes(BinaryKind k, const TensorLayout& a, const TensorLayout& out) {
   const BinaryKindInfo& info = binary_kind_info(k);
   const DType t = a.dtype;
-  const bool ok = (is_floating(t) && info.floating) || (is_integer(t) && info.integer) || (t == DType::kBool && info.boolean);
-  if (!ok)
+  if (!dtype_in_classes(t, info.floating, info.integer, info.boolean))
     return Status(Code::kInvalidArgument, "a.dtype = " + std::string(dtype_name(t)) + " is not supported by binary kind " +
-                                              info.name + " (" + dtype_list(info) + ")");
+                                              info.name + " (" + dtype_class_list(info.floating, info.integer, info.boolean) + ")");
   const DType want = info.to_bool ? DType::kBool : t;
   if (out.dtype != want)
     return Status(Code::kInvalidArgument, "out.dtype = " + std::string(dtype_name(out.dtype)) + " must be " +

@@ -581,30 +581,8 @@ TEST(ElementwiseGraph, CapturedRunReplaysWithNewInputs) {
 }
 
 // ------------------------------------------------------------------------------- refusals
-// Bad args are refused before any launch and the output stays byte-for-byte untouched.
-class Untouched {
- public:
-  Untouched(const TensorLayout& l) : host_(l), dev_(host_, test_stream()) { dev_.poison(0x5A, test_stream()); }
-  void* data() const { return dev_.data(); }
-  ::testing::AssertionResult check() {
-    auto r = dev_.download(host_, test_stream());
-    if (!r) return r;
-    const auto* p = reinterpret_cast<const unsigned char*>(host_.storage());
-    for (std::size_t i = 0; i < host_.storage_bytes(); ++i)
-      if (p[i] != 0x5A) return ::testing::AssertionFailure() << "output byte " << i << " was written";
-    return ::testing::AssertionSuccess();
-  }
-
- private:
-  HostTensor host_;
-  DeviceTensor dev_;
-};
-
-void expect_refused(const Status& st, Code code, const std::string& needle) {
-  EXPECT_EQ(st.code(), code) << st.to_string();
-  EXPECT_NE(st.message().find(needle), std::string::npos) << st.message();
-}
-
+// Bad args are refused before any launch and the output stays byte-for-byte untouched
+// (Untouched, expect_refused: gpu_harness.hpp).
 TEST(ElementwiseRefusals, RunChecksArgsBeforeLaunch) {
   BARACUDA_REQUIRE_GPU();
   auto l = TensorLayout::contiguous(DType::kF32, {64, 64});
