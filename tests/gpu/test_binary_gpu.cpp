@@ -1,7 +1,8 @@
 // GPU tests of the binary plans against baracuda::reference, every SKU that accepts a case
 // forced in turn, outputs poisoned, guard bytes checked:
-//   BinaryKindGpu        every floating kind x f64/f32/f16/bf16 (add, sub, mul, div also
-//                        run the full layout list in test_elementwise_gpu.cpp)
+//   BinaryKindGpu        every floating kind x f64/f32/f16/bf16; add, sub, mul and div on
+//                        the full layout list (edge shapes, > L2, rank 4), the others on
+//                        the short one
 //   BinaryBackwardKindGpu  every differentiable kind, map and broadcast-reduction paths
 //   BinaryIntGpu         integer kinds x i64/i32/i16/i8/u8 (+ bitwise on bool), exact
 //   BinaryLogicalGpu     logical and / or / xor on every dtype -> bool, exact
@@ -58,6 +59,40 @@ std::vector<Case> binary_cases(DType t, DType o) {
   return cs;
 }
 
+// The full list (the arithmetic kinds): edge shapes (0, 1, primes, > L2), every broadcast
+// pattern, rank 4, zero rows, and a > L2 bias add.
+std::vector<Case> binary_full_cases(DType t) {
+  std::vector<std::vector<std::int64_t>> shapes = {{0}, {1}, {7}, {1009}, {4097}, {33, 129}, {3, 5, 7, 11}, {257, 1031}};
+  if (t == DType::kBF16 || t == DType::kF32) shapes.push_back({8192, 4099});  // > L2
+  std::vector<Case> cs;
+  for (const auto& s : shapes) {
+    auto l = TensorLayout::contiguous(t, s);
+    std::string n = "contig[";
+    for (auto d : s) n += std::to_string(d) + ",";
+    cs.push_back({n + "]", l, l, l});
+  }
+  cs.push_back({"bias_row", contig(t, {257, 1031}), contig(t, {1031}), contig(t, {257, 1031})});
+  cs.push_back({"bias_row_vec", contig(t, {257, 1024}), contig(t, {1024}), contig(t, {257, 1024})});
+  cs.push_back({"padded_rows", strided(t, {33, 128}, {144, 1}), contig(t, {1, 128}), strided(t, {33, 128}, {136, 1})});
+  cs.push_back({"bias_col", contig(t, {257, 1031}), contig(t, {257, 1}), contig(t, {257, 1031})});
+  cs.push_back({"outer", contig(t, {257, 1}), contig(t, {1, 1031}), contig(t, {257, 1031})});
+  cs.push_back({"rank4_broadcast", contig(t, {3, 1, 7, 1}), contig(t, {5, 1, 11}), contig(t, {3, 5, 7, 11})});
+  cs.push_back({"scalar_b", contig(t, {33, 129}), contig(t, {}), contig(t, {33, 129})});
+  cs.push_back({"transposed_a", strided(t, {33, 129}, {1, 33}), contig(t, {33, 129}), contig(t, {33, 129})});
+  cs.push_back({"negative_b", contig(t, {33, 129}), strided(t, {33, 129}, {129, -1}), contig(t, {33, 129})});
+  cs.push_back({"transposed_out", contig(t, {33, 129}), contig(t, {33, 129}), strided(t, {33, 129}, {1, 33})});
+  cs.push_back({"zero_rows", contig(t, {0, 5}), contig(t, {5}), contig(t, {0, 5})});
+  cs.push_back({"in_place", contig(t, {257, 1031}), contig(t, {257, 1031}), contig(t, {257, 1031}), true});
+  if (t == DType::kBF16) cs.push_back({"bias_large", contig(t, {8192, 4099}), contig(t, {4099}), contig(t, {8192, 4099})});
+  return cs;
+}
+
+bool arithmetic(BinaryKind k) {
+  return k == BinaryKind::kAdd || k == BinaryKind::kSub || k == BinaryKind::kMul || k == BinaryKind::kDiv;
+}
+// add, sub, mul and div run the full list, the other kinds the short one.
+std::vector<Case> float_cases(BinaryKind k, DType t) { return arithmetic(k) ? binary_full_cases(t) : binary_cases(t, t); }
+
 const DType kFloatTypes[] = {DType::kF64, DType::kF32, DType::kF16, DType::kBF16};
 const DType kIntTypes[] = {DType::kI64, DType::kI32, DType::kI16, DType::kI8, DType::kU8};
 const DType kAllTypes[] = {DType::kF64, DType::kF32, DType::kF16, DType::kBF16, DType::kI64,
@@ -71,7 +106,6 @@ std::vector<K> kinds_where(bool (*pred)(const BinaryKindInfo&)) {
     if (pred(binary_kind_info(static_cast<K>(k)))) ks.push_back(static_cast<K>(k));
   return ks;
 }
-bool arithmetic(K k) { return k == K::kAdd || k == K::kSub || k == K::kMul || k == K::kDiv; }
 
 // Runs a BinaryPlan / BinaryCmpPlan case (BinaryArgs) under every SKU.
 template <class PlanT>
@@ -103,7 +137,7 @@ TEST_P(BinaryKindGpu, EveryLayoutEverySku) {
   BARACUDA_REQUIRE_GPU();
   auto [kind, t] = GetParam();
   const auto r = reference::binary_input_ranges(kind, false);
-  for (const auto& c : binary_cases(t, t)) {
+  for (const auto& c : float_cases(kind, t)) {
     SCOPED_TRACE(c.name);
     BinaryDescriptor d{kind, c.a, c.b, c.out};
     HostTensor ha(c.a), hb(c.b);
@@ -119,10 +153,7 @@ std::string kind_dtype_name(K k, DType t) { return std::string(binary_kind_name(
 
 INSTANTIATE_TEST_SUITE_P(
     Kinds, BinaryKindGpu,
-    ::testing::Combine(::testing::ValuesIn(kinds_where([](const BinaryKindInfo& i) {
-                         return i.floating && !i.to_bool && std::string(i.name) != "add" && std::string(i.name) != "sub" &&
-                                std::string(i.name) != "mul" && std::string(i.name) != "div";
-                       })),
+    ::testing::Combine(::testing::ValuesIn(kinds_where([](const BinaryKindInfo& i) { return i.floating && !i.to_bool; })),
                        ::testing::ValuesIn(kFloatTypes)),
     [](const auto& info) { return kind_dtype_name(std::get<0>(info.param), std::get<1>(info.param)); });
 
@@ -133,8 +164,8 @@ TEST_P(BinaryBackwardKindGpu, MapAndReduceEverySku) {
   BARACUDA_REQUIRE_GPU();
   auto [kind, t] = GetParam();
   const auto r = reference::binary_input_ranges(kind, true);
-  for (const auto& c : binary_cases(t, t)) {
-    if (c.out.numel() > 0 && c.name.rfind("contig1", 0) == 0) continue;  // 1-D cases: covered by contig2
+  for (const auto& c : float_cases(kind, t)) {
+    if (!arithmetic(kind) && c.out.numel() > 0 && c.name.rfind("contig1", 0) == 0) continue;  // 1-D: as contig2
     for (int which : {2, 0, 1}) {
       SCOPED_TRACE(c.name + " which=" + std::to_string(which));
       auto ga_l = TensorLayout::contiguous(t, c.a.shape_span());
@@ -178,10 +209,7 @@ TEST_P(BinaryBackwardKindGpu, MapAndReduceEverySku) {
 
 INSTANTIATE_TEST_SUITE_P(
     Kinds, BinaryBackwardKindGpu,
-    ::testing::Combine(::testing::ValuesIn(kinds_where([](const BinaryKindInfo& i) {
-                         return i.differentiable && std::string(i.name) != "add" && std::string(i.name) != "sub" &&
-                                std::string(i.name) != "mul" && std::string(i.name) != "div";
-                       })),
+    ::testing::Combine(::testing::ValuesIn(kinds_where([](const BinaryKindInfo& i) { return i.differentiable; })),
                        ::testing::ValuesIn(kFloatTypes)),
     [](const auto& info) { return kind_dtype_name(std::get<0>(info.param), std::get<1>(info.param)); });
 
