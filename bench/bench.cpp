@@ -38,12 +38,12 @@ namespace {
 using Shape = std::vector<std::int64_t>;
 
 // ============================================================================ ops and suites
-enum class Family { kCopy, kGemm, kBinary, kUnary, kUnaryBwd, kBinaryBwd, kCast };
+enum class Family { kCopy, kGemm, kBinary, kUnary, kUnaryBwd, kBinaryBwd, kCast, kCmp, kLerp };
 
 struct OpSpec {
   const char* name;
   Family family;
-  int kind = 0;       // UnaryKind or BinaryKind, as an int
+  int kind = 0;       // UnaryKind, BinaryKind or BinaryCmpKind, as an int (kLerp: unused, weight 0.3)
   bool bias = false;  // b = [N] broadcast over the leading dims of [.., N]
 };
 
@@ -81,6 +81,11 @@ const OpSpec kOps[] = {
     {"add_bwd", Family::kBinaryBwd, B(BinaryKind::kAdd)},
     {"bias_add_bwd", Family::kBinaryBwd, B(BinaryKind::kAdd), true},
     {"cast", Family::kCast},
+    {"maximum", Family::kBinary, B(BinaryKind::kMaximum)},
+    {"pow", Family::kBinary, B(BinaryKind::kPow)},
+    {"atan2", Family::kBinary, B(BinaryKind::kAtan2)},
+    {"eq", Family::kCmp, static_cast<int>(BinaryCmpKind::kEq)},
+    {"lerp", Family::kLerp},
 };
 
 const OpSpec* find_op(std::string_view name) {
@@ -120,7 +125,7 @@ const SuiteSpec kSuites[] = {
      "1073741824", "8192x8192x8192", "16384x8192", 50},
     {"smoke", "the foundation ops at 1024x1024 with few reps (quick checks)", "1024x1024", "1024x1024x1024",
      "1024x1024", 10},
-    {"elementwise", "the foundation ops plus a spread of unary kinds, bf16 16384x8192", "1073741824", "8192x8192x8192",
+    {"elementwise", "the foundation ops plus a spread of unary and binary kinds, bf16 16384x8192", "1073741824", "8192x8192x8192",
      "16384x8192", 50},
 };
 const char* const kSuiteOps[] = {"add",      "gelu_erf",     "gelu_tanh", "silu",    "relu",         "exp",
@@ -129,6 +134,8 @@ const char* const kSuiteOps[] = {"add",      "gelu_erf",     "gelu_tanh", "silu"
 // The "elementwise" suite adds these (issue 3: every unary plan at memory speed).
 const char* const kUnarySpreadOps[] = {"neg",  "sqrt",     "log",       "sin",      "tanh",     "sigmoid",    "erf",
                                        "mish", "hardswish", "softplus", "tanh_bwd", "sigmoid_bwd"};
+// ... and these binary ones (every binary plan at memory speed).
+const char* const kBinarySpreadOps[] = {"maximum", "pow", "atan2", "eq", "lerp"};
 
 // ============================================================================ parsing
 std::optional<Shape> parse_shape(std::string_view s) {
@@ -257,6 +264,8 @@ Expected<std::vector<Case>> suite_cases(const SuiteSpec& s) {
   BARACUDA_TRY(add("cast", "f32:bf16", s.shape));
   if (std::string_view(s.name) == "elementwise")
     for (const char* op : kUnarySpreadOps) BARACUDA_TRY(add(op, "bf16", s.shape));
+  if (std::string_view(s.name) == "elementwise")
+    for (const char* op : kBinarySpreadOps) BARACUDA_TRY(add(op, "bf16", s.shape));
   return cases;
 }
 
@@ -484,6 +493,17 @@ Expected<Workload> make_workload(const Case& c, const Stream& s) {
       d.b = d.grad_b = b;
       return plan_workload<BinaryBackwardPlan>(s, d, {t}, {t, b}, [](const Ptrs& p) {
         return BinaryBackwardArgs{.grad_out = p[0], .grad_a = p[1], .grad_b = p[2]};
+      });
+    }
+    case Family::kCmp: {
+      const TensorLayout o = TensorLayout::contiguous(DType::kBool, c.shape);
+      BinaryCmpDescriptor d{static_cast<BinaryCmpKind>(c.op->kind), 1e-5, 1e-8, false, t, b, o};
+      return plan_workload<BinaryCmpPlan>(s, d, {t, b}, {o}, [](const Ptrs& p) { return BinaryArgs{p[0], p[1], p[2]}; });
+    }
+    case Family::kLerp: {
+      BinaryParamDescriptor d{BinaryParamKind::kLerp, 0.3, t, b, {}, t};
+      return plan_workload<BinaryParamPlan>(s, d, {t, b}, {t}, [](const Ptrs& p) {
+        return BinaryParamArgs{.a = p[0], .b = p[1], .out = p[2]};
       });
     }
     case Family::kCast: {

@@ -89,7 +89,9 @@ def torch_case(op, dt_in, dt_out, shape):
             return [x, Operand(shape, dt_out, random=False)], lambda t, o: o.copy_(t)
     bias = Operand(shape[-1:], dt_in)
     lead = tuple(range(len(shape) - 1))  # the dims a [N] bias broadcasts over
-    binary = {'add': torch.add, 'sub': torch.sub, 'mul': torch.mul, 'div': torch.div}
+    binary = {'add': torch.add, 'sub': torch.sub, 'mul': torch.mul, 'div': torch.div,
+              'maximum': torch.maximum, 'pow': torch.pow, 'atan2': torch.atan2, 'eq': torch.eq,
+              'lerp': lambda a, b: torch.lerp(a, b, 0.3)}
     unary = {'relu': F.relu, 'gelu_erf': F.gelu, 'gelu_tanh': lambda t: F.gelu(t, approximate='tanh'),
              'silu': F.silu, 'exp': torch.exp, 'neg': torch.neg, 'sqrt': torch.sqrt, 'log': torch.log,
              'sin': torch.sin, 'tanh': torch.tanh, 'sigmoid': torch.sigmoid, 'erf': torch.erf, 'mish': F.mish,

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "baracuda/reference/elementwise.hpp"
+#include "map_eval.hpp"  // wrap_to
 
 namespace baracuda::reference {
 
@@ -307,16 +308,6 @@ template double unary_grad<double>(UnaryKind, double, double, const UnaryParams&
 
 // ---------------------------------------------------------------------------- integers
 namespace {
-
-// v reduced to t's width: two's complement wrap, sign-extended for the signed dtypes.
-std::int64_t wrap_to(DType t, std::uint64_t v) {
-  const int bits = dtype_bits(t);
-  if (bits >= 64) return static_cast<std::int64_t>(v);
-  const std::uint64_t mask = (std::uint64_t{1} << bits) - 1;
-  v &= mask;
-  if (dtype_info(t).is_signed && ((v >> (bits - 1)) & 1)) v |= ~mask;
-  return static_cast<std::int64_t>(v);
-}
 
 std::int64_t int_kind(UnaryKind k, std::int64_t x, DType t) {
   const int bits = dtype_bits(t);

@@ -1,5 +1,6 @@
 #include "families.hpp"
 
+#include "baracuda/reference/binary.hpp"
 #include "baracuda/reference/compare.hpp"
 #include "baracuda/reference/domains.hpp"
 #include "baracuda/reference/elementwise.hpp"
@@ -107,8 +108,36 @@ std::string unary_kind_list(bool parametric) {
   }
   return s;
 }
-constexpr BinaryKind kBinaryKinds[] = {BinaryKind::kAdd, BinaryKind::kSub, BinaryKind::kMul, BinaryKind::kDiv};
+// Binary kinds that accept dtype t, and every kind's name for `info`.
+std::vector<BinaryKind> binary_kinds_for(DType t) {
+  std::vector<BinaryKind> ks;
+  for (int k = 0; k < kNumBinaryKinds; ++k) {
+    const auto& i = binary_kind_info(static_cast<BinaryKind>(k));
+    const bool takes = dtype_is_floating(t) ? i.floating : (t == DType::kBool ? i.boolean : i.integer);
+    if (takes) ks.push_back(static_cast<BinaryKind>(k));
+  }
+  return ks;
+}
+std::string binary_kind_list() {
+  std::string s;
+  for (int k = 0; k < kNumBinaryKinds; ++k) s += (s.empty() ? "" : " ") + std::string(binary_kind_name(static_cast<BinaryKind>(k)));
+  return s;
+}
+std::string binary_cmp_kind_list() {
+  std::string s;
+  for (int k = 0; k < kNumBinaryCmpKinds; ++k)
+    s += (s.empty() ? "" : " ") + std::string(binary_cmp_kind_name(static_cast<BinaryCmpKind>(k)));
+  return s;
+}
+std::string binary_param_kind_list() {
+  std::string s;
+  for (int k = 0; k < kNumBinaryParamKinds; ++k)
+    s += (s.empty() ? "" : " ") + std::string(binary_param_kind_name(static_cast<BinaryParamKind>(k)));
+  return s;
+}
 const std::vector<DType> kMathTypes = {DType::kF64, DType::kF32, DType::kF16, DType::kBF16};
+const std::vector<DType> kRealTypes = {DType::kF64, DType::kF32, DType::kF16, DType::kBF16, DType::kI64,
+                                       DType::kI32, DType::kI16, DType::kI8,  DType::kU8,  DType::kBool};
 const std::vector<DType> kCastTypes = {DType::kF32, DType::kF16, DType::kBF16, DType::kE4M3, DType::kE5M2};
 
 std::vector<CheckRow> check_unary(const Stream& s, DType t, std::mt19937_64& rng) {
@@ -190,16 +219,35 @@ std::vector<CheckRow> check_unary_param(const Stream& s, DType t, std::mt19937_6
   return rows;
 }
 
+// Random inputs for a binary kind on dtype t: the kind's ranges with edges (floating), a
+// small range with zeros and negative values (integers, bool).
+void fill_binary_inputs(BinaryKind kind, DType t, HostTensor& ha, HostTensor& hb, std::mt19937_64& rng, bool backward) {
+  if (!dtype_is_floating(t)) {
+    const bool u = t == DType::kU8 || t == DType::kBool;
+    const double hi = t == DType::kBool ? 1 : 9;
+    reference::fill_random(ha, rng, u ? 0 : -hi, hi, false);
+    reference::fill_random(hb, rng, u ? 0 : -hi, hi, false);
+    return;
+  }
+  const auto r = reference::binary_input_ranges(kind, backward);
+  reference::fill_random(ha, rng, r.a_lo, r.a_hi, !backward);
+  reference::fill_random(hb, rng, r.b_lo, r.b_hi, !backward);
+}
+
+// Every kind that takes dtype t, forward (and backward for the differentiable kinds) on
+// the check layouts; integer, bool and bool-valued results compared exactly.
 std::vector<CheckRow> check_binary(const Stream& s, DType t, std::mt19937_64& rng) {
   std::vector<CheckRow> rows;
-  for (auto kind : kBinaryKinds)
+  for (auto kind : binary_kinds_for(t))
     for (const auto& l : check_layouts(t, t)) {
+      const BinaryKindInfo& info = binary_kind_info(kind);
+      const bool exact = !dtype_is_floating(t) || info.to_bool || kind == BinaryKind::kNextafter;
       // a is the full-shape operand, b takes the case's layout (dense / transposed / broadcast)
       TensorLayout a = l.out;
-      BinaryDescriptor d{kind, a, l.in, l.out};
-      HostTensor ha(a), hb(l.in), ho(l.out);
-      reference::fill_random(ha, rng, -4, 4, true);
-      reference::fill_random(hb, rng, 0.5, 4, false);
+      TensorLayout out = info.to_bool ? TensorLayout::contiguous(DType::kBool, l.out.shape_span()) : l.out;
+      BinaryDescriptor d{kind, a, l.in, out};
+      HostTensor ha(a), hb(l.in), ho(out);
+      fill_binary_inputs(kind, t, ha, hb, rng, false);
       auto want = reference::binary(d, ha, hb).value();
       DeviceCopy da(ha, s), db(hb, s), dout(ho, s);
       run_every_sku<BinaryPlan>(
@@ -207,24 +255,112 @@ std::vector<CheckRow> check_binary(const Stream& s, DType t, std::mt19937_64& rn
           [&](const BinaryPlan& p, Workspace ws) { return p.run(s, ws, {.a = da.data(), .b = db.data(), .out = dout.data()}); },
           [&] {
             (void)dout.download(ho, s);
-            return reference::compare(ho, want, false);
+            return reference::compare(ho, want, exact);
           });
+      if (!info.differentiable || !dtype_is_floating(t)) continue;
       auto gb_layout = TensorLayout::contiguous(t, l.in.shape_span());
       BinaryBackwardDescriptor bd{kind, l.out, a, l.in, a, gb_layout};
-      HostTensor hg(l.out), hga(a), hgb(gb_layout);
+      HostTensor hg(l.out), hga(a), hgb(gb_layout), hba(a), hbb(l.in);
       reference::fill_random(hg, rng, -2, 2, false);
-      auto bwant = reference::binary_backward(bd, hg, ha, hb).value();
-      DeviceCopy dg(hg, s), dga(hga, s), dgb(hgb, s);
+      fill_binary_inputs(kind, t, hba, hbb, rng, true);
+      auto bwant = reference::binary_backward(bd, hg, hba, hbb).value();
+      DeviceCopy dg(hg, s), dba(hba, s), dbb(hbb, s), dga(hga, s), dgb(hgb, s);
       run_every_sku<BinaryBackwardPlan>(
           s, bd, rows,
           [&](const BinaryBackwardPlan& p, Workspace ws) {
-            return p.run(s, ws, {.grad_out = dg.data(), .a = da.data(), .b = db.data(), .grad_a = dga.data(), .grad_b = dgb.data()});
+            return p.run(s, ws, {.grad_out = dg.data(), .a = dba.data(), .b = dbb.data(), .grad_a = dga.data(), .grad_b = dgb.data()});
           },
           [&] {
             (void)dga.download(hga, s);
             (void)dgb.download(hgb, s);
             auto ca = reference::compare(hga, bwant.grad_a, false);
             return ca.ok ? reference::compare(hgb, bwant.grad_b, false) : ca;
+          });
+    }
+  return rows;
+}
+
+// Every comparison (isclose with torch's defaults and with loose tolerances) on dtype t.
+std::vector<CheckRow> check_binary_cmp(const Stream& s, DType t, std::mt19937_64& rng) {
+  std::vector<CheckRow> rows;
+  std::vector<BinaryCmpDescriptor> kinds(kNumBinaryCmpKinds + 1);
+  for (int k = 0; k < kNumBinaryCmpKinds; ++k) kinds[static_cast<std::size_t>(k)].kind = static_cast<BinaryCmpKind>(k);
+  kinds.back().kind = BinaryCmpKind::kIsclose;  // loose tolerances, NaN close to NaN
+  kinds.back().rtol = 0.25;
+  kinds.back().atol = 0.5;
+  kinds.back().equal_nan = true;
+  for (const auto& proto : kinds)
+    for (const auto& l : check_layouts(t, DType::kBool)) {
+      BinaryCmpDescriptor d = proto;
+      d.a = TensorLayout::contiguous(t, l.out.shape_span());
+      d.b = l.in;
+      d.out = l.out;
+      HostTensor ha(d.a), hb(d.b), ho(d.out);
+      const bool f = dtype_is_floating(t);
+      reference::fill_random(ha, rng, f ? -2 : 0, 2, f);
+      reference::fill_random(hb, rng, f ? -2 : 0, 2, f);
+      auto want = reference::binary_cmp(d, ha, hb).value();
+      DeviceCopy da(ha, s), db(hb, s), dout(ho, s);
+      run_every_sku<BinaryCmpPlan>(
+          s, d, rows,
+          [&](const BinaryCmpPlan& p, Workspace ws) { return p.run(s, ws, {.a = da.data(), .b = db.data(), .out = dout.data()}); },
+          [&] {
+            (void)dout.download(ho, s);
+            return reference::compare(ho, want, true);
+          });
+    }
+  return rows;
+}
+
+// lerp (scalar and tensor weight) and add / sub with alpha, forward and backward.
+std::vector<CheckRow> check_binary_param(const Stream& s, DType t, std::mt19937_64& rng) {
+  std::vector<CheckRow> rows;
+  const std::pair<BinaryParamKind, double> cases[] = {{BinaryParamKind::kLerp, 0.3},
+                                                      {BinaryParamKind::kLerp, 0.8},
+                                                      {BinaryParamKind::kLerpTensor, 0},
+                                                      {BinaryParamKind::kAddAlpha, 2.5},
+                                                      {BinaryParamKind::kSubAlpha, -0.75}};
+  for (const auto& [kind, scalar] : cases)
+    for (const auto& l : check_layouts(t, t)) {
+      const bool tw = kind == BinaryParamKind::kLerpTensor;
+      TensorLayout a = l.out;
+      BinaryParamDescriptor d{kind, scalar, a, l.in, tw ? l.in : TensorLayout{}, l.out};
+      HostTensor ha(a), hb(l.in), hw(l.in), ho(l.out);
+      reference::fill_random(ha, rng, -4, 4, true);
+      reference::fill_random(hb, rng, -4, 4, true);
+      reference::fill_random(hw, rng, -0.5, 1.5, false);
+      auto want = reference::binary_param(d, ha, hb, hw).value();
+      DeviceCopy da(ha, s), db(hb, s), dw(hw, s), dout(ho, s);
+      run_every_sku<BinaryParamPlan>(
+          s, d, rows,
+          [&](const BinaryParamPlan& p, Workspace ws) {
+            return p.run(s, ws, {.a = da.data(), .b = db.data(), .weight = tw ? dw.data() : nullptr, .out = dout.data()});
+          },
+          [&] {
+            (void)dout.download(ho, s);
+            return reference::compare(ho, want, false);
+          });
+      BinaryParamBackwardDescriptor bd{kind, scalar, l.out, a, l.in, tw ? l.in : TensorLayout{}, l.out, l.out, l.out};
+      HostTensor hg(l.out), hga(l.out), hgb(l.out), hgw(l.out);
+      reference::fill_random(hg, rng, -2, 2, false);
+      auto bwant = reference::binary_param_backward(bd, hg, ha, hb, hw).value();
+      DeviceCopy dg(hg, s), dga(hga, s), dgb(hgb, s), dgw(hgw, s);
+      run_every_sku<BinaryParamBackwardPlan>(
+          s, bd, rows,
+          [&](const BinaryParamBackwardPlan& p, Workspace ws) {
+            return p.run(s, ws, {.grad_out = dg.data(), .a = da.data(), .b = db.data(), .weight = tw ? dw.data() : nullptr,
+                                 .grad_a = dga.data(), .grad_b = dgb.data(), .grad_weight = tw ? dgw.data() : nullptr});
+          },
+          [&] {
+            (void)dga.download(hga, s);
+            (void)dgb.download(hgb, s);
+            auto c = reference::compare(hga, bwant.grad_a, false);
+            if (c.ok) c = reference::compare(hgb, bwant.grad_b, false);
+            if (c.ok && tw) {
+              (void)dgw.download(hgw, s);
+              c = reference::compare(hgw, bwant.grad_weight, false);
+            }
+            return c;
           });
     }
   return rows;
@@ -280,11 +416,13 @@ const std::vector<FamilyEntry>& families() {
          return rows;
        },
        check_unary_param},
-      {"binary", kMathTypes, "add sub mul div",
+      {"binary", kRealTypes, binary_kind_list(),
        [](const DeviceCaps& c, DType t) {
          std::vector<InfoRow> rows;
+         const BinaryKind kind = dtype_is_floating(t) ? BinaryKind::kAdd : BinaryKind::kBitwiseXor;
          for (const auto& l : info_layouts(t, t)) {
-           rows.push_back(info_row<BinaryPlan>("binary", c, BinaryDescriptor{BinaryKind::kAdd, l.out, l.in, l.out}, t, l.name));
+           rows.push_back(info_row<BinaryPlan>("binary", c, BinaryDescriptor{kind, l.out, l.in, l.out}, t, l.name));
+           if (!dtype_is_floating(t)) continue;
            auto gb = TensorLayout::contiguous(t, l.in.shape_span());
            rows.push_back(info_row<BinaryBackwardPlan>(
                "binary_backward", c, BinaryBackwardDescriptor{BinaryKind::kMul, l.out, l.out, l.in, l.out, gb}, t, l.name));
@@ -292,6 +430,31 @@ const std::vector<FamilyEntry>& families() {
          return rows;
        },
        check_binary},
+      {"binary_cmp", kRealTypes, binary_cmp_kind_list(),
+       [](const DeviceCaps& c, DType t) {
+         std::vector<InfoRow> rows;
+         for (const auto& l : info_layouts(t, DType::kBool))
+           rows.push_back(info_row<BinaryCmpPlan>(
+               "binary_cmp", c,
+               BinaryCmpDescriptor{BinaryCmpKind::kEq, 0, 0, false, TensorLayout::contiguous(t, l.out.shape_span()), l.in, l.out},
+               t, l.name));
+         return rows;
+       },
+       check_binary_cmp},
+      {"binary_param", kMathTypes, binary_param_kind_list(),
+       [](const DeviceCaps& c, DType t) {
+         std::vector<InfoRow> rows;
+         for (const auto& l : info_layouts(t, t)) {
+           rows.push_back(info_row<BinaryParamPlan>(
+               "binary_param", c, BinaryParamDescriptor{BinaryParamKind::kLerpTensor, 0, l.out, l.in, l.in, l.out}, t, l.name));
+           rows.push_back(info_row<BinaryParamBackwardPlan>(
+               "binary_param_bwd", c,
+               BinaryParamBackwardDescriptor{BinaryParamKind::kLerpTensor, 0, l.out, l.out, l.in, l.in, l.out, l.out, l.out}, t,
+               l.name));
+         }
+         return rows;
+       },
+       check_binary_param},
       {"cast", kCastTypes, "",
        [](const DeviceCaps& c, DType t) {
          std::vector<InfoRow> rows;

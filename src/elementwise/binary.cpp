@@ -1,5 +1,6 @@
 // BinaryPlan and BinaryBackwardPlan: descriptors, validation and candidate tables.
 //
+// Kinds and dtypes: BinaryKindInfo (the table below); docs/semantics.md has the rows.
 // Backward: when neither gradient needs a reduction (no operand was broadcast) one map
 // computes both; otherwise the bcast_reduce candidate reduces each broadcast operand's
 // gradient over its broadcast dims in two deterministic passes through the workspace.
@@ -17,17 +18,32 @@
 namespace baracuda {
 
 namespace {
-constexpr std::array<const char*, kNumBinaryKinds> kBinaryNames = {"add", "sub", "mul", "div"};
+// name, floating, integer, boolean, to_bool, differentiable
+constexpr bool F = false, T = true;
+constexpr std::array<BinaryKindInfo, kNumBinaryKinds> kBinaryInfo = {{
+    {"add", T, T, F, F, T},          {"sub", T, T, F, F, T},          {"mul", T, T, F, F, T},
+    {"div", T, F, F, F, T},          {"div_floor", T, T, F, F, T},    {"div_trunc", T, T, F, F, T},
+    {"pow", T, F, F, F, T},          {"atan2", T, F, F, F, T},        {"hypot", T, F, F, F, T},
+    {"copysign", T, F, F, F, T},     {"nextafter", T, F, F, F, F},    {"fmin", T, F, F, F, T},
+    {"fmax", T, F, F, F, T},         {"maximum", T, T, F, F, T},      {"minimum", T, T, F, F, T},
+    {"fmod", T, T, F, F, T},         {"remainder", T, T, F, F, T},    {"ldexp", T, F, F, F, T},
+    {"xlogy", T, F, F, F, T},        {"bitwise_and", F, T, T, F, F},  {"bitwise_or", F, T, T, F, F},
+    {"bitwise_xor", F, T, T, F, F},  {"shift_left", F, T, F, F, F},   {"shift_right", F, T, F, F, F},
+    {"logical_and", T, T, T, T, F},  {"logical_or", T, T, T, T, F},   {"logical_xor", T, T, T, T, F},
+}};
+constexpr BinaryKindInfo kUnknownBinaryKind = {"unknown", F, F, F, F, F};
+}  // namespace
+
+const BinaryKindInfo& binary_kind_info(BinaryKind k) noexcept {
+  auto i = static_cast<std::size_t>(k);
+  return i < kBinaryInfo.size() ? kBinaryInfo[i] : kUnknownBinaryKind;
 }
 
-const char* binary_kind_name(BinaryKind k) noexcept {
-  auto i = static_cast<std::size_t>(k);
-  return i < kBinaryNames.size() ? kBinaryNames[i] : "unknown";
-}
+const char* binary_kind_name(BinaryKind k) noexcept { return binary_kind_info(k).name; }
 
 std::optional<BinaryKind> parse_binary_kind(std::string_view name) noexcept {
-  for (std::size_t i = 0; i < kBinaryNames.size(); ++i)
-    if (name == kBinaryNames[i]) return static_cast<BinaryKind>(i);
+  for (std::size_t i = 0; i < kBinaryInfo.size(); ++i)
+    if (name == kBinaryInfo[i].name) return static_cast<BinaryKind>(i);
   return std::nullopt;
 }
 
@@ -62,13 +78,31 @@ Status check_kind(BinaryKind k) {
   return Status::ok();
 }
 
-KernelSku binary_sku(DType t, Direction dir) {
+bool is_floating(DType t) { return t == DType::kF64 || t == DType::kF32 || t == DType::kF16 || t == DType::kBF16; }
+
+KernelSku binary_sku(DType t, DType out, Direction dir) {
   KernelSku s;
   s.family = "binary";
   s.direction = dir;
-  s.in = s.out = t;
-  s.compute = s.precision.accumulator = t == DType::kF64 ? DType::kF64 : DType::kF32;
+  s.in = t;
+  s.out = out;
+  s.compute = s.precision.accumulator = t == DType::kF64 ? DType::kF64 : (is_floating(t) ? DType::kF32 : t);
   return s;
+}
+KernelSku binary_sku(DType t, Direction dir) { return binary_sku(t, t, dir); }
+
+// a's dtype must be one the kind runs on; out's is a's, or bool for the logical kinds.
+Status check_kind_dtypes(BinaryKind k, const TensorLayout& a, const TensorLayout& out) {
+  const BinaryKindInfo& info = binary_kind_info(k);
+  const DType t = a.dtype;
+  if (!dtype_in_classes(t, info.floating, info.integer, info.boolean))
+    return Status(Code::kInvalidArgument, "a.dtype = " + std::string(dtype_name(t)) + " is not supported by binary kind " +
+                                              info.name + " (" + dtype_class_list(info.floating, info.integer, info.boolean) + ")");
+  const DType want = info.to_bool ? DType::kBool : t;
+  if (out.dtype != want)
+    return Status(Code::kInvalidArgument, "out.dtype = " + std::string(dtype_name(out.dtype)) + " must be " +
+                                              std::string(dtype_name(want)) + " for binary kind " + info.name);
+  return Status::ok();
 }
 
 struct BinarySpec {
@@ -81,7 +115,7 @@ struct BinarySpec {
     o.in[1] = {broadcast_or_self(d.b, d.out), "b", d.b.alignment};
     return o;
   }
-  static KernelSku sku(const BinaryDescriptor& d) { return binary_sku(d.a.dtype, Direction::kForward); }
+  static KernelSku sku(const BinaryDescriptor& d) { return binary_sku(d.a.dtype, d.out.dtype, Direction::kForward); }
   static int fp8_mode(const BinaryDescriptor&) { return 0; }
   static MapPointers pointers(const BinaryArgs& a) {
     MapPointers p;
@@ -362,9 +396,8 @@ struct FamilyTraits<BinaryDescriptor> {
     BARACUDA_TRY(validate_layout(d.a, "a"));
     BARACUDA_TRY(validate_layout(d.b, "b"));
     BARACUDA_TRY(validate_layout(d.out, "out"));
-    BARACUDA_TRY(elementwise::check_math_dtype(d.a, "a", kFamily));
+    BARACUDA_TRY(elementwise::check_kind_dtypes(d.kind, d.a, d.out));
     BARACUDA_TRY(elementwise::check_same_dtype(d.b, "b", d.a, "a"));
-    BARACUDA_TRY(elementwise::check_same_dtype(d.out, "out", d.a, "a"));
     auto shape = broadcast_shape(d.a, d.b, "a", "b");
     if (!shape) return shape.error();
     BARACUDA_TRY(elementwise::check_same_shape(d.out, "out", shape.value(), "broadcast(a, b)"));
@@ -386,6 +419,9 @@ struct FamilyTraits<BinaryBackwardDescriptor> {
     BARACUDA_TRY(validate_layout(d.grad_out, "grad_out"));
     BARACUDA_TRY(validate_layout(d.a, "a"));
     BARACUDA_TRY(validate_layout(d.b, "b"));
+    const BinaryKindInfo& info = binary_kind_info(d.kind);
+    if (!info.differentiable)
+      return Status(Code::kInvalidArgument, std::string("kind = ") + info.name + " has no backward (not differentiable)");
     BARACUDA_TRY(elementwise::check_math_dtype(d.grad_out, "grad_out", kFamily));
     BARACUDA_TRY(elementwise::check_same_dtype(d.a, "a", d.grad_out, "grad_out"));
     BARACUDA_TRY(elementwise::check_same_dtype(d.b, "b", d.grad_out, "grad_out"));

@@ -29,6 +29,24 @@ Status check_same_shape(const TensorLayout& t, const char* field, const TensorLa
                                             ref_field + " = " + ref.to_string());
 }
 
+bool dtype_in_classes(DType t, bool floating, bool integer, bool boolean) {
+  switch (t) {
+    case DType::kF64: case DType::kF32: case DType::kF16: case DType::kBF16: return floating;
+    case DType::kI64: case DType::kI32: case DType::kI16: case DType::kI8: case DType::kU8: return integer;
+    case DType::kBool: return boolean;
+    default: return false;
+  }
+}
+
+std::string dtype_class_list(bool floating, bool integer, bool boolean) {
+  std::string s;
+  auto add = [&](const char* t) { s += s.empty() ? t : std::string(", ") + t; };
+  if (floating) add("f64, f32, f16, bf16");
+  if (integer) add("i64, i32, i16, i8, u8");
+  if (boolean) add("bool");
+  return s;
+}
+
 TensorLayout broadcast_or_self(const TensorLayout& t, const TensorLayout& target) {
   auto b = broadcast_to(t, target.rank, target.shape, "operand");
   return b ? b.value() : t;

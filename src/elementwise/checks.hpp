@@ -11,6 +11,10 @@ namespace baracuda::elementwise {
 Status check_math_dtype(const TensorLayout& t, const char* field, const char* family);
 Status check_same_dtype(const TensorLayout& t, const char* field, const TensorLayout& ref, const char* ref_field);
 Status check_same_shape(const TensorLayout& t, const char* field, const TensorLayout& ref, const char* ref_field);
+// The dtype classes a kind accepts (as in UnaryKindInfo / BinaryKindInfo): whether t is in
+// one of them, and their list for messages ("f64, f32, f16, bf16, i64, i32, i16, i8, u8").
+bool dtype_in_classes(DType t, bool floating, bool integer, bool boolean);
+std::string dtype_class_list(bool floating, bool integer, bool boolean);
 // `t` broadcast to `target`'s shape; the message names `field`.
 TensorLayout broadcast_or_self(const TensorLayout& t, const TensorLayout& target);
 

@@ -62,15 +62,6 @@ Status launch_unary_fwd(DType d, UnaryKind kind, const UnaryParams& prm, const M
 Status launch_unary_bwd(DType d, UnaryKind kind, const UnaryParams& prm, const MapParams& p, cudaStream_t s) {
   BARACUDA_FLOAT_SWITCH(unary_bwd_float, d, kind, prm, p, s)
 }
-Status launch_binary_fwd(DType d, BinaryKind kind, const MapParams& p, cudaStream_t s) {
-  BARACUDA_FLOAT_SWITCH(launch_binary_fwd, d, kind, p, s)
-}
-Status launch_binary_bwd_map(DType d, BinaryKind kind, int which, const MapParams& p, cudaStream_t s) {
-  BARACUDA_FLOAT_SWITCH(launch_binary_bwd_map, d, kind, which, p, s)
-}
-Status launch_binary_bwd_reduce(DType d, BinaryKind kind, const BroadcastReduceParams& p, cudaStream_t s) {
-  BARACUDA_FLOAT_SWITCH(launch_binary_bwd_reduce, d, kind, p, s)
-}
 #undef BARACUDA_FLOAT_SWITCH
 
 Status launch_cast(DType in, DType out, const MapParams& p, cudaStream_t s) {

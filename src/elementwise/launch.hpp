@@ -23,10 +23,6 @@ template <DType D> Status launch_unary_fwd_general(UnaryKind kind, const UnaryPa
 template <DType D> Status launch_unary_bwd_general(UnaryKind kind, const UnaryParams& prm, const MapParams& p, cudaStream_t s);
 template <DType D> Status launch_unary_int(UnaryKind kind, const MapParams& p, cudaStream_t s);        // integer / bool x
 template <DType D> Status launch_unary_predicate(UnaryKind kind, const MapParams& p, cudaStream_t s);  // floating x -> bool
-template <DType D> Status launch_binary_fwd(BinaryKind kind, const MapParams& p, cudaStream_t s);
-// which: 0 = grad_a, 1 = grad_b, 2 = both
-template <DType D> Status launch_binary_bwd_map(BinaryKind kind, int which, const MapParams& p, cudaStream_t s);
-template <DType D> Status launch_binary_bwd_reduce(BinaryKind kind, const BroadcastReduceParams& p, cudaStream_t s);
 template <DType In> Status launch_cast(DType out, const MapParams& p, cudaStream_t s);
 
 // The specializations that exist (one generated instance file each).
@@ -38,10 +34,7 @@ template <DType In> Status launch_cast(DType out, const MapParams& p, cudaStream
   BARACUDA_UNARY_PART_SPECS(D, 2) BARACUDA_UNARY_PART_SPECS(D, 3)                                  \
   template <> Status launch_unary_fwd_general<DType::D>(UnaryKind, const UnaryParams&, const MapParams&, cudaStream_t); \
   template <> Status launch_unary_bwd_general<DType::D>(UnaryKind, const UnaryParams&, const MapParams&, cudaStream_t); \
-  template <> Status launch_unary_predicate<DType::D>(UnaryKind, const MapParams&, cudaStream_t);   \
-  template <> Status launch_binary_fwd<DType::D>(BinaryKind, const MapParams&, cudaStream_t);       \
-  template <> Status launch_binary_bwd_map<DType::D>(BinaryKind, int, const MapParams&, cudaStream_t); \
-  template <> Status launch_binary_bwd_reduce<DType::D>(BinaryKind, const BroadcastReduceParams&, cudaStream_t);
+  template <> Status launch_unary_predicate<DType::D>(UnaryKind, const MapParams&, cudaStream_t);
 BARACUDA_ELEMENTWISE_SPECS(kF64)
 BARACUDA_ELEMENTWISE_SPECS(kF32)
 BARACUDA_ELEMENTWISE_SPECS(kF16)
@@ -66,9 +59,8 @@ template <> Status launch_cast<DType::kE5M2>(DType, const MapParams&, cudaStream
 // floating kinds (per-kind contiguous kernel, or the run-time-kind rows/strided kernel).
 Status launch_unary_fwd(DType d, UnaryKind kind, const UnaryParams& prm, const MapParams& p, cudaStream_t s);
 Status launch_unary_bwd(DType d, UnaryKind kind, const UnaryParams& prm, const MapParams& p, cudaStream_t s);
-Status launch_binary_fwd(DType d, BinaryKind kind, const MapParams& p, cudaStream_t s);
-Status launch_binary_bwd_map(DType d, BinaryKind kind, int which, const MapParams& p, cudaStream_t s);
-Status launch_binary_bwd_reduce(DType d, BinaryKind kind, const BroadcastReduceParams& p, cudaStream_t s);
 Status launch_cast(DType in, DType out, const MapParams& p, cudaStream_t s);
 
 }  // namespace baracuda::elementwise
+
+#include "elementwise/launch_binary.hpp"  // the binary, comparison and parametric launchers

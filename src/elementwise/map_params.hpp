@@ -18,8 +18,11 @@ namespace baracuda::elementwise {
 
 inline constexpr int kMaxMapIn = 3;
 
-// add and sub gradients need only grad_out; mul and div read a and b too.
-constexpr bool binary_grad_reads_inputs(BinaryKind k) { return k == BinaryKind::kMul || k == BinaryKind::kDiv; }
+// add and sub gradients need only grad_out (div_floor and div_trunc have zero gradients);
+// every other kind reads a and b too.
+constexpr bool binary_grad_reads_inputs(BinaryKind k) {
+  return k != BinaryKind::kAdd && k != BinaryKind::kSub && k != BinaryKind::kDivFloor && k != BinaryKind::kDivTrunc;
+}
 inline constexpr int kMaxMapOut = 2;
 
 enum class MapPath : std::uint8_t {

@@ -124,9 +124,6 @@ UnaryParams params_of(const UnaryBackwardDescriptor& d) { return default_unary_p
 UnaryParams params_of(const UnaryParamBackwardDescriptor& d) { return d.params; }
 
 bool is_floating(DType t) { return t == DType::kF64 || t == DType::kF32 || t == DType::kF16 || t == DType::kBF16; }
-bool is_integer(DType t) {
-  return t == DType::kI64 || t == DType::kI32 || t == DType::kI16 || t == DType::kI8 || t == DType::kU8;
-}
 DType compute_of(DType t) { return t == DType::kF64 ? DType::kF64 : (is_floating(t) ? DType::kF32 : t); }
 
 // y = f(x): y and x (broadcast to y's shape).
@@ -200,23 +197,13 @@ Status check_kind(UnaryKind k) {
   return Status::ok();
 }
 
-std::string dtype_list(const UnaryKindInfo& info) {
-  std::string s;
-  auto add = [&](const char* t) { s += s.empty() ? t : std::string(", ") + t; };
-  if (info.floating) add("f64, f32, f16, bf16");
-  if (info.integer) add("i64, i32, i16, i8, u8");
-  if (info.boolean) add("bool");
-  return s;
-}
-
 // x's dtype must be one the kind runs on; y's is x's, or bool for the predicates.
 Status check_kind_dtypes(UnaryKind k, const TensorLayout& x, const TensorLayout& y) {
   const UnaryKindInfo& info = unary_kind_info(k);
   const DType t = x.dtype;
-  const bool ok = (is_floating(t) && info.floating) || (is_integer(t) && info.integer) || (t == DType::kBool && info.boolean);
-  if (!ok)
+  if (!dtype_in_classes(t, info.floating, info.integer, info.boolean))
     return Status(Code::kInvalidArgument, "x.dtype = " + std::string(dtype_name(t)) + " is not supported by unary kind " +
-                                              info.name + " (" + dtype_list(info) + ")");
+                                              info.name + " (" + dtype_class_list(info.floating, info.integer, info.boolean) + ")");
   const DType want = info.to_bool ? DType::kBool : t;
   if (y.dtype != want)
     return Status(Code::kInvalidArgument, "y.dtype = " + std::string(dtype_name(y.dtype)) + " must be " +

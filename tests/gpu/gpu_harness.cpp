@@ -34,4 +34,20 @@ Workspace test_workspace(std::size_t bytes) {
   return {buf.data(), bytes};
 }
 
+Untouched::Untouched(const TensorLayout& l) : host_(l), dev_(host_, test_stream()) { dev_.poison(0x5A, test_stream()); }
+
+::testing::AssertionResult Untouched::check() {
+  auto r = dev_.download(host_, test_stream());
+  if (!r) return r;
+  const auto* p = reinterpret_cast<const unsigned char*>(host_.storage());
+  for (std::size_t i = 0; i < host_.storage_bytes(); ++i)
+    if (p[i] != 0x5A) return ::testing::AssertionFailure() << "output byte " << i << " was written";
+  return ::testing::AssertionSuccess();
+}
+
+void expect_refused(const Status& st, Code code, const std::string& needle) {
+  EXPECT_EQ(st.code(), code) << st.to_string();
+  EXPECT_NE(st.message().find(needle), std::string::npos) << st.message();
+}
+
 }  // namespace baracuda::test

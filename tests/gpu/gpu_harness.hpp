@@ -46,4 +46,20 @@ int for_each_sku(const typename PlanT::Descriptor& desc, const std::function<voi
   return ran;
 }
 
+// A device tensor filled with 0x5A that must still hold only 0x5A after a refused run:
+// bad args are refused before any launch and the outputs stay byte-for-byte untouched.
+class Untouched {
+ public:
+  explicit Untouched(const TensorLayout& l);
+  void* data() const { return dev_.data(); }
+  ::testing::AssertionResult check();
+
+ private:
+  reference::HostTensor host_;
+  DeviceTensor dev_;
+};
+
+// st has `code` and its message contains `needle`.
+void expect_refused(const Status& st, Code code, const std::string& needle);
+
 }  // namespace baracuda::test

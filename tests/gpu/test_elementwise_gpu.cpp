@@ -59,31 +59,6 @@ std::vector<Case> map1_cases(DType in_t, DType out_t) {
   return cs;
 }
 
-// Cases for two-input maps (binary): in0, in1 -> out.
-std::vector<Case> map2_cases(DType t) {
-  std::vector<Case> cs;
-  for (const auto& s : edge_shapes(t)) {
-    auto l = TensorLayout::contiguous(t, s);
-    std::string n = "contig[";
-    for (auto d : s) n += std::to_string(d) + ",";
-    cs.push_back({n + "]", l, l, l});
-  }
-  cs.push_back({"bias_row", contig(t, {257, 1031}), contig(t, {1031}), contig(t, {257, 1031})});
-  cs.push_back({"bias_row_vec", contig(t, {257, 1024}), contig(t, {1024}), contig(t, {257, 1024})});
-  cs.push_back({"padded_rows", strided(t, {33, 128}, {144, 1}), contig(t, {1, 128}), strided(t, {33, 128}, {136, 1})});
-  cs.push_back({"bias_col", contig(t, {257, 1031}), contig(t, {257, 1}), contig(t, {257, 1031})});
-  cs.push_back({"outer", contig(t, {257, 1}), contig(t, {1, 1031}), contig(t, {257, 1031})});
-  cs.push_back({"rank4_broadcast", contig(t, {3, 1, 7, 1}), contig(t, {5, 1, 11}), contig(t, {3, 5, 7, 11})});
-  cs.push_back({"scalar_b", contig(t, {33, 129}), contig(t, {}), contig(t, {33, 129})});
-  cs.push_back({"transposed_a", strided(t, {33, 129}, {1, 33}), contig(t, {33, 129}), contig(t, {33, 129})});
-  cs.push_back({"negative_b", contig(t, {33, 129}), strided(t, {33, 129}, {129, -1}), contig(t, {33, 129})});
-  cs.push_back({"transposed_out", contig(t, {33, 129}), contig(t, {33, 129}), strided(t, {33, 129}, {1, 33})});
-  cs.push_back({"zero_rows", contig(t, {0, 5}), contig(t, {5}), contig(t, {0, 5})});
-  cs.push_back({"in_place", contig(t, {257, 1031}), contig(t, {257, 1031}), contig(t, {257, 1031}), true});
-  if (t == DType::kBF16) cs.push_back({"bias_large", contig(t, {8192, 4099}), contig(t, {4099}), contig(t, {8192, 4099})});
-  return cs;
-}
-
 const DType kFloatTypes[] = {DType::kF64, DType::kF32, DType::kF16, DType::kBF16};
 
 std::string pname(DType t) { return std::string(dtype_name(t)); }
@@ -344,104 +319,7 @@ std::vector<std::tuple<UnaryKind, DType>> int_unary_params() {
 INSTANTIATE_TEST_SUITE_P(Kinds, UnaryIntGpu, ::testing::ValuesIn(int_unary_params()),
                          [](const auto& info) { return kind_dtype_name(std::get<0>(info.param), std::get<1>(info.param)); });
 
-// ------------------------------------------------------------------------------- binary
-class BinaryGpu : public ::testing::TestWithParam<std::tuple<BinaryKind, DType>> {};
-
-TEST_P(BinaryGpu, EveryLayoutEverySku) {
-  BARACUDA_REQUIRE_GPU();
-  auto [kind, t] = GetParam();
-  for (const auto& c : map2_cases(t)) {
-    SCOPED_TRACE(c.name);
-    BinaryDescriptor d{kind, c.in0, c.in1, c.out};
-    HostTensor ha(c.in0), hb(c.in1), ho(c.out);
-    fill_random(ha, -4, 4, Fill::kWithEdges);
-    fill_random(hb, -4, 4, Fill::kWithEdges);
-    auto want = reference::binary(d, ha, hb);
-    ASSERT_TRUE(want.has_value()) << want.error().to_string();
-    DeviceTensor da(ha, test_stream()), db(hb, test_stream()), dout(ho, test_stream());
-    void* out_ptr = c.in_place ? da.data() : dout.data();
-    for_each_sku<BinaryPlan>(
-        d,
-        [&] {
-          da.upload(ha, test_stream());
-          dout.poison(0xFF, test_stream());
-        },
-        [&](const BinaryPlan& p, Workspace ws) {
-          return p.run(test_stream(), ws, BinaryArgs{.a = da.data(), .b = db.data(), .out = out_ptr});
-        },
-        [&](const std::string& sku) {
-          ASSERT_TRUE((c.in_place ? da : dout).download(ho, test_stream()));
-          EXPECT_TRUE(check_close(ho, want.value(), sku + " " + d.to_string()));
-        });
-  }
-}
-
-INSTANTIATE_TEST_SUITE_P(Kinds, BinaryGpu,
-                         ::testing::Combine(::testing::Values(BinaryKind::kAdd, BinaryKind::kSub, BinaryKind::kMul,
-                                                              BinaryKind::kDiv),
-                                            ::testing::ValuesIn(kFloatTypes)),
-                         [](const auto& info) {
-                           return std::string(binary_kind_name(std::get<0>(info.param))) + "_" + pname(std::get<1>(info.param));
-                         });
-
-// ------------------------------------------------------------------------------- binary backward
-class BinaryBackwardGpu : public ::testing::TestWithParam<std::tuple<BinaryKind, DType>> {};
-
-TEST_P(BinaryBackwardGpu, EveryLayoutEverySku) {
-  BARACUDA_REQUIRE_GPU();
-  auto [kind, t] = GetParam();
-  for (const auto& c : map2_cases(t)) {
-    for (int which : {2, 0, 1}) {  // both, a only, b only
-      SCOPED_TRACE(c.name + " which=" + std::to_string(which));
-      const auto& out = c.out;
-      // gradients laid out contiguously in their operand's shape
-      auto ga_l = TensorLayout::contiguous(t, c.in0.shape_span());
-      auto gb_l = TensorLayout::contiguous(t, c.in1.shape_span());
-      BinaryBackwardDescriptor d{kind, out, c.in0, c.in1, ga_l, gb_l, which != 1, which != 0};
-      HostTensor hg(out), ha(c.in0), hb(c.in1), hga(ga_l), hgb(gb_l);
-      fill_random(hg, -2, 2);
-      fill_random(ha, -4, 4);
-      fill_random(hb, 0.5, 4);  // keep div's 1/b^2 tame
-      auto want = reference::binary_backward(d, hg, ha, hb);
-      ASSERT_TRUE(want.has_value()) << want.error().to_string();
-      DeviceTensor dg(hg, test_stream()), da(ha, test_stream()), db(hb, test_stream()), dga(hga, test_stream()),
-          dgb(hgb, test_stream());
-      // in place: grad_a overwrites grad_out when the layouts are identical
-      const bool ga_in_place = c.in_place && which != 1 && out == ga_l;
-      void* ga_ptr = ga_in_place ? dg.data() : dga.data();
-      for_each_sku<BinaryBackwardPlan>(
-          d,
-          [&] {
-            dg.upload(hg, test_stream());
-            dga.poison(0xFF, test_stream());
-            dgb.poison(0xFF, test_stream());
-          },
-          [&](const BinaryBackwardPlan& p, Workspace ws) {
-            return p.run(test_stream(), ws,
-                         BinaryBackwardArgs{.grad_out = dg.data(), .a = da.data(), .b = db.data(), .grad_a = ga_ptr,
-                                            .grad_b = dgb.data()});
-          },
-          [&](const std::string& sku) {
-            if (which != 1) {
-              ASSERT_TRUE((ga_in_place ? dg : dga).download(hga, test_stream()));
-              EXPECT_TRUE(check_close(hga, want->grad_a, sku + " grad_a " + d.to_string()));
-            }
-            if (which != 0) {
-              ASSERT_TRUE(dgb.download(hgb, test_stream()));
-              EXPECT_TRUE(check_close(hgb, want->grad_b, sku + " grad_b " + d.to_string()));
-            }
-          });
-    }
-  }
-}
-
-INSTANTIATE_TEST_SUITE_P(Kinds, BinaryBackwardGpu,
-                         ::testing::Combine(::testing::Values(BinaryKind::kAdd, BinaryKind::kSub, BinaryKind::kMul,
-                                                              BinaryKind::kDiv),
-                                            ::testing::ValuesIn(kFloatTypes)),
-                         [](const auto& info) {
-                           return std::string(binary_kind_name(std::get<0>(info.param))) + "_" + pname(std::get<1>(info.param));
-                         });
+// Binary plans: test_binary_gpu.cpp.
 
 // ------------------------------------------------------------------------------- cast
 const DType kCastTypes[] = {DType::kF32, DType::kF16, DType::kBF16, DType::kE4M3, DType::kE5M2};
@@ -581,30 +459,8 @@ TEST(ElementwiseGraph, CapturedRunReplaysWithNewInputs) {
 }
 
 // ------------------------------------------------------------------------------- refusals
-// Bad args are refused before any launch and the output stays byte-for-byte untouched.
-class Untouched {
- public:
-  Untouched(const TensorLayout& l) : host_(l), dev_(host_, test_stream()) { dev_.poison(0x5A, test_stream()); }
-  void* data() const { return dev_.data(); }
-  ::testing::AssertionResult check() {
-    auto r = dev_.download(host_, test_stream());
-    if (!r) return r;
-    const auto* p = reinterpret_cast<const unsigned char*>(host_.storage());
-    for (std::size_t i = 0; i < host_.storage_bytes(); ++i)
-      if (p[i] != 0x5A) return ::testing::AssertionFailure() << "output byte " << i << " was written";
-    return ::testing::AssertionSuccess();
-  }
-
- private:
-  HostTensor host_;
-  DeviceTensor dev_;
-};
-
-void expect_refused(const Status& st, Code code, const std::string& needle) {
-  EXPECT_EQ(st.code(), code) << st.to_string();
-  EXPECT_NE(st.message().find(needle), std::string::npos) << st.message();
-}
-
+// Bad args are refused before any launch and the output stays byte-for-byte untouched
+// (Untouched, expect_refused: gpu_harness.hpp).
 TEST(ElementwiseRefusals, RunChecksArgsBeforeLaunch) {
   BARACUDA_REQUIRE_GPU();
   auto l = TensorLayout::contiguous(DType::kF32, {64, 64});

@@ -373,8 +373,8 @@ TEST(Reference, BinaryBackwardMatchesFiniteDifferences) {
     double other;
     bool wrt_a;
   };
-  for (int k = 0; k < kNumBinaryKinds; ++k) {
-    auto kind = static_cast<BinaryKind>(k);
+  // the arithmetic kinds here; every differentiable kind in test_binary.cpp
+  for (auto kind : {BinaryKind::kAdd, BinaryKind::kSub, BinaryKind::kMul, BinaryKind::kDiv}) {
     for (double a : {-2.5, -0.75, 0.5, 3.0})
       for (double b : {-1.5, 0.25, 2.0}) {
         Ctx ca{kind, b, true}, cb{kind, a, false};

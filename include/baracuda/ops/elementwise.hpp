@@ -134,17 +134,44 @@ struct UnaryParamBackwardDescriptor {
 using UnaryParamBackwardPlan = Plan<UnaryParamBackwardDescriptor, UnaryBackwardArgs>;
 
 // ---------------------------------------------------------------------------------------
-// Binary: out = a (op) b with broadcasting
-enum class BinaryKind : std::uint8_t { kAdd, kSub, kMul, kDiv };  // div = true division
-inline constexpr int kNumBinaryKinds = 4;
+// Binary: out = a (op) b with broadcasting. docs/semantics.md has one row per kind (NaN,
+// signed zero, integer overflow, division by zero). Floating kinds run on f64, f32, f16 and
+// bf16 (f16/bf16 computed in f32); the integer kinds on i64, i32, i16, i8 and u8 in their
+// own type (wrapping); the bitwise and logical kinds on bool too; logical kinds write bool.
+enum class BinaryKind : std::uint8_t {
+  kAdd, kSub, kMul,
+  kDiv,                 // true division (floating only)
+  kDivFloor, kDivTrunc, // torch.div rounding_mode 'floor' / 'trunc'
+  kPow, kAtan2, kHypot, kCopysign, kNextafter,
+  kFmin, kFmax,         // NaN ignored (the other operand wins)
+  kMaximum, kMinimum,   // NaN propagates
+  kFmod,                // C fmod: the result has a's sign
+  kRemainder,           // Python's %: the result has b's sign
+  kLdexp,               // a * 2^b
+  kXlogy,               // a * log(b), 0 where a == 0 (NaN b gives NaN)
+  kBitwiseAnd, kBitwiseOr, kBitwiseXor, kShiftLeft, kShiftRight,
+  kLogicalAnd, kLogicalOr, kLogicalXor,  // any dtype -> bool
+};
+inline constexpr int kNumBinaryKinds = static_cast<int>(BinaryKind::kLogicalXor) + 1;
+
+// What a kind accepts and produces (as UnaryKindInfo).
+struct BinaryKindInfo {
+  const char* name;     // "add", "div_floor", "logical_xor", ...
+  bool floating;        // f64, f32, f16, bf16 in (and out, unless to_bool)
+  bool integer;         // i64, i32, i16, i8, u8 in and out (logical kinds: out bool)
+  bool boolean;         // bool in and out (bitwise and logical kinds)
+  bool to_bool;         // out is bool whatever the inputs (logical kinds)
+  bool differentiable;  // BinaryBackwardPlan accepts it (floating dtypes; div_floor/div_trunc give 0)
+};
+const BinaryKindInfo& binary_kind_info(BinaryKind k) noexcept;  // unknown kind: name "unknown", nothing set
 const char* binary_kind_name(BinaryKind k) noexcept;
 std::optional<BinaryKind> parse_binary_kind(std::string_view name) noexcept;
 
 struct BinaryDescriptor {
   BinaryKind kind = BinaryKind::kAdd;
-  TensorLayout a;    // a, b and out share one dtype (mixed dtypes are refused: docs/semantics.md)
+  TensorLayout a;    // a and b share one dtype (mixed dtypes are refused: docs/semantics.md)
   TensorLayout b;
-  TensorLayout out;  // shape = broadcast(a.shape, b.shape)
+  TensorLayout out;  // shape = broadcast(a.shape, b.shape); a's dtype (bool for the logical kinds)
   std::size_t hash() const noexcept;
   std::string to_string() const;
   friend bool operator==(const BinaryDescriptor&, const BinaryDescriptor&) = default;
@@ -161,7 +188,7 @@ using BinaryPlan = Plan<BinaryDescriptor, BinaryArgs>;
 struct BinaryBackwardDescriptor {
   BinaryKind kind = BinaryKind::kAdd;
   TensorLayout grad_out;  // the forward output's shape
-  TensorLayout a;         // forward inputs (their values are read by mul and div only)
+  TensorLayout a;         // forward inputs (read by every kind but add, sub, div_floor, div_trunc)
   TensorLayout b;
   TensorLayout grad_a;    // a's shape
   TensorLayout grad_b;    // b's shape
@@ -173,8 +200,8 @@ struct BinaryBackwardDescriptor {
 };
 struct BinaryBackwardArgs {
   const void* grad_out = nullptr;
-  const void* a = nullptr;  // may be null for add and sub
-  const void* b = nullptr;  // may be null for add and sub
+  const void* a = nullptr;  // may be null for add, sub, div_floor and div_trunc
+  const void* b = nullptr;
   void* grad_a = nullptr;   // ignored when !compute_grad_a
   void* grad_b = nullptr;   // ignored when !compute_grad_b
 };
@@ -206,3 +233,5 @@ extern template class Plan<BinaryBackwardDescriptor, BinaryBackwardArgs>;
 extern template class Plan<CastDescriptor, CastArgs>;
 
 }  // namespace baracuda
+
+#include "baracuda/ops/elementwise_binary.hpp"  // BinaryCmpPlan, BinaryParamPlan

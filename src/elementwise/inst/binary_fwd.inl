@@ -1,18 +1,34 @@
-// Instance body: binary forward kernels for one dtype (BARACUDA_INSTANCE_DTYPE).
+// Instance body: contiguous binary forward kernels of one floating dtype
+// (BARACUDA_INSTANCE_DTYPE), for the kinds of one part (BARACUDA_INSTANCE_PART; kinds are
+// spread over kBinaryParts files so each translation unit stays small).
+#include <string>
+
+#include "elementwise/kernels/binary_ops.cuh"
 #include "elementwise/kernels/map.cuh"
-#include "elementwise/kernels/ops.cuh"
 #include "elementwise/launch.hpp"
 
 namespace baracuda::elementwise {
-template <>
-Status launch_binary_fwd<DType::BARACUDA_INSTANCE_DTYPE>(BinaryKind kind, const MapParams& p, cudaStream_t s) {
-  using T = kernels::DeviceType<DType::BARACUDA_INSTANCE_DTYPE>;
+namespace {
+template <class T, int Part>
+Status fwd_part(BinaryKind kind, const MapParams& p, cudaStream_t s) {
   switch (kind) {
-    case BinaryKind::kAdd: return kernels::launch_map<T, T>(kernels::BinaryOp<BinaryKind::kAdd>{}, p, s);
-    case BinaryKind::kSub: return kernels::launch_map<T, T>(kernels::BinaryOp<BinaryKind::kSub>{}, p, s);
-    case BinaryKind::kMul: return kernels::launch_map<T, T>(kernels::BinaryOp<BinaryKind::kMul>{}, p, s);
-    case BinaryKind::kDiv: return kernels::launch_map<T, T>(kernels::BinaryOp<BinaryKind::kDiv>{}, p, s);
+#define BARACUDA_CASE(K)                                                                  \
+  case BinaryKind::K:                                                                     \
+    if constexpr (binary_part(BinaryKind::K) == Part)                                     \
+      return kernels::launch_map_contig<T, T>(kernels::BinaryFwdOp<BinaryKind::K, T>{}, p, s); \
+    break;
+    BARACUDA_BINARY_FLOAT_KINDS(BARACUDA_CASE)
+#undef BARACUDA_CASE
+    default: break;
   }
-  return Status(Code::kInternal, "launch_binary_fwd: unknown kind");
+  return Status(Code::kInternal, std::string("launch_binary_fwd_contig: ") + binary_kind_name(kind) + " is not in part " +
+                                     std::to_string(Part));
+}
+}  // namespace
+
+template <>
+Status launch_binary_fwd_contig<DType::BARACUDA_INSTANCE_DTYPE, BARACUDA_INSTANCE_PART>(BinaryKind kind, const MapParams& p,
+                                                                                        cudaStream_t s) {
+  return fwd_part<kernels::DeviceType<DType::BARACUDA_INSTANCE_DTYPE>, BARACUDA_INSTANCE_PART>(kind, p, s);
 }
 }  // namespace baracuda::elementwise

@@ -1,5 +1,6 @@
 // broadcast_reduce: the gradient of a broadcast operand of a binary op,
-//   grad_x[k] = sum over the broadcast dims r of  d(op)/d(x)(g, a, b)[r, k].
+//   grad_x[k] = sum over the broadcast dims r of  d(op)/d(x)(g, a, b)[r, k]
+// (the term is a functor: per kind, or with the kind chosen at run time).
 //
 // Scheme (deterministic, no atomics): the host orders the forward output's dims as
 // [reduced..., kept...], so element (r, k) has linear index r * kept + k and consecutive
@@ -16,17 +17,18 @@
 #include <cuda_runtime.h>
 
 #include "common/device_types.cuh"
-#include "elementwise/kernels/ops.cuh"
+#include "elementwise/kernels/binary_ops.cuh"
 #include "elementwise/map_params.hpp"
 
 namespace baracuda::kernels {
 
 inline constexpr int kReduceBlock = 256;
 
-template <class T, BinaryKind K, int Which, bool kSplit>
-__global__ void __launch_bounds__(kReduceBlock) broadcast_reduce_pass1(elementwise::BroadcastReduceParams p) {
+// Grad: a functor (g, a, b) -> the gradient term (BinaryGradFn / BinaryDynGradFn).
+template <class T, class Grad, bool kSplit>
+__global__ void __launch_bounds__(kReduceBlock) broadcast_reduce_pass1(elementwise::BroadcastReduceParams p, Grad grad) {
   using C = Compute<T>;
-  constexpr bool kReads = elementwise::binary_grad_reads_inputs(K);
+  constexpr bool kReads = Grad::kReads;
   const int64_t k = static_cast<int64_t>(blockIdx.x) * kReduceBlock + threadIdx.x;
   if (k >= p.kept) return;
   const int64_t r0 = static_cast<int64_t>(blockIdx.y) * p.chunk_len;
@@ -50,7 +52,7 @@ __global__ void __launch_bounds__(kReduceBlock) broadcast_reduce_pass1(elementwi
     const C gv = to_compute(g[off[0]]);
     const C av = kReads ? C(to_compute(a[off[1]])) : C(0);
     const C bv = kReads ? C(to_compute(b[off[2]])) : C(0);
-    return Which == 0 ? binary_grad_a<K>(gv, av, bv) : binary_grad_b<K>(gv, av, bv);
+    return grad(gv, av, bv);
   };
   C acc = C(0);
   if constexpr (kSplit) {
@@ -95,18 +97,20 @@ __global__ void __launch_bounds__(kReduceBlock) broadcast_reduce_pass2(elementwi
   static_cast<T*>(p.grad)[off] = from_compute<T>(acc);
 }
 
-template <class T, BinaryKind K>
-Status launch_broadcast_reduce(const elementwise::BroadcastReduceParams& p, cudaStream_t stream) {
+// grad_a / grad_b: the functors of the two operands (p.which picks one).
+template <class T, class GradA, class GradB>
+Status launch_broadcast_reduce(const elementwise::BroadcastReduceParams& p, GradA grad_a, GradB grad_b,
+                               cudaStream_t stream) {
   if (p.kept == 0) return Status::ok();
   const unsigned kb = static_cast<unsigned>((p.kept + kReduceBlock - 1) / kReduceBlock);
   if (p.reduced > 0) {
     dim3 grid(kb, static_cast<unsigned>(p.chunks));
     if (p.split_index) {
-      if (p.which == 0) broadcast_reduce_pass1<T, K, 0, true><<<grid, kReduceBlock, 0, stream>>>(p);
-      else broadcast_reduce_pass1<T, K, 1, true><<<grid, kReduceBlock, 0, stream>>>(p);
+      if (p.which == 0) broadcast_reduce_pass1<T, GradA, true><<<grid, kReduceBlock, 0, stream>>>(p, grad_a);
+      else broadcast_reduce_pass1<T, GradB, true><<<grid, kReduceBlock, 0, stream>>>(p, grad_b);
     } else {
-      if (p.which == 0) broadcast_reduce_pass1<T, K, 0, false><<<grid, kReduceBlock, 0, stream>>>(p);
-      else broadcast_reduce_pass1<T, K, 1, false><<<grid, kReduceBlock, 0, stream>>>(p);
+      if (p.which == 0) broadcast_reduce_pass1<T, GradA, false><<<grid, kReduceBlock, 0, stream>>>(p, grad_a);
+      else broadcast_reduce_pass1<T, GradB, false><<<grid, kReduceBlock, 0, stream>>>(p, grad_b);
     }
   }
   broadcast_reduce_pass2<T><<<kb, kReduceBlock, 0, stream>>>(p);

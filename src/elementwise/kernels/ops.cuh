@@ -105,60 +105,7 @@ struct GeluErfLowPrecisionOp {
   }
 };
 
-// ------------------------------------------------------------------------ binary forward
-template <BinaryKind K, class C>
-__device__ __forceinline__ C binary_apply(C a, C b) {
-  if constexpr (K == BinaryKind::kAdd) return a + b;
-  else if constexpr (K == BinaryKind::kSub) return a - b;
-  else if constexpr (K == BinaryKind::kMul) return a * b;
-  else return a / b;
-}
-
-template <BinaryKind K>
-struct BinaryOp {
-  static constexpr int kIn = 2, kOut = 1;
-  template <class C>
-  __device__ __forceinline__ void operator()(const C* in, C* out) const {
-    out[0] = binary_apply<K>(in[0], in[1]);
-  }
-};
-
-// ------------------------------------------------------------------------ binary backward
-// d(out)/d(a) * g and d(out)/d(b) * g, torch's formulas.
-template <BinaryKind K, class C>
-__device__ __forceinline__ C binary_grad_a(C g, C a, C b) {
-  (void)a;
-  if constexpr (K == BinaryKind::kAdd || K == BinaryKind::kSub) return g;
-  else if constexpr (K == BinaryKind::kMul) return g * b;
-  else return g / b;
-}
-template <BinaryKind K, class C>
-__device__ __forceinline__ C binary_grad_b(C g, C a, C b) {
-  if constexpr (K == BinaryKind::kAdd) return g;
-  else if constexpr (K == BinaryKind::kSub) return -g;
-  else if constexpr (K == BinaryKind::kMul) return g * a;
-  else return -g * a / (b * b);
-}
-
-// in: grad_out (and a, b when the kind reads them)   out: grad_a and/or grad_b
-// (Which: 0 = a, 1 = b, 2 = both)
-template <BinaryKind K, int Which>
-struct BinaryGradOp {
-  static constexpr int kIn = elementwise::binary_grad_reads_inputs(K) ? 3 : 1;
-  static constexpr int kOut = Which == 2 ? 2 : 1;
-  template <class C>
-  __device__ __forceinline__ void operator()(const C* in, C* out) const {
-    const C g = in[0];
-    const C a = kIn == 3 ? in[kIn == 3 ? 1 : 0] : C(0);
-    const C b = kIn == 3 ? in[kIn == 3 ? 2 : 0] : C(0);
-    if constexpr (Which == 0) out[0] = binary_grad_a<K>(g, a, b);
-    else if constexpr (Which == 1) out[0] = binary_grad_b<K>(g, a, b);
-    else {
-      out[0] = binary_grad_a<K>(g, a, b);
-      out[1] = binary_grad_b<K>(g, a, b);
-    }
-  }
-};
+// Binary functors: elementwise/kernels/binary_ops.cuh.
 
 // ------------------------------------------------------------------------ cast
 struct CastOp {

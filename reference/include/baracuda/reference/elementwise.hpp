@@ -37,6 +37,9 @@ std::int64_t unary_int_value(UnaryKind k, std::int64_t x, DType t);
 template <class C> C digamma(C x);
 template <class C> C trigamma(C x);  // digamma'
 template <class C> C erfinv(C x);
+// Binary kinds on floating values (docs/semantics.md "Binary kinds"): NaN for the kinds
+// without a floating form (bitwise, shifts); logical kinds give 0 or 1; nextafter steps in
+// C's format (binary() steps f16 / bf16 tensors in theirs).
 template <class C> C binary_value(BinaryKind k, C a, C b);
 template <class C> std::pair<C, C> binary_partials(BinaryKind k, C a, C b);  // d/da, d/db (times 1)
 template <class C> C binary_grad_a(BinaryKind k, C g, C a, C b);  // torch's formula for g * d/da
@@ -56,6 +59,7 @@ struct Result {
 double unary_scale(UnaryKind k, double x, const UnaryParams& p);
 double unary_grad_scale(UnaryKind k, double g, double x, const UnaryParams& p);
 double binary_scale(BinaryKind k, double a, double b);
+double binary_grad_scale(BinaryKind k, int which, double g, double a, double b);  // |term|, 0 where not finite
 
 // v rounded to dtype t (through f32 for the narrow formats, as the kernels store).
 double round_to(DType t, double v, Fp8Overflow mode = Fp8Overflow::kPyTorch);
@@ -69,6 +73,8 @@ Expected<Result> unary(const UnaryParamDescriptor& d, const HostTensor& x);
 Expected<Result> unary_backward(const UnaryBackwardDescriptor& d, const HostTensor& grad_out, const HostTensor& x);
 Expected<Result> unary_backward(const UnaryParamBackwardDescriptor& d, const HostTensor& grad_out,
                                 const HostTensor& x);
+// Every kind on every dtype it accepts (BinaryKindInfo): floating kinds exact in double and
+// naive in the compute type; integer and bool kinds in integers (exact == naive).
 Expected<Result> binary(const BinaryDescriptor& d, const HostTensor& a, const HostTensor& b);
 struct BackwardResult {
   Result grad_a;  // empty when !compute_grad_a
@@ -82,3 +88,5 @@ Expected<BackwardResult> binary_backward(const BinaryBackwardDescriptor& d, cons
 Expected<Result> cast(const CastDescriptor& d, const HostTensor& x);
 
 }  // namespace baracuda::reference
+
+#include "baracuda/reference/binary.hpp"  // integer kinds, comparisons, lerp / alpha
