@@ -255,8 +255,10 @@ Expected<std::vector<Case>> suite_cases(const SuiteSpec& s) {
   BARACUDA_TRY(add("gemm_bf16", "bf16", s.gemm_shape));
   for (const char* op : kSuiteOps) BARACUDA_TRY(add(op, "bf16", s.shape));
   BARACUDA_TRY(add("cast", "f32:bf16", s.shape));
-  if (std::string_view(s.name) == "elementwise")
+  if (std::string_view(s.name) == "elementwise") {
     for (const char* op : kUnarySpreadOps) BARACUDA_TRY(add(op, "bf16", s.shape));
+    BARACUDA_TRY(add("cast", "i32:f32", s.shape));  // integer -> float casts (issue 3)
+  }
   return cases;
 }
 

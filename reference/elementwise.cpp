@@ -1,6 +1,8 @@
 // CPU oracle for the elementwise family (see the header for exact vs naive).
 #include "baracuda/reference/elementwise.hpp"
 
+#include "baracuda/reference/cast.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -240,11 +242,10 @@ Expected<BackwardResult> binary_backward(const BinaryBackwardDescriptor& d, cons
 }
 
 Expected<Result> cast(const CastDescriptor& d, const HostTensor& x) {
-  BroadcastReader rx(x, d.y);
+  auto y = cast_exact(d, x);
+  if (!y) return y.error();
   Result r;
-  const auto n = static_cast<std::size_t>(d.y.numel());
-  r.exact.resize(n);
-  for (std::size_t i = 0; i < n; ++i) r.exact[i] = round_to(d.y.dtype, rx(static_cast<std::int64_t>(i)), d.fp8_overflow);
+  r.exact = y->logical();
   r.naive = r.exact;
   return r;
 }

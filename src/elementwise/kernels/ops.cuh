@@ -160,13 +160,4 @@ struct BinaryGradOp {
   }
 };
 
-// ------------------------------------------------------------------------ cast
-struct CastOp {
-  static constexpr int kIn = 1, kOut = 1;
-  template <class C>
-  __device__ __forceinline__ void operator()(const C* x, C* y) const {
-    y[0] = x[0];
-  }
-};
-
 }  // namespace baracuda::kernels
