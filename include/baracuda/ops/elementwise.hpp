@@ -206,3 +206,5 @@ extern template class Plan<BinaryBackwardDescriptor, BinaryBackwardArgs>;
 extern template class Plan<CastDescriptor, CastArgs>;
 
 }  // namespace baracuda
+
+#include "baracuda/ops/pack.hpp"  // PackPlan / UnpackPlan (s4, u4, bit)
