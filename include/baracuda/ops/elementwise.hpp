@@ -208,3 +208,4 @@ extern template class Plan<CastDescriptor, CastArgs>;
 }  // namespace baracuda
 
 #include "baracuda/ops/pack.hpp"  // PackPlan / UnpackPlan (s4, u4, bit)
+#include "baracuda/ops/gated.hpp"  // GatedActivationPlan / backward (glu, reglu, swiglu, geglu)
