@@ -95,8 +95,7 @@ TEST(GatedPlanSelect, PackedRowsSplitContig) {
   ASSERT_TRUE(split.has_value());
   EXPECT_EQ(split->sku().impl, "vec16_contig");
   EXPECT_EQ(split->sku().family, "gated");
-  // D = 1000 bf16: the second half starts 2000 bytes in (16-byte aligned), but rows of 1000 are not
-  // a multiple of the 8-element vector: strided
+  // D = 1001 bf16: the second half starts 2002 bytes in (2-byte aligned): strided
   auto x2 = TensorLayout::contiguous(DType::kBF16, {64, 2 * 1001});
   auto y2 = TensorLayout::contiguous(DType::kBF16, {64, 1001});
   auto odd = GatedActivationPlan::select_for_caps(caps90(), GatedActivationDescriptor{GatedKind::kGlu, GatedInput::kPacked,
