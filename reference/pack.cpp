@@ -32,9 +32,9 @@ Status check(DType packed, DType plain) {
 }
 // Bit offset of packed element offset e (may be negative for negative strides: not allowed
 // by the plans, but kept well defined here).
-unsigned char* byte_of(HostTensor& t, std::int64_t e, int bits) { return reinterpret_cast<unsigned char*>(t.data()) + (e * bits) / 8; }
+unsigned char* byte_of(HostTensor& t, std::int64_t e, int bits) { return static_cast<unsigned char*>(t.data()) + (e * bits) / 8; }
 const unsigned char* byte_of(const HostTensor& t, std::int64_t e, int bits) {
-  return reinterpret_cast<const unsigned char*>(t.data()) + (e * bits) / 8;
+  return static_cast<const unsigned char*>(t.data()) + (e * bits) / 8;
 }
 }  // namespace
 

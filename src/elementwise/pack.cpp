@@ -1,6 +1,7 @@
 // PackPlan / UnpackPlan: s4 <-> i8, u4 <-> u8, bit <-> bool (include/baracuda/ops/pack.hpp
 // has the packed layout and the saturation rule). One SKU each ("bytes_i64": a thread per
 // packed byte for pack, per element for unpack, 64-bit indexing).
+#include <algorithm>
 #include <cstdio>
 #include <string>
 

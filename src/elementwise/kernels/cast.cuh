@@ -22,9 +22,6 @@
 
 namespace baracuda::kernels {
 
-template <class T>
-inline constexpr bool kIsDeviceFloat = !std::is_integral_v<T>;  // double, float, half, bf16, fp8
-
 // Significant bits (with the implicit one) of the floating output types.
 template <class T> inline constexpr int kSignificandBits = 0;
 template <> inline constexpr int kSignificandBits<float> = 24;
