@@ -38,7 +38,7 @@ namespace {
 using Shape = std::vector<std::int64_t>;
 
 // ============================================================================ ops and suites
-enum class Family { kCopy, kGemm, kBinary, kUnary, kUnaryBwd, kBinaryBwd, kCast, kCmp, kLerp };
+enum class Family { kCopy, kGemm, kBinary, kUnary, kUnaryBwd, kBinaryBwd, kCast, kCmp, kLerp, kGated, kPRelu };
 
 struct OpSpec {
   const char* name;
@@ -86,6 +86,10 @@ const OpSpec kOps[] = {
     {"atan2", Family::kBinary, B(BinaryKind::kAtan2)},
     {"eq", Family::kCmp, static_cast<int>(BinaryCmpKind::kEq)},
     {"lerp", Family::kLerp},
+    // shape = x's [..., 2D]; y = [..., D]; gate = first half (vLLM's silu_and_mul layout)
+    {"swiglu", Family::kGated, static_cast<int>(GatedKind::kSwiglu)},
+    // weight [shape[1]] (one per channel of dim 1)
+    {"prelu", Family::kPRelu},
 };
 
 const OpSpec* find_op(std::string_view name) {
@@ -262,10 +266,13 @@ Expected<std::vector<Case>> suite_cases(const SuiteSpec& s) {
   BARACUDA_TRY(add("gemm_bf16", "bf16", s.gemm_shape));
   for (const char* op : kSuiteOps) BARACUDA_TRY(add(op, "bf16", s.shape));
   BARACUDA_TRY(add("cast", "f32:bf16", s.shape));
-  if (std::string_view(s.name) == "elementwise")
+  if (std::string_view(s.name) == "elementwise") {
     for (const char* op : kUnarySpreadOps) BARACUDA_TRY(add(op, "bf16", s.shape));
-  if (std::string_view(s.name) == "elementwise")
     for (const char* op : kBinarySpreadOps) BARACUDA_TRY(add(op, "bf16", s.shape));
+    BARACUDA_TRY(add("cast", "i32:f32", s.shape));  // integer -> float casts (issue 3)
+    BARACUDA_TRY(add("swiglu", "bf16", s.shape));
+    BARACUDA_TRY(add("prelu", "bf16", s.shape));
+  }
   return cases;
 }
 
@@ -509,6 +516,22 @@ Expected<Workload> make_workload(const Case& c, const Stream& s) {
     case Family::kCast: {
       CastDescriptor d{t, TensorLayout::contiguous(c.out, c.shape)};
       return plan_workload<CastPlan>(s, d, {d.x}, {d.y}, [](const Ptrs& p) { return CastArgs{p[0], p[1]}; });
+    }
+    case Family::kGated: {
+      if (c.shape.empty() || c.shape.back() % 2 != 0)
+        return Status(Code::kInvalidArgument, "swiglu: the last dim of the shape (x = [..., 2D]) must be even");
+      Shape half = c.shape;
+      half.back() /= 2;
+      const TensorLayout y = TensorLayout::contiguous(c.in, half);
+      GatedActivationDescriptor d{static_cast<GatedKind>(c.op->kind), GatedInput::kPacked, GateHalf::kFirst, t, {}, {}, y};
+      return plan_workload<GatedActivationPlan>(s, d, {t}, {y},
+                                                [](const Ptrs& p) { return GatedActivationArgs{.x = p[0], .y = p[1]}; });
+    }
+    case Family::kPRelu: {
+      if (c.shape.size() < 2) return Status(Code::kInvalidArgument, "prelu: the shape needs a channel dim (dim 1)");
+      const TensorLayout w = TensorLayout::contiguous(c.in, {c.shape[1]});
+      PReluDescriptor d{t, w, t};
+      return plan_workload<PReluPlan>(s, d, {t, w}, {t}, [](const Ptrs& p) { return PReluArgs{p[0], p[1], p[2]}; });
     }
   }
   return Status(Code::kInternal, "unhandled op family");

@@ -116,6 +116,11 @@ def torch_case(op, dt_in, dt_out, shape):
         return [x, out], lambda g, ga: (ga.copy_(g), g.sum(dim=lead))
     if op == 'cast':
         return [x], lambda t: t.to(dt_out)
+    if op == 'swiglu':  # x = [..., 2D], gate = first half (baracuda: GateHalf::kFirst)
+        half = shape[-1] // 2
+        return [x], lambda t: F.silu(t[..., :half]) * t[..., half:]
+    if op == 'prelu':  # one weight per channel of dim 1
+        return [x, Operand((shape[1],), dt_in)], F.prelu
     if op == 'copy':
         return [x, out], lambda src, dst: dst.copy_(src)
     if op == 'gemm_bf16':

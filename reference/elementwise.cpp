@@ -2,6 +2,8 @@
 #include "baracuda/reference/elementwise.hpp"
 #include "map_eval.hpp"
 
+#include "baracuda/reference/cast.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -83,11 +85,10 @@ Expected<Result> unary_backward(const UnaryParamBackwardDescriptor& d, const Hos
 }
 
 Expected<Result> cast(const CastDescriptor& d, const HostTensor& x) {
-  BroadcastReader rx(x, d.y);
+  auto y = cast_exact(d, x);
+  if (!y) return y.error();
   Result r;
-  const auto n = static_cast<std::size_t>(d.y.numel());
-  r.exact.resize(n);
-  for (std::size_t i = 0; i < n; ++i) r.exact[i] = round_to(d.y.dtype, rx(static_cast<std::int64_t>(i)), d.fp8_overflow);
+  r.exact = y->logical();
   r.naive = r.exact;
   return r;
 }

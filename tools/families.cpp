@@ -4,6 +4,9 @@
 #include "baracuda/reference/compare.hpp"
 #include "baracuda/reference/domains.hpp"
 #include "baracuda/reference/elementwise.hpp"
+#include "baracuda/reference/gated.hpp"
+#include "baracuda/reference/pack.hpp"
+#include "baracuda/reference/prelu.hpp"
 
 namespace baracuda::tools {
 
@@ -138,7 +141,8 @@ std::string binary_param_kind_list() {
 const std::vector<DType> kMathTypes = {DType::kF64, DType::kF32, DType::kF16, DType::kBF16};
 const std::vector<DType> kRealTypes = {DType::kF64, DType::kF32, DType::kF16, DType::kBF16, DType::kI64,
                                        DType::kI32, DType::kI16, DType::kI8,  DType::kU8,  DType::kBool};
-const std::vector<DType> kCastTypes = {DType::kF32, DType::kF16, DType::kBF16, DType::kE4M3, DType::kE5M2};
+const std::vector<DType> kCastTypes = {DType::kF64, DType::kF32, DType::kF16, DType::kBF16, DType::kE4M3, DType::kE5M2,
+                                       DType::kI64, DType::kI32, DType::kI16, DType::kI8,   DType::kU8,   DType::kBool};
 
 std::vector<CheckRow> check_unary(const Stream& s, DType t, std::mt19937_64& rng) {
   std::vector<CheckRow> rows;
@@ -371,9 +375,10 @@ std::vector<CheckRow> check_cast(const Stream& s, DType from, std::mt19937_64& r
   for (DType to : kCastTypes)
     for (auto mode : {Fp8Overflow::kPyTorch, Fp8Overflow::kSaturate})
       for (const auto& l : check_layouts(from, to)) {
+        if (mode == Fp8Overflow::kSaturate && to != DType::kE4M3 && to != DType::kE5M2) continue;
         CastDescriptor d{l.in, l.out, mode};
         HostTensor hx(l.in), hy(l.out);
-        reference::fill_random(hx, rng, -600, 600, true);
+        reference::fill_random(hx, rng, -70000, 70000, true);
         auto want = reference::cast(d, hx).value();
         DeviceCopy dx(hx, s), dy(hy, s);
         run_every_sku<CastPlan>(
@@ -383,6 +388,126 @@ std::vector<CheckRow> check_cast(const Stream& s, DType from, std::mt19937_64& r
               return reference::compare(hy, want, true);
             });
       }
+  return rows;
+}
+
+// ---- pack / unpack (dtype = the packed one)
+DType plain_of(DType packed) { return packed == DType::kS4 ? DType::kI8 : packed == DType::kU4 ? DType::kU8 : DType::kBool; }
+
+reference::Comparison same_bytes(const HostTensor& got, const HostTensor& want) {
+  reference::Comparison c;
+  c.checked = static_cast<std::int64_t>(got.storage_bytes());
+  for (std::size_t i = 0; i < got.storage_bytes(); ++i)
+    if (got.storage()[i] != want.storage()[i] && c.mismatches++ == 0) c.detail = "first differing byte " + std::to_string(i);
+  c.ok = c.mismatches == 0;
+  return c;
+}
+
+std::vector<CheckRow> check_pack(const Stream& s, DType packed, std::mt19937_64& rng) {
+  std::vector<CheckRow> rows;
+  const DType plain = plain_of(packed);
+  const std::vector<std::pair<TensorLayout, TensorLayout>> layouts = {
+      {TensorLayout::contiguous(plain, {37, 1031}), TensorLayout::contiguous(packed, {37, 1031})},
+      {TensorLayout::strided(plain, {37, 1031}, {1, 37}), TensorLayout::strided(packed, {37, 1031}, {1032, 1})}};
+  for (const auto& [pl, pk] : layouts) {
+    PackDescriptor d{pl, pk};
+    HostTensor hx(pl), hy(pk);
+    for (std::size_t i = 0; i < hx.storage_bytes(); ++i)
+      hx.storage()[i] = std::byte{static_cast<unsigned char>(plain == DType::kBool ? rng() & 1 : rng())};
+    auto want = reference::pack(d, hx).value();
+    DeviceCopy dx(hx, s), dy(hy, s);
+    run_every_sku<PackPlan>(
+        s, d, rows, [&](const PackPlan& p, Workspace ws) { return p.run(s, ws, {.x = dx.data(), .y = dy.data()}); },
+        [&] {
+          (void)dy.download(hy, s);
+          return same_bytes(hy, want);
+        });
+    UnpackDescriptor u{pk, pl};
+    HostTensor hp(pk), hz(pl);
+    for (std::size_t i = 0; i < hp.storage_bytes(); ++i) hp.storage()[i] = std::byte{static_cast<unsigned char>(rng())};
+    auto uwant = reference::unpack(u, hp).value();
+    DeviceCopy dp(hp, s), dz(hz, s);
+    run_every_sku<UnpackPlan>(
+        s, u, rows, [&](const UnpackPlan& p, Workspace ws) { return p.run(s, ws, {.x = dp.data(), .y = dz.data()}); },
+        [&] {
+          (void)dz.download(hz, s);
+          reference::Result r;
+          r.exact = uwant.logical();
+          return reference::compare(hz, r, true);
+        });
+  }
+  return rows;
+}
+
+// ---- gated activations
+constexpr GatedKind kGatedKinds[] = {GatedKind::kGlu, GatedKind::kReglu, GatedKind::kSwiglu, GatedKind::kGegluErf,
+                                     GatedKind::kGegluTanh};
+
+std::vector<CheckRow> check_gated(const Stream& s, DType t, std::mt19937_64& rng) {
+  std::vector<CheckRow> rows;
+  const auto x = TensorLayout::contiguous(t, {37, 2 * 1031});
+  const auto y = TensorLayout::contiguous(t, {37, 1031});
+  for (GatedKind k : kGatedKinds)
+    for (GateHalf half : {GateHalf::kSecond, GateHalf::kFirst}) {
+      GatedActivationDescriptor d{k, GatedInput::kPacked, half, x, {}, {}, y};
+      HostTensor hx(x), hy(y), hg(y), hgx(x);
+      reference::fill_random(hx, rng, -4, 4, true);
+      reference::fill_random(hg, rng, -4, 4, true);
+      auto want = reference::gated_activation(d, &hx, nullptr, nullptr).value();
+      DeviceCopy dx(hx, s), dy(hy, s), dg(hg, s), dgx(hgx, s);
+      run_every_sku<GatedActivationPlan>(
+          s, d, rows, [&](const GatedActivationPlan& p, Workspace ws) { return p.run(s, ws, {.x = dx.data(), .y = dy.data()}); },
+          [&] {
+            (void)dy.download(hy, s);
+            return reference::compare(hy, want, false);
+          });
+      GatedActivationBackwardDescriptor bd{k, GatedInput::kPacked, half, y, x, {}, {}, x, {}, {}};
+      auto bwant = reference::gated_activation_backward(bd, hg, &hx, nullptr, nullptr).value();
+      run_every_sku<GatedActivationBackwardPlan>(
+          s, bd, rows,
+          [&](const GatedActivationBackwardPlan& p, Workspace ws) {
+            return p.run(s, ws, {.grad_y = dg.data(), .x = dx.data(), .grad_x = dgx.data()});
+          },
+          [&] {
+            (void)dgx.download(hgx, s);
+            return reference::compare(hgx, bwant.grad_x, false);
+          });
+    }
+  return rows;
+}
+
+// ---- prelu
+std::vector<CheckRow> check_prelu(const Stream& s, DType t, std::mt19937_64& rng) {
+  std::vector<CheckRow> rows;
+  const auto x = TensorLayout::contiguous(t, {4, 37, 129});
+  for (const auto& w : {TensorLayout::contiguous(t, {37}), TensorLayout::contiguous(t, {1})}) {
+    PReluDescriptor d{x, w, x};
+    HostTensor hx(x), hw(w), hy(x), hg(x), hgx(x), hgw(w);
+    reference::fill_random(hx, rng, -4, 4, true);
+    reference::fill_random(hw, rng, -1, 1, false);
+    reference::fill_random(hg, rng, -4, 4, true);
+    auto want = reference::prelu(d, hx, hw).value();
+    DeviceCopy dx(hx, s), dw(hw, s), dy(hy, s), dg(hg, s), dgx(hgx, s), dgw(hgw, s);
+    run_every_sku<PReluPlan>(
+        s, d, rows, [&](const PReluPlan& p, Workspace ws) { return p.run(s, ws, {.x = dx.data(), .weight = dw.data(), .y = dy.data()}); },
+        [&] {
+          (void)dy.download(hy, s);
+          return reference::compare(hy, want, false);
+        });
+    PReluBackwardDescriptor bd{x, x, w, x, w};
+    auto bwant = reference::prelu_backward(bd, hg, hx, hw).value();
+    run_every_sku<PReluBackwardPlan>(
+        s, bd, rows,
+        [&](const PReluBackwardPlan& p, Workspace ws) {
+          return p.run(s, ws, {.grad_y = dg.data(), .x = dx.data(), .weight = dw.data(), .grad_x = dgx.data(), .grad_weight = dgw.data()});
+        },
+        [&] {
+          (void)dgx.download(hgx, s);
+          (void)dgw.download(hgw, s);
+          auto c = reference::compare(hgx, bwant.grad_x, false);
+          return c.ok ? reference::compare(hgw, bwant.grad_weight, false) : c;
+        });
+  }
   return rows;
 }
 
@@ -455,7 +580,7 @@ const std::vector<FamilyEntry>& families() {
          return rows;
        },
        check_binary_param},
-      {"cast", kCastTypes, "",
+      {"cast", kCastTypes, "every pair of f64 f32 f16 bf16 e4m3 e5m2 i64 i32 i16 i8 u8 bool (fp8_overflow pytorch|saturate)",
        [](const DeviceCaps& c, DType t) {
          std::vector<InfoRow> rows;
          for (DType to : kCastTypes) {
@@ -468,6 +593,45 @@ const std::vector<FamilyEntry>& families() {
          return rows;
        },
        check_cast},
+      {"pack", {DType::kS4, DType::kU4, DType::kBit}, "pack unpack (s4<->i8 u4<->u8 bit<->bool)",
+       [](const DeviceCaps& c, DType t) {
+         const auto pl = TensorLayout::contiguous(plain_of(t), {4096, 8192});
+         const auto pk = TensorLayout::contiguous(t, {4096, 8192});
+         return std::vector<InfoRow>{info_row<PackPlan>("pack", c, PackDescriptor{pl, pk}, t, "contig[4096,8192]"),
+                                     info_row<UnpackPlan>("unpack", c, UnpackDescriptor{pk, pl}, t, "contig[4096,8192]")};
+       },
+       check_pack},
+      {"gated", kMathTypes, "glu reglu swiglu geglu_erf geglu_tanh (packed gate=first|second, split)",
+       [](const DeviceCaps& c, DType t) {
+         const auto x = TensorLayout::contiguous(t, {4096, 2 * 4096});
+         const auto y = TensorLayout::contiguous(t, {4096, 4096});
+         std::vector<InfoRow> rows;
+         rows.push_back(info_row<GatedActivationPlan>(
+             "gated", c, GatedActivationDescriptor{GatedKind::kSwiglu, GatedInput::kPacked, GateHalf::kFirst, x, {}, {}, y}, t,
+             "packed[4096,2x4096]"));
+         rows.push_back(info_row<GatedActivationPlan>(
+             "gated", c, GatedActivationDescriptor{GatedKind::kSwiglu, GatedInput::kSplit, GateHalf::kSecond, {}, y, y, y}, t,
+             "split[4096,4096]"));
+         rows.push_back(info_row<GatedActivationBackwardPlan>(
+             "gated_backward", c,
+             GatedActivationBackwardDescriptor{GatedKind::kSwiglu, GatedInput::kPacked, GateHalf::kFirst, y, x, {}, {}, x, {}, {}},
+             t, "packed[4096,2x4096]"));
+         return rows;
+       },
+       check_gated},
+      {"prelu", kMathTypes, "prelu (weight per channel of dim 1, or single)",
+       [](const DeviceCaps& c, DType t) {
+         const auto nchw = TensorLayout::contiguous(t, {32, 256, 64, 64});
+         const auto nc = TensorLayout::contiguous(t, {4096, 8192});
+         const auto w = TensorLayout::contiguous(t, {256});
+         const auto wn = TensorLayout::contiguous(t, {8192});
+         return std::vector<InfoRow>{
+             info_row<PReluPlan>("prelu", c, PReluDescriptor{nchw, w, nchw}, t, "nchw[32,256,64,64]"),
+             info_row<PReluPlan>("prelu", c, PReluDescriptor{nc, wn, nc}, t, "nc[4096,8192]"),
+             info_row<PReluBackwardPlan>("prelu_backward", c, PReluBackwardDescriptor{nchw, nchw, w, nchw, w}, t,
+                                         "nchw[32,256,64,64]")};
+       },
+       check_prelu},
   };
   return table;
 }

@@ -1,4 +1,5 @@
-// CastPlan: dtype conversion among f32, f16, bf16, fp8 e4m3 and fp8 e5m2.
+// CastPlan: dtype conversion among f64, f32, f16, bf16, fp8 e4m3, fp8 e5m2, i64, i32, i16,
+// i8, u8 and bool (every pair; rules in kernels/cast.cuh and docs/semantics.md, "Cast").
 #include <string>
 
 #include "baracuda/ops/elementwise.hpp"
@@ -23,7 +24,21 @@ namespace elementwise {
 namespace {
 
 bool cast_dtype_supported(DType t) {
-  return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16 || t == DType::kE4M3 || t == DType::kE5M2;
+  switch (t) {
+    case DType::kF64: case DType::kF32: case DType::kF16: case DType::kBF16: case DType::kE4M3: case DType::kE5M2:
+    case DType::kI64: case DType::kI32: case DType::kI16: case DType::kI8: case DType::kU8: case DType::kBool:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The type the conversion goes through: the integer itself, f64 between f64 and an integer
+// or f64, else f32 (f64 -> 16/8-bit floats round through f32).
+DType cast_compute(DType in, DType out) {
+  if (!dtype_is_floating(in)) return in;
+  if (in == DType::kF64 && (out == DType::kF64 || !dtype_is_floating(out))) return DType::kF64;
+  return DType::kF32;
 }
 
 struct CastSpec {
@@ -40,7 +55,7 @@ struct CastSpec {
     s.family = "cast";
     s.in = d.x.dtype;
     s.out = d.y.dtype;
-    s.compute = s.precision.accumulator = DType::kF32;
+    s.compute = s.precision.accumulator = cast_compute(d.x.dtype, d.y.dtype);
     return s;
   }
   static int fp8_mode(const CastDescriptor& d) { return static_cast<int>(d.fp8_overflow); }
@@ -68,7 +83,7 @@ struct FamilyTraits<CastDescriptor> {
     for (auto [t, field] : {std::pair{&d.x, "x"}, std::pair{&d.y, "y"}})
       if (!elementwise::cast_dtype_supported(t->dtype))
         return Status(Code::kInvalidArgument, std::string(field) + ".dtype = " + std::string(dtype_name(t->dtype)) +
-                                                  " is not supported by cast (f32, f16, bf16, e4m3, e5m2)");
+                                                  " is not supported by cast (f64, f32, f16, bf16, e4m3, e5m2, i64, i32, i16, i8, u8, bool)");
     if (d.fp8_overflow != Fp8Overflow::kPyTorch && d.fp8_overflow != Fp8Overflow::kSaturate)
       return Status(Code::kInvalidArgument,
                     "fp8_overflow = " + std::to_string(static_cast<int>(d.fp8_overflow)) + " is not an Fp8Overflow");

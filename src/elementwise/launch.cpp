@@ -66,11 +66,18 @@ Status launch_unary_bwd(DType d, UnaryKind kind, const UnaryParams& prm, const M
 
 Status launch_cast(DType in, DType out, const MapParams& p, cudaStream_t s) {
   switch (in) {
+    case DType::kF64: return launch_cast<DType::kF64>(out, p, s);
     case DType::kF32: return launch_cast<DType::kF32>(out, p, s);
     case DType::kF16: return launch_cast<DType::kF16>(out, p, s);
     case DType::kBF16: return launch_cast<DType::kBF16>(out, p, s);
     case DType::kE4M3: return launch_cast<DType::kE4M3>(out, p, s);
     case DType::kE5M2: return launch_cast<DType::kE5M2>(out, p, s);
+    case DType::kI64: return launch_cast<DType::kI64>(out, p, s);
+    case DType::kI32: return launch_cast<DType::kI32>(out, p, s);
+    case DType::kI16: return launch_cast<DType::kI16>(out, p, s);
+    case DType::kI8: return launch_cast<DType::kI8>(out, p, s);
+    case DType::kU8: return launch_cast<DType::kU8>(out, p, s);
+    case DType::kBool: return launch_cast<DType::kBool>(out, p, s);
     default: return not_built("launch_cast", in);
   }
 }

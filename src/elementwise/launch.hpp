@@ -48,11 +48,18 @@ template <> Status launch_unary_int<DType::kI16>(UnaryKind, const MapParams&, cu
 template <> Status launch_unary_int<DType::kI8>(UnaryKind, const MapParams&, cudaStream_t);
 template <> Status launch_unary_int<DType::kU8>(UnaryKind, const MapParams&, cudaStream_t);
 template <> Status launch_unary_int<DType::kBool>(UnaryKind, const MapParams&, cudaStream_t);
+template <> Status launch_cast<DType::kF64>(DType, const MapParams&, cudaStream_t);
 template <> Status launch_cast<DType::kF32>(DType, const MapParams&, cudaStream_t);
 template <> Status launch_cast<DType::kF16>(DType, const MapParams&, cudaStream_t);
 template <> Status launch_cast<DType::kBF16>(DType, const MapParams&, cudaStream_t);
 template <> Status launch_cast<DType::kE4M3>(DType, const MapParams&, cudaStream_t);
 template <> Status launch_cast<DType::kE5M2>(DType, const MapParams&, cudaStream_t);
+template <> Status launch_cast<DType::kI64>(DType, const MapParams&, cudaStream_t);
+template <> Status launch_cast<DType::kI32>(DType, const MapParams&, cudaStream_t);
+template <> Status launch_cast<DType::kI16>(DType, const MapParams&, cudaStream_t);
+template <> Status launch_cast<DType::kI8>(DType, const MapParams&, cudaStream_t);
+template <> Status launch_cast<DType::kU8>(DType, const MapParams&, cudaStream_t);
+template <> Status launch_cast<DType::kBool>(DType, const MapParams&, cudaStream_t);
 
 // Runtime-dtype dispatchers (launch.cpp).
 // Unary forward on x's dtype d: predicates (floating x, bool y), integer kinds, or the

@@ -67,7 +67,9 @@ struct MapCandidate {
   }
   static Status launch(const void* state, const Desc& d, const Args& a, Workspace, cudaStream_t s) {
     MapParams p = *static_cast<const MapParams*>(state);
-    MapPointers ptr = Spec::pointers(a);
+    MapPointers ptr;
+    if constexpr (requires { Spec::pointers(d, a); }) ptr = Spec::pointers(d, a);  // views inside an operand
+    else ptr = Spec::pointers(a);
     for (int k = 0; k < p.num_out; ++k) p.out[k] = ptr.out[k];
     for (int k = 0; k < p.num_in; ++k) p.in[k] = ptr.in[k];
     return Spec::launch(d, p, s);

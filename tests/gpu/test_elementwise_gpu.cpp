@@ -322,70 +322,7 @@ INSTANTIATE_TEST_SUITE_P(Kinds, UnaryIntGpu, ::testing::ValuesIn(int_unary_param
 // Binary plans: test_binary_gpu.cpp.
 
 // ------------------------------------------------------------------------------- cast
-const DType kCastTypes[] = {DType::kF32, DType::kF16, DType::kBF16, DType::kE4M3, DType::kE5M2};
-
-class CastGpu : public ::testing::TestWithParam<std::tuple<DType, DType, Fp8Overflow>> {};
-
-// Every bit pattern of a 16/8-bit source (or 2^20 random f32 patterns plus specials),
-// converted bit-exactly as the host conversions say.
-void fill_all_patterns(HostTensor& h) {
-  const auto t = h.layout().dtype;
-  const std::int64_t n = h.layout().numel();
-  auto* p = static_cast<unsigned char*>(h.data());
-  const auto s = static_cast<std::int64_t>(dtype_size(t));
-  for (std::int64_t i = 0; i < n; ++i) {
-    std::uint32_t bits = static_cast<std::uint32_t>(i);
-    if (t == DType::kF32) bits = static_cast<std::uint32_t>(rng()());
-    std::memcpy(p + reference::offset_of(h.layout(), i) * s, &bits, static_cast<std::size_t>(s));
-  }
-  if (t == DType::kF32) {
-    const float specials[] = {0.f, -0.f, 448.f, 464.f, 464.0001f, 480.f, 57344.f, 61440.f, 65504.f, 65520.f,
-                              1e-45f, -1e-45f, 3.4e38f, -3.4e38f, 1.17549435e-38f};
-    for (std::int64_t i = 0; i < static_cast<std::int64_t>(std::size(specials)) && i < n; ++i) h.set(i, specials[i]);
-    h.set(std::min<std::int64_t>(n - 1, 20), std::numeric_limits<double>::infinity());
-  }
-}
-
-TEST_P(CastGpu, AllPatternsBitExact) {
-  BARACUDA_REQUIRE_GPU();
-  auto [from, to, mode] = GetParam();
-  const std::int64_t n = dtype_size(from) == 4 ? (1 << 20) : (std::int64_t{1} << (8 * dtype_size(from)));
-  std::vector<Case> cases = {
-      {"all_patterns", TensorLayout::contiguous(from, std::vector<std::int64_t>{n}), {},
-       TensorLayout::contiguous(to, std::vector<std::int64_t>{n})}};
-  for (const auto& c : map1_cases(from, to))
-    if (c.in0.numel() <= (1 << 20)) cases.push_back(c);
-  for (const auto& c : cases) {
-    SCOPED_TRACE(c.name);
-    CastDescriptor d{c.in0, c.out, mode};
-    HostTensor hx(c.in0), hy(c.out);
-    if (c.name == "all_patterns") fill_all_patterns(hx);
-    else fill_random(hx, -600, 600, Fill::kWithEdges);
-    auto want = reference::cast(d, hx);
-    ASSERT_TRUE(want.has_value());
-    DeviceTensor dx(hx, test_stream()), dy(hy, test_stream());
-    void* y_ptr = c.in_place ? dx.data() : dy.data();
-    for_each_sku<CastPlan>(
-        d,
-        [&] {
-          dx.upload(hx, test_stream());
-          dy.poison(0xFF, test_stream());
-        },
-        [&](const CastPlan& p, Workspace ws) { return p.run(test_stream(), ws, CastArgs{.x = dx.data(), .y = y_ptr}); },
-        [&](const std::string& sku) {
-          ASSERT_TRUE((c.in_place ? dx : dy).download(hy, test_stream()));
-          EXPECT_TRUE(check_exact(hy, want.value(), sku + " " + d.to_string()));
-        });
-  }
-}
-
-INSTANTIATE_TEST_SUITE_P(Pairs, CastGpu,
-                         ::testing::Combine(::testing::ValuesIn(kCastTypes), ::testing::ValuesIn(kCastTypes),
-                                            ::testing::Values(Fp8Overflow::kPyTorch, Fp8Overflow::kSaturate)),
-                         [](const auto& info) {
-                           return pname(std::get<0>(info.param)) + "_to_" + pname(std::get<1>(info.param)) +
-                                  (std::get<2>(info.param) == Fp8Overflow::kSaturate ? "_sat" : "");
-                         });
+// Casts: tests/gpu/test_cast_gpu.cpp (every dtype pair, bit-exact).
 
 // ------------------------------------------------------------------------------- > 2^31 elements
 TEST(ElementwiseHuge, ReluBf16Beyond2Pow31Elements) {

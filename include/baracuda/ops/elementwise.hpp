@@ -235,3 +235,6 @@ extern template class Plan<CastDescriptor, CastArgs>;
 }  // namespace baracuda
 
 #include "baracuda/ops/elementwise_binary.hpp"  // BinaryCmpPlan, BinaryParamPlan
+#include "baracuda/ops/pack.hpp"  // PackPlan / UnpackPlan (s4, u4, bit)
+#include "baracuda/ops/gated.hpp"  // GatedActivationPlan / backward (glu, reglu, swiglu, geglu)
+#include "baracuda/ops/prelu.hpp"  // PReluPlan / PReluBackwardPlan

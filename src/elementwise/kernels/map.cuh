@@ -57,14 +57,18 @@ struct MapShape {
 
 template <class TIn, class TOut, class Op>
 __device__ __forceinline__ void map_one(const Op& op, const TIn (&x)[Op::kIn], TOut (&y)[Op::kOut], int fp8_mode) {
-  using C = MapCompute<TIn, TOut>;
-  C a[Op::kIn];
-  C r[Op::kOut];
+  if constexpr (requires { Op::kStorage; }) {  // storage-level ops (casts) convert themselves
+    op.template apply<TIn, TOut>(x, y, fp8_mode);
+  } else {
+    using C = MapCompute<TIn, TOut>;
+    C a[Op::kIn];
+    C r[Op::kOut];
 #pragma unroll
-  for (int k = 0; k < Op::kIn; ++k) a[k] = static_cast<C>(to_compute(x[k]));
-  op(a, r);
+    for (int k = 0; k < Op::kIn; ++k) a[k] = static_cast<C>(to_compute(x[k]));
+    op(a, r);
 #pragma unroll
-  for (int k = 0; k < Op::kOut; ++k) y[k] = from_compute<TOut>(r[k], fp8_mode);
+    for (int k = 0; k < Op::kOut; ++k) y[k] = from_compute<TOut>(r[k], fp8_mode);
+  }
 }
 
 // Applies op lane by lane to VEC-element vectors of every input, writing VEC-element outputs.

@@ -107,13 +107,4 @@ struct GeluErfLowPrecisionOp {
 
 // Binary functors: elementwise/kernels/binary_ops.cuh.
 
-// ------------------------------------------------------------------------ cast
-struct CastOp {
-  static constexpr int kIn = 1, kOut = 1;
-  template <class C>
-  __device__ __forceinline__ void operator()(const C* x, C* y) const {
-    y[0] = x[0];
-  }
-};
-
 }  // namespace baracuda::kernels

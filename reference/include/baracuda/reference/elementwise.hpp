@@ -84,7 +84,8 @@ struct BackwardResult {
 // order (naive).
 Expected<BackwardResult> binary_backward(const BinaryBackwardDescriptor& d, const HostTensor& grad_out,
                                          const HostTensor& a, const HostTensor& b);
-// Casts are exact: one rounding from the input value (exact == naive).
+// Casts are exact (exact == naive): cast.hpp's rules; values as doubles (i64 outputs beyond
+// 2^53 rounded: bit-exact checks use cast_exact).
 Expected<Result> cast(const CastDescriptor& d, const HostTensor& x);
 
 }  // namespace baracuda::reference

@@ -1,0 +1,22 @@
+// Instance body: pack and unpack kernels of one packed dtype (BARACUDA_INSTANCE_DTYPE: S4,
+// U4 or Bit).
+#include <string>
+
+#include "elementwise/kernels/pack.cuh"
+
+namespace baracuda::elementwise {
+template <>
+Status launch_pack<DType::BARACUDA_INSTANCE_DTYPE>(const PackParams& p, cudaStream_t s) {
+  if (p.bytes == 0) return Status::ok();
+  const auto blocks = static_cast<unsigned>((p.bytes + kernels::kPackBlock - 1) / kernels::kPackBlock);
+  kernels::pack_kernel<DType::BARACUDA_INSTANCE_DTYPE><<<blocks, kernels::kPackBlock, 0, s>>>(p);
+  return kernels::pack_launch_status("pack_kernel");
+}
+template <>
+Status launch_unpack<DType::BARACUDA_INSTANCE_DTYPE>(const PackParams& p, cudaStream_t s) {
+  if (p.numel == 0) return Status::ok();
+  const auto blocks = static_cast<unsigned>((p.numel + kernels::kPackBlock - 1) / kernels::kPackBlock);
+  kernels::unpack_kernel<DType::BARACUDA_INSTANCE_DTYPE><<<blocks, kernels::kPackBlock, 0, s>>>(p);
+  return kernels::pack_launch_status("unpack_kernel");
+}
+}  // namespace baracuda::elementwise

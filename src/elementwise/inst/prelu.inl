@@ -1,0 +1,32 @@
+// Instance body: PReLU forward (map, every path) and backward (two passes) for one dtype.
+#include <string>
+
+#include "elementwise/kernels/map.cuh"
+#include "elementwise/kernels/prelu.cuh"
+#include "elementwise/prelu_params.hpp"
+
+namespace baracuda::elementwise {
+namespace {
+using T = kernels::DeviceType<DType::BARACUDA_INSTANCE_DTYPE>;
+}
+
+template <>
+Status launch_prelu_fwd<DType::BARACUDA_INSTANCE_DTYPE>(const MapParams& p, cudaStream_t s) {
+  return kernels::launch_map<T, T>(kernels::PReluFwdOp{}, p, s);
+}
+
+template <>
+Status launch_prelu_bwd<DType::BARACUDA_INSTANCE_DTYPE>(const PReluBwdParams& p, cudaStream_t s) {
+  if (p.chunks > 0 && p.channels > 0) {
+    const dim3 grid(static_cast<unsigned>(p.channels), static_cast<unsigned>(p.chunks));
+    kernels::prelu_bwd_pass1<T><<<grid, kernels::kPReluBlock, 0, s>>>(p);
+    BARACUDA_TRY(kernels::map_launch_status("prelu_bwd_pass1"));
+  }
+  if (p.compute_grad_weight && p.channels > 0) {
+    const auto blocks = static_cast<unsigned>((p.channels + kernels::kPReluBlock - 1) / kernels::kPReluBlock);
+    kernels::prelu_bwd_pass2<T><<<blocks, kernels::kPReluBlock, 0, s>>>(p);
+    return kernels::map_launch_status("prelu_bwd_pass2");
+  }
+  return Status::ok();
+}
+}  // namespace baracuda::elementwise

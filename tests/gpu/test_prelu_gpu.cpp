@@ -1,0 +1,174 @@
+// GPU tests of PReluPlan / PReluBackwardPlan against reference::prelu(_backward): every
+// dtype, per-channel and single weights, contiguous / strided / channels-last-like /
+// edge shapes, in place, grad_x only / grad_weight only, determinism of the weight
+// gradient (two runs, identical bits), every accepting SKU, poisoned outputs and guard
+// bytes; and the run-time refusals (null, misaligned, aliasing, workspace too small).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "baracuda/reference/prelu.hpp"
+#include "gpu_harness.hpp"
+#include "test_support.hpp"
+
+namespace baracuda::test {
+namespace {
+
+using reference::HostTensor;
+
+struct PReluCase {
+  std::string name;
+  TensorLayout x, w;
+  bool in_place = false;
+};
+
+std::vector<PReluCase> prelu_cases(DType t) {
+  auto c = [&](std::vector<std::int64_t> s) { return TensorLayout::contiguous(t, s); };
+  return {
+      {"nchw", c({8, 16, 33, 17}), c({16})},
+      {"nc_rows", c({257, 1024}), c({1024})},
+      {"nc_odd", c({257, 1031}), c({1031})},
+      {"single_weight", c({8, 16, 33, 17}), c({1})},
+      {"scalar_weight", c({4097}), c(std::vector<std::int64_t>{})},
+      {"rank1_x", c({7}), c({1})},
+      {"empty", c({0, 16, 3}), c({16})},
+      {"one_channel", c({64, 1, 129}), c({1})},
+      {"many_channels", c({3, 5000, 7}), c({5000})},
+      {"big", c({32, 256, 64, 64}), c({256})},
+      {"channels_last", TensorLayout::strided(t, {4, 24, 9, 11}, {24 * 99, 1, 11 * 24, 24}), c({24})},
+      {"strided_weight", c({5, 12, 31}), TensorLayout::strided(t, {12}, {3})},
+      {"in_place", c({8, 16, 33, 17}), c({16}), true},
+  };
+}
+
+class PReluGpu : public ::testing::TestWithParam<DType> {};
+
+TEST_P(PReluGpu, Forward) {
+  BARACUDA_REQUIRE_GPU();
+  const DType t = GetParam();
+  for (const auto& c : prelu_cases(t)) {
+    SCOPED_TRACE(c.name);
+    const TensorLayout y = c.in_place ? c.x : TensorLayout::contiguous(t, c.x.shape_span());
+    PReluDescriptor d{c.x, c.w, y};
+    HostTensor hx(c.x), hw(c.w), hy(y);
+    fill_random(hx, -4, 4, Fill::kWithEdges);
+    fill_random(hw, -1, 1);
+    auto want = reference::prelu(d, hx, hw);
+    ASSERT_TRUE(want.has_value()) << want.error().to_string();
+    DeviceTensor dx(hx, test_stream()), dw(hw, test_stream()), dy(hy, test_stream());
+    void* y_ptr = c.in_place ? dx.data() : dy.data();
+    for_each_sku<PReluPlan>(
+        d,
+        [&] {
+          dx.upload(hx, test_stream());
+          dy.poison(0xFF, test_stream());
+        },
+        [&](const PReluPlan& p, Workspace ws) {
+          return p.run(test_stream(), ws, PReluArgs{.x = dx.data(), .weight = dw.data(), .y = y_ptr});
+        },
+        [&](const std::string& sku) {
+          ASSERT_TRUE((c.in_place ? dx : dy).download(hy, test_stream()));
+          EXPECT_TRUE(check_close(hy, want.value(), sku + " " + d.to_string()));
+        });
+  }
+}
+
+TEST_P(PReluGpu, Backward) {
+  BARACUDA_REQUIRE_GPU();
+  const DType t = GetParam();
+  for (const auto& c : prelu_cases(t))
+    for (int which : {2, 0, 1}) {  // both, grad_x only, grad_weight only
+      SCOPED_TRACE(c.name + " which=" + std::to_string(which));
+      const TensorLayout gx = c.in_place ? c.x : TensorLayout::contiguous(t, c.x.shape_span());  // in place: over grad_y
+      const TensorLayout gw = TensorLayout::contiguous(t, c.w.shape_span());
+      PReluBackwardDescriptor d{c.x, c.x, c.w, gx, gw, which != 1, which != 0};
+      HostTensor hg(c.x), hx(c.x), hw(c.w), hgx(gx), hgw(gw);
+      fill_random(hg, -4, 4, Fill::kWithEdges);
+      fill_random(hx, -4, 4, Fill::kWithEdges);
+      fill_random(hw, -1, 1);
+      auto want = reference::prelu_backward(d, hg, hx, hw);
+      ASSERT_TRUE(want.has_value()) << want.error().to_string();
+      DeviceTensor dg(hg, test_stream()), dx(hx, test_stream()), dw(hw, test_stream()), dgx(hgx, test_stream()),
+          dgw(hgw, test_stream());
+      void* gx_ptr = c.in_place ? dg.data() : dgx.data();
+      std::vector<unsigned char> first_bits;
+      for_each_sku<PReluBackwardPlan>(
+          d,
+          [&] {
+            dg.upload(hg, test_stream());
+            dgx.poison(0xFF, test_stream());
+            dgw.poison(0xFF, test_stream());
+          },
+          [&](const PReluBackwardPlan& p, Workspace ws) {
+            return p.run(test_stream(), ws,
+                         PReluBackwardArgs{.grad_y = dg.data(), .x = dx.data(), .weight = dw.data(), .grad_x = gx_ptr,
+                                           .grad_weight = dgw.data()});
+          },
+          [&](const std::string& sku) {
+            if (d.compute_grad_x) {
+              ASSERT_TRUE((c.in_place ? dg : dgx).download(hgx, test_stream()));
+              EXPECT_TRUE(check_close(hgx, want->grad_x, sku + " grad_x " + d.to_string()));
+            }
+            if (d.compute_grad_weight) {
+              ASSERT_TRUE(dgw.download(hgw, test_stream()));
+              EXPECT_TRUE(check_close(hgw, want->grad_weight, sku + " grad_weight " + d.to_string()));
+            }
+          });
+      if (d.compute_grad_weight && !c.in_place) {  // determinism: a second run gives the same bits
+        auto plan = PReluBackwardPlan::select(test_stream(), d);
+        ASSERT_TRUE(plan.has_value());
+        HostTensor again(gw);
+        dgw.poison(0x00, test_stream());
+        ASSERT_TRUE(plan->run(test_stream(), test_workspace(plan->workspace_size()),
+                              PReluBackwardArgs{.grad_y = dg.data(), .x = dx.data(), .weight = dw.data(), .grad_x = gx_ptr,
+                                                .grad_weight = dgw.data()}));
+        ASSERT_TRUE(dgw.download(again, test_stream()));
+        EXPECT_EQ(std::memcmp(again.storage(), hgw.storage(), hgw.storage_bytes()), 0) << "weight gradient not deterministic";
+      }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, PReluGpu, ::testing::Values(DType::kF64, DType::kF32, DType::kF16, DType::kBF16),
+                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+
+TEST(PReluGpuRefusals, LeaveOutputsUntouched) {
+  BARACUDA_REQUIRE_GPU();
+  const auto x = TensorLayout::contiguous(DType::kF32, {4, 8, 16});
+  const auto w = TensorLayout::contiguous(DType::kF32, {8});
+  PReluBackwardDescriptor d{x, x, w, x, w};
+  auto plan = PReluBackwardPlan::select(test_stream(), d);
+  ASSERT_TRUE(plan.has_value()) << plan.error().to_string();
+  HostTensor hx(x), hw(w), hgx(x), hgw(w);
+  fill_random(hx, -2, 2);
+  fill_random(hw, -1, 1);
+  DeviceTensor dg(hx, test_stream()), dx(hx, test_stream()), dw(hw, test_stream()), dgx(hgx, test_stream()),
+      dgw(hgw, test_stream());
+  dgx.poison(0x5A, test_stream());
+  dgw.poison(0x5A, test_stream());
+  const Workspace ws = test_workspace(plan->workspace_size());
+  PReluBackwardArgs ok{.grad_y = dg.data(), .x = dx.data(), .weight = dw.data(), .grad_x = dgx.data(), .grad_weight = dgw.data()};
+  auto expect_refused = [&](PReluBackwardArgs a, Workspace wsp, const char* needle) {
+    const Status st = plan->run(test_stream(), wsp, a);
+    EXPECT_FALSE(st.is_ok());
+    EXPECT_NE(st.message().find(needle), std::string::npos) << st.to_string();
+  };
+  PReluBackwardArgs a = ok;
+  a.x = nullptr;
+  expect_refused(a, ws, "args.x is null");
+  a = ok;
+  a.grad_weight = static_cast<char*>(dgw.data()) + 2;
+  expect_refused(a, ws, "not aligned");
+  a = ok;
+  a.grad_weight = dx.data();  // grad_weight inside x
+  expect_refused(a, ws, "unsafe aliasing");
+  expect_refused(ok, Workspace{ws.data, plan->workspace_size() - 1}, "workspace");
+  ASSERT_TRUE(dgx.download(hgx, test_stream()));
+  ASSERT_TRUE(dgw.download(hgw, test_stream()));
+  for (std::size_t i = 0; i < hgx.storage_bytes(); ++i) ASSERT_EQ(static_cast<unsigned>(hgx.storage()[i]), 0x5Au);
+  for (std::size_t i = 0; i < hgw.storage_bytes(); ++i) ASSERT_EQ(static_cast<unsigned>(hgw.storage()[i]), 0x5Au);
+}
+
+}  // namespace
+}  // namespace baracuda::test
