@@ -117,6 +117,8 @@ cat >"${dest}/run.sh" <<'RUN_SH'
 set -uo pipefail
 
 cd "$(dirname "$0")" || exit 1
+# bundle.sh ships files over 1 MiB as FILE.xz: restore them once.
+find . -type f -name '*.xz' -print0 | xargs -0 -r xz -d -T0 -f || { echo "run.sh: could not decompress the bundle" >&2; exit 1; }
 OUT="${OUT:-./out}"
 mkdir -p "${OUT}"
 OUT="$(cd "${OUT}" && pwd)"
@@ -260,6 +262,11 @@ note "logs: ${OUT} ($(ls "${OUT}" | tr '\n' ' '))"
 exit "${failed}"
 RUN_SH
 chmod 755 "${dest}/run.sh"
+
+# ------------------------------------------------------------------ compression
+# The library's fat binaries compress about 20:1, so every regular file over 1 MiB travels
+# as FILE.xz; run.sh restores them on the GPU machine before its first step.
+find "${dest}" -type f -size +1M ! -name '*.xz' -print0 | xargs -0 -r xz -T0 -6 -f
 
 # ------------------------------------------------------------------ size check
 bytes="$(du -sb "${dest}" | cut -f1)"

@@ -193,6 +193,18 @@ Status launch_map_contig(const Op& op, const elementwise::MapParams& p, cudaStre
   return map_launch_status("map_contig_kernel");
 }
 
+// The kVecRows path alone: ops hot on broadcast rows (a bias add) instantiate it per kind.
+template <class TIn, class TOut, class Op>
+Status launch_map_rows(const Op& op, const elementwise::MapParams& p, cudaStream_t stream) {
+  if (p.numel == 0) return Status::ok();
+  if (p.path != elementwise::MapPath::kVecRows) return Status(Code::kInternal, "launch_map_rows: the path is not vec16_rows");
+  constexpr int VEC = MapShape<TIn, TOut>::kVec;
+  const int64_t vectors = p.numel / VEC;
+  map_rows_kernel<TIn, TOut, Op><<<static_cast<unsigned>((vectors + kMapBlock - 1) / kMapBlock), kMapBlock, 0, stream>>>(
+      p, FastDivmod(static_cast<uint32_t>(p.shape[1] / VEC)), op);
+  return map_launch_status("map_rows_kernel");
+}
+
 template <class TIn, class TOut, class Op>
 Status launch_map_general(const Op& op, const elementwise::MapParams& p, cudaStream_t stream) {
   if (p.numel == 0) return Status::ok();
@@ -200,13 +212,7 @@ Status launch_map_general(const Op& op, const elementwise::MapParams& p, cudaStr
   switch (p.path) {
     case elementwise::MapPath::kVecContig:
       return Status(Code::kInternal, "launch_map_general: the contiguous path goes through launch_map_contig");
-    case elementwise::MapPath::kVecRows: {
-      constexpr int VEC = MapShape<TIn, TOut>::kVec;
-      const int64_t vectors = p.numel / VEC;
-      map_rows_kernel<TIn, TOut, Op><<<static_cast<unsigned>((vectors + kMapBlock - 1) / kMapBlock), kMapBlock, 0, stream>>>(
-          p, FastDivmod(static_cast<uint32_t>(p.shape[1] / VEC)), op);
-      break;
-    }
+    case elementwise::MapPath::kVecRows: return launch_map_rows<TIn, TOut>(op, p, stream);
     case elementwise::MapPath::kStrided32: {
       StridedIndex32<NOPS> idx;
       idx.rank = p.rank;
