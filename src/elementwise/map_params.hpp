@@ -16,11 +16,11 @@ typedef struct CUstream_st* cudaStream_t;
 
 namespace baracuda::elementwise {
 
-inline constexpr int kMaxMapIn = 3;
+inline constexpr int kMaxMapIn = 4;  // ternary backward: grad_out, a, b, c
 
 // add and sub gradients need only grad_out; mul and div read a and b too.
 constexpr bool binary_grad_reads_inputs(BinaryKind k) { return k == BinaryKind::kMul || k == BinaryKind::kDiv; }
-inline constexpr int kMaxMapOut = 2;
+inline constexpr int kMaxMapOut = 3;
 
 enum class MapPath : std::uint8_t {
   kVecContig,  // every operand dense and 16-byte aligned: 16-byte vector loads/stores

@@ -206,3 +206,4 @@ extern template class Plan<BinaryBackwardDescriptor, BinaryBackwardArgs>;
 extern template class Plan<CastDescriptor, CastArgs>;
 
 }  // namespace baracuda
+#include "baracuda/ops/elementwise_ternary.hpp"  // ternary, where, affine, fill
