@@ -38,7 +38,7 @@ namespace {
 using Shape = std::vector<std::int64_t>;
 
 // ============================================================================ ops and suites
-enum class Family { kCopy, kGemm, kBinary, kUnary, kUnaryBwd, kBinaryBwd, kCast };
+enum class Family { kCopy, kGemm, kBinary, kUnary, kUnaryBwd, kBinaryBwd, kCast, kTernary, kWhere, kFill, kAffine };
 
 struct OpSpec {
   const char* name;
@@ -81,6 +81,13 @@ const OpSpec kOps[] = {
     {"add_bwd", Family::kBinaryBwd, B(BinaryKind::kAdd)},
     {"bias_add_bwd", Family::kBinaryBwd, B(BinaryKind::kAdd), true},
     {"cast", Family::kCast},
+    // ternary group: clamp with full-shape tensor bounds, addcmul (value 0.5), where (bool
+    // cond), fill (a scalar), affine (2 x + 1)
+    {"clamp", Family::kTernary, static_cast<int>(TernaryKind::kClamp)},
+    {"addcmul", Family::kTernary, static_cast<int>(TernaryKind::kAddcmul)},
+    {"where", Family::kWhere},
+    {"fill", Family::kFill},
+    {"affine", Family::kAffine},
 };
 
 const OpSpec* find_op(std::string_view name) {
@@ -129,6 +136,9 @@ const char* const kSuiteOps[] = {"add",      "gelu_erf",     "gelu_tanh", "silu"
 // The "elementwise" suite adds these (issue 3: every unary plan at memory speed).
 const char* const kUnarySpreadOps[] = {"neg",  "sqrt",     "log",       "sin",      "tanh",     "sigmoid",    "erf",
                                        "mish", "hardswish", "softplus", "tanh_bwd", "sigmoid_bwd"};
+
+// ... and these (issue 3: the ternary group).
+const char* const kTernarySpreadOps[] = {"clamp", "addcmul", "where", "fill", "affine"};
 
 // ============================================================================ parsing
 std::optional<Shape> parse_shape(std::string_view s) {
@@ -257,6 +267,8 @@ Expected<std::vector<Case>> suite_cases(const SuiteSpec& s) {
   BARACUDA_TRY(add("cast", "f32:bf16", s.shape));
   if (std::string_view(s.name) == "elementwise")
     for (const char* op : kUnarySpreadOps) BARACUDA_TRY(add(op, "bf16", s.shape));
+  if (std::string_view(s.name) == "elementwise")
+    for (const char* op : kTernarySpreadOps) BARACUDA_TRY(add(op, "bf16", s.shape));
   return cases;
 }
 
@@ -490,6 +502,21 @@ Expected<Workload> make_workload(const Case& c, const Stream& s) {
       CastDescriptor d{t, TensorLayout::contiguous(c.out, c.shape)};
       return plan_workload<CastPlan>(s, d, {d.x}, {d.y}, [](const Ptrs& p) { return CastArgs{p[0], p[1]}; });
     }
+    case Family::kTernary: {
+      TernaryDescriptor d{static_cast<TernaryKind>(c.op->kind), 0.5, t, t, t, t};
+      return plan_workload<TernaryPlan>(s, d, {t, t, t}, {t},
+                                        [](const Ptrs& p) { return TernaryArgs{p[0], p[1], p[2], p[3]}; });
+    }
+    case Family::kWhere: {
+      const TensorLayout cond = TensorLayout::contiguous(DType::kBool, c.shape);
+      return plan_workload<WherePlan>(s, WhereDescriptor{cond, t, t, t}, {cond, t, t}, {t},
+                                      [](const Ptrs& p) { return WhereArgs{p[0], p[1], p[2], p[3]}; });
+    }
+    case Family::kFill:
+      return plan_workload<FillPlan>(s, FillDescriptor{t, 1.5}, {}, {t}, [](const Ptrs& p) { return FillArgs{p[0]}; });
+    case Family::kAffine:
+      return plan_workload<AffinePlan>(s, AffineDescriptor{2, 1, t, t}, {t}, {t},
+                                       [](const Ptrs& p) { return AffineArgs{p[0], p[1]}; });
   }
   return Status(Code::kInternal, "unhandled op family");
 }

@@ -177,7 +177,6 @@ Expected<TernaryBackwardResult> ternary_backward(const TernaryBackwardDescriptor
           return ternary_grad<float>(d.kind, which, static_cast<float>(rg(i)), static_cast<float>(ra(i)),
                                      static_cast<float>(rb(i)), static_cast<float>(rc(i)), static_cast<float>(d.value));
         });
-    if (d.kind == TernaryKind::kClamp) r.scale.assign(r.scale.size(), 0.0);  // sums of exact terms: only the sum rounds
     for (double& s : r.scale)
       if (!std::isfinite(s)) s = 0;
     res.grad[static_cast<std::size_t>(which)] = std::move(r);

@@ -1,6 +1,7 @@
 // TernaryPlan, TernaryBackwardPlan and AffinePlan: descriptors, validation and candidate tables.
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <string>
 

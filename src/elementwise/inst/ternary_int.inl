@@ -1,5 +1,7 @@
 // Instance body: clamp and affine on one integer dtype (BARACUDA_INSTANCE_DTYPE), computed
 // in the integer type, every map path.
+#include <string>
+
 #include "elementwise/kernels/map.cuh"
 #include "elementwise/kernels/ternary_ops.cuh"
 #include "elementwise/launch_ternary.hpp"
