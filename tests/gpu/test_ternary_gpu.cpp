@@ -7,7 +7,9 @@
 // (null, misaligned, aliasing, workspace) that must leave the outputs untouched.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "baracuda/reference/ternary.hpp"
