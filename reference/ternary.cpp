@@ -84,10 +84,6 @@ double ternary_scale(TernaryKind k, double a, double b, double c, double value) 
   }
   return std::isfinite(s) ? s : 0;
 }
-double grad_scale(TernaryKind k, double term) {
-  if (k == TernaryKind::kClamp || !std::isfinite(term)) return 0;
-  return std::fabs(term);
-}
 
 Result make_result(std::size_t n) {
   Result r;

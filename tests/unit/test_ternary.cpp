@@ -290,7 +290,7 @@ TEST(TernaryValidation, NamesFieldAndValue) {
                "grad_out.dtype = i32");
   expect_error(TernaryBackwardPlan::select_for_caps(
                    c, TernaryBackwardDescriptor{TernaryKind::kFma, 1, f32, f32, f32, f32, other, f32, f32}),
-               "grad_a = f32[4,9]{9,1} does not have the shape of a");
+               "grad_a = f32[4,9] does not have the shape of a = f32[4,8]");
   expect_error(TernaryBackwardPlan::select_for_caps(
                    c, TernaryBackwardDescriptor{TernaryKind::kFma, 1, f32, f32, f32, f32, f32, f16, f32}),
                "grad_b.dtype = f16");
