@@ -142,6 +142,7 @@ std::string binary_param_kind_list() {
 const std::vector<DType> kMathTypes = {DType::kF64, DType::kF32, DType::kF16, DType::kBF16};
 const std::vector<DType> kRealTypes = {DType::kF64, DType::kF32, DType::kF16, DType::kBF16, DType::kI64,
                                        DType::kI32, DType::kI16, DType::kI8,  DType::kU8,  DType::kBool};
+// Every non-packed dtype: cast (each pair), where and fill (bit moves).
 const std::vector<DType> kCastTypes = {DType::kF64, DType::kF32, DType::kF16, DType::kBF16, DType::kE4M3, DType::kE5M2,
                                        DType::kI64, DType::kI32, DType::kI16, DType::kI8,   DType::kU8,   DType::kBool};
 

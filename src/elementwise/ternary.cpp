@@ -1,7 +1,6 @@
 // TernaryPlan, TernaryBackwardPlan and AffinePlan: descriptors, validation and candidate tables.
 #include <array>
 #include <cmath>
-#include <cstdio>
 #include <functional>
 #include <string>
 
@@ -18,11 +17,7 @@ namespace baracuda {
 namespace {
 constexpr std::array<const char*, kNumTernaryKinds> kTernaryNames = {"clamp", "fma", "addcmul", "addcdiv"};
 std::size_t hash_double(std::size_t h, double v) { return detail::hash_combine(h, std::hash<double>{}(v)); }
-std::string num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
+using elementwise::number_text;
 }  // namespace
 
 const char* ternary_kind_name(TernaryKind k) noexcept {
@@ -42,7 +37,7 @@ std::size_t TernaryDescriptor::hash() const noexcept {
 }
 std::string TernaryDescriptor::to_string() const {
   std::string s = std::string(ternary_kind_name(kind)) + "(";
-  if (kind == TernaryKind::kAddcmul || kind == TernaryKind::kAddcdiv) s += "value=" + num(value) + ", ";
+  if (kind == TernaryKind::kAddcmul || kind == TernaryKind::kAddcdiv) s += "value=" + number_text(value) + ", ";
   return s + "a=" + a.to_string() + ", b=" + b.to_string() + ", c=" + c.to_string() + ", out=" + out.to_string() + ")";
 }
 std::size_t TernaryBackwardDescriptor::hash() const noexcept {
@@ -52,7 +47,7 @@ std::size_t TernaryBackwardDescriptor::hash() const noexcept {
 }
 std::string TernaryBackwardDescriptor::to_string() const {
   std::string s = std::string(ternary_kind_name(kind)) + "_backward(";
-  if (kind == TernaryKind::kAddcmul || kind == TernaryKind::kAddcdiv) s += "value=" + num(value) + ", ";
+  if (kind == TernaryKind::kAddcmul || kind == TernaryKind::kAddcdiv) s += "value=" + number_text(value) + ", ";
   s += "grad_out=" + grad_out.to_string() + ", a=" + a.to_string() + ", b=" + b.to_string() + ", c=" + c.to_string();
   if (compute_grad_a) s += ", grad_a=" + grad_a.to_string();
   if (compute_grad_b) s += ", grad_b=" + grad_b.to_string();
@@ -63,16 +58,14 @@ std::size_t AffineDescriptor::hash() const noexcept {
   return detail::hash_combine(detail::hash_combine(hash_double(hash_double(0, alpha), beta), x.hash()), y.hash());
 }
 std::string AffineDescriptor::to_string() const {
-  return "affine(alpha=" + num(alpha) + ", beta=" + num(beta) + ", x=" + x.to_string() + ", y=" + y.to_string() + ")";
+  return "affine(alpha=" + number_text(alpha) + ", beta=" + number_text(beta) + ", x=" + x.to_string() + ", y=" + y.to_string() + ")";
 }
 
 namespace elementwise {
 namespace {
 
-bool is_floating(DType t) { return t == DType::kF64 || t == DType::kF32 || t == DType::kF16 || t == DType::kBF16; }
-bool is_integer(DType t) {
-  return t == DType::kI64 || t == DType::kI32 || t == DType::kI16 || t == DType::kI8 || t == DType::kU8;
-}
+bool is_floating(DType t) { return dtype_in_classes(t, true, false, false); }
+bool is_integer(DType t) { return dtype_in_classes(t, false, true, false); }
 DType compute_of(DType t) { return t == DType::kF64 ? DType::kF64 : (is_floating(t) ? DType::kF32 : t); }
 
 KernelSku ternary_sku(const char* family, DType t, Direction dir) {
@@ -92,17 +85,16 @@ Status check_kind(TernaryKind k) {
 
 Status check_value(TernaryKind k, double value) {
   if ((k == TernaryKind::kAddcmul || k == TernaryKind::kAddcdiv) && !std::isfinite(value))
-    return Status(Code::kInvalidArgument, "value = " + num(value) + " is not finite (kind " + ternary_kind_name(k) + ")");
+    return Status(Code::kInvalidArgument, "value = " + number_text(value) + " is not finite (kind " + ternary_kind_name(k) + ")");
   return Status::ok();
 }
 
 // clamp: floating and integer dtypes; the other kinds floating.
 Status check_ternary_dtype(TernaryKind k, const TensorLayout& a, const char* family) {
-  if (is_floating(a.dtype) || (k == TernaryKind::kClamp && is_integer(a.dtype))) return Status::ok();
+  const bool integer = k == TernaryKind::kClamp;
+  if (dtype_in_classes(a.dtype, true, integer, false)) return Status::ok();
   return Status(Code::kInvalidArgument, "a.dtype = " + std::string(dtype_name(a.dtype)) + " is not supported by " + family +
-                                            " kind " + ternary_kind_name(k) +
-                                            (k == TernaryKind::kClamp ? " (f64, f32, f16, bf16, i64, i32, i16, i8, u8)"
-                                                                      : " (f64, f32, f16, bf16)"));
+                                            " kind " + ternary_kind_name(k) + " (" + dtype_class_list(true, integer, false) + ")");
 }
 
 // out's shape must be broadcast(a, b, c).
@@ -288,7 +280,7 @@ constexpr std::array<TernaryBwdCandidate, 3> kTernaryBackwardCandidates = {
 
 Status check_integral_scalar(const char* field, double v) {
   if (!std::isfinite(v) || v != std::trunc(v) || std::fabs(v) > 9007199254740992.0)
-    return Status(Code::kInvalidArgument, std::string(field) + " = " + num(v) +
+    return Status(Code::kInvalidArgument, std::string(field) + " = " + number_text(v) +
                                               " must be an integer of magnitude <= 2^53 for an integer dtype");
   return Status::ok();
 }
@@ -368,16 +360,16 @@ struct FamilyTraits<AffineDescriptor> {
     BARACUDA_TRY(validate_layout(d.x, "x"));
     BARACUDA_TRY(validate_layout(d.y, "y"));
     const DType t = d.x.dtype;
-    if (!elementwise::is_floating(t) && !elementwise::is_integer(t))
-      return Status(Code::kInvalidArgument, "x.dtype = " + std::string(dtype_name(t)) +
-                                                " is not supported by affine (f64, f32, f16, bf16, i64, i32, i16, i8, u8)");
+    if (!elementwise::dtype_in_classes(t, true, true, false))
+      return Status(Code::kInvalidArgument, "x.dtype = " + std::string(dtype_name(t)) + " is not supported by affine (" +
+                                                elementwise::dtype_class_list(true, true, false) + ")");
     BARACUDA_TRY(elementwise::check_same_dtype(d.y, "y", d.x, "x"));
     if (elementwise::is_integer(t)) {
       BARACUDA_TRY(elementwise::check_integral_scalar("alpha", d.alpha));
       BARACUDA_TRY(elementwise::check_integral_scalar("beta", d.beta));
     } else {
-      if (!std::isfinite(d.alpha)) return Status(Code::kInvalidArgument, "alpha = " + num(d.alpha) + " is not finite");
-      if (!std::isfinite(d.beta)) return Status(Code::kInvalidArgument, "beta = " + num(d.beta) + " is not finite");
+      if (!std::isfinite(d.alpha)) return Status(Code::kInvalidArgument, "alpha = " + number_text(d.alpha) + " is not finite");
+      if (!std::isfinite(d.beta)) return Status(Code::kInvalidArgument, "beta = " + number_text(d.beta) + " is not finite");
     }
     auto b = broadcast_to(d.x, d.y.rank, d.y.shape, "x");
     if (!b) return b.error();

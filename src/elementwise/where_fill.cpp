@@ -2,7 +2,6 @@
 // The kernels move bits only (kernels/select_map.cuh), one instance per element size.
 #include <array>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -19,11 +18,7 @@
 namespace baracuda {
 
 namespace {
-std::string num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
+using elementwise::number_text;
 }  // namespace
 
 std::size_t WhereDescriptor::hash() const noexcept {
@@ -48,7 +43,7 @@ std::string WhereBackwardDescriptor::to_string() const {
 std::size_t FillDescriptor::hash() const noexcept {
   return detail::hash_combine(y.hash(), std::hash<double>{}(value));
 }
-std::string FillDescriptor::to_string() const { return "fill(value=" + num(value) + ", y=" + y.to_string() + ")"; }
+std::string FillDescriptor::to_string() const { return "fill(value=" + number_text(value) + ", y=" + y.to_string() + ")"; }
 
 namespace elementwise {
 namespace {
@@ -340,7 +335,7 @@ struct FamilyTraits<FillDescriptor> {
     if (int_range(d.y.dtype, &lo, &hi)) {
       if (!std::isfinite(d.value) || d.value != std::trunc(d.value) || d.value < lo || d.value > hi ||
           (d.y.dtype == DType::kI64 && d.value >= 9223372036854775807.0))
-        return Status(Code::kInvalidArgument, "value = " + num(d.value) + " is not an integer in the range of y.dtype = " +
+        return Status(Code::kInvalidArgument, "value = " + number_text(d.value) + " is not an integer in the range of y.dtype = " +
                                                   std::string(dtype_name(d.y.dtype)));
     }
     return check_output_layout(d.y, "y");

@@ -473,29 +473,7 @@ TEST_P(FillGpu, EveryLayoutEverySkuBitExact) {
 INSTANTIATE_TEST_SUITE_P(Dtypes, FillGpu, ::testing::ValuesIn(kAllTypes), [](const auto& info) { return pname(info.param); });
 
 // ------------------------------------------------------------------------------- refusals
-class Untouched {
- public:
-  explicit Untouched(const TensorLayout& l) : host_(l), dev_(host_, test_stream()) { dev_.poison(0x5A, test_stream()); }
-  void* data() const { return dev_.data(); }
-  ::testing::AssertionResult check() {
-    auto r = dev_.download(host_, test_stream());
-    if (!r) return r;
-    const auto* p = reinterpret_cast<const unsigned char*>(host_.storage());
-    for (std::size_t i = 0; i < host_.storage_bytes(); ++i)
-      if (p[i] != 0x5A) return ::testing::AssertionFailure() << "output byte " << i << " was written";
-    return ::testing::AssertionSuccess();
-  }
-
- private:
-  HostTensor host_;
-  DeviceTensor dev_;
-};
-
-void expect_refused(const Status& st, Code code, const std::string& needle) {
-  EXPECT_EQ(st.code(), code) << st.to_string();
-  EXPECT_NE(st.message().find(needle), std::string::npos) << st.message();
-}
-
+// Untouched and expect_refused: gpu_harness.hpp.
 TEST(TernaryRefusals, ForwardPlansCheckArgsBeforeLaunch) {
   BARACUDA_REQUIRE_GPU();
   auto l = contig(DType::kF32, {64, 64});

@@ -110,23 +110,13 @@ Status launch_select(const Op& op, const elementwise::MapParams& p, cudaStream_t
       break;
     }
     case elementwise::MapPath::kStrided32: {
-      StridedIndex32<NOPS> idx;
-      idx.rank = p.rank;
-      for (int d = 0; d < p.rank; ++d) {
-        idx.size[d] = FastDivmod(static_cast<uint32_t>(p.shape[d]));
-        for (int k = 0; k < NOPS; ++k) idx.stride[k][d] = static_cast<int32_t>(p.strides[k][d]);
-      }
+      const auto idx = strided_index32<NOPS>(p);
       select_strided_kernel<W, Op, StridedIndex32<NOPS>, uint32_t, int32_t>
           <<<static_cast<unsigned>(strided_blocks), kMapBlock, 0, stream>>>(p, idx, op);
       break;
     }
     case elementwise::MapPath::kStrided64: {
-      StridedIndex64<NOPS> idx;
-      idx.rank = p.rank;
-      for (int d = 0; d < p.rank; ++d) {
-        idx.size[d] = p.shape[d];
-        for (int k = 0; k < NOPS; ++k) idx.stride[k][d] = p.strides[k][d];
-      }
+      const auto idx = strided_index64<NOPS>(p);
       select_strided_kernel<W, Op, StridedIndex64<NOPS>, int64_t, int64_t>
           <<<static_cast<unsigned>(strided_blocks), kMapBlock, 0, stream>>>(p, idx, op);
       break;
