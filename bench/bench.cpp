@@ -38,7 +38,8 @@ namespace {
 using Shape = std::vector<std::int64_t>;
 
 // ============================================================================ ops and suites
-enum class Family { kCopy, kGemm, kBinary, kUnary, kUnaryBwd, kBinaryBwd, kCast, kCmp, kLerp, kGated, kPRelu };
+enum class Family { kCopy, kGemm, kBinary, kUnary, kUnaryBwd, kBinaryBwd, kCast, kCmp, kLerp, kGated, kPRelu,
+                    kTernary, kWhere, kFill, kAffine };
 
 struct OpSpec {
   const char* name;
@@ -90,6 +91,13 @@ const OpSpec kOps[] = {
     {"swiglu", Family::kGated, static_cast<int>(GatedKind::kSwiglu)},
     // weight [shape[1]] (one per channel of dim 1)
     {"prelu", Family::kPRelu},
+    // ternary group: clamp with full-shape tensor bounds, addcmul (value 0.5), where (bool
+    // cond), fill (a scalar), affine (2 x + 1)
+    {"clamp", Family::kTernary, static_cast<int>(TernaryKind::kClamp)},
+    {"addcmul", Family::kTernary, static_cast<int>(TernaryKind::kAddcmul)},
+    {"where", Family::kWhere},
+    {"fill", Family::kFill},
+    {"affine", Family::kAffine},
 };
 
 const OpSpec* find_op(std::string_view name) {
@@ -140,6 +148,9 @@ const char* const kUnarySpreadOps[] = {"neg",  "sqrt",     "log",       "sin",  
                                        "mish", "hardswish", "softplus", "tanh_bwd", "sigmoid_bwd"};
 // ... and these binary ones (every binary plan at memory speed).
 const char* const kBinarySpreadOps[] = {"maximum", "pow", "atan2", "eq", "lerp"};
+
+// ... and these (issue 3: the ternary group).
+const char* const kTernarySpreadOps[] = {"clamp", "addcmul", "where", "fill", "affine"};
 
 // ============================================================================ parsing
 std::optional<Shape> parse_shape(std::string_view s) {
@@ -272,6 +283,7 @@ Expected<std::vector<Case>> suite_cases(const SuiteSpec& s) {
     BARACUDA_TRY(add("cast", "i32:f32", s.shape));  // integer -> float casts (issue 3)
     BARACUDA_TRY(add("swiglu", "bf16", s.shape));
     BARACUDA_TRY(add("prelu", "bf16", s.shape));
+    for (const char* op : kTernarySpreadOps) BARACUDA_TRY(add(op, "bf16", s.shape));
   }
   return cases;
 }
@@ -533,6 +545,21 @@ Expected<Workload> make_workload(const Case& c, const Stream& s) {
       PReluDescriptor d{t, w, t};
       return plan_workload<PReluPlan>(s, d, {t, w}, {t}, [](const Ptrs& p) { return PReluArgs{p[0], p[1], p[2]}; });
     }
+    case Family::kTernary: {
+      TernaryDescriptor d{static_cast<TernaryKind>(c.op->kind), 0.5, t, t, t, t};
+      return plan_workload<TernaryPlan>(s, d, {t, t, t}, {t},
+                                        [](const Ptrs& p) { return TernaryArgs{p[0], p[1], p[2], p[3]}; });
+    }
+    case Family::kWhere: {
+      const TensorLayout cond = TensorLayout::contiguous(DType::kBool, c.shape);
+      return plan_workload<WherePlan>(s, WhereDescriptor{cond, t, t, t}, {cond, t, t}, {t},
+                                      [](const Ptrs& p) { return WhereArgs{p[0], p[1], p[2], p[3]}; });
+    }
+    case Family::kFill:
+      return plan_workload<FillPlan>(s, FillDescriptor{t, 1.5}, {}, {t}, [](const Ptrs& p) { return FillArgs{p[0]}; });
+    case Family::kAffine:
+      return plan_workload<AffinePlan>(s, AffineDescriptor{2, 1, t, t}, {t}, {t},
+                                       [](const Ptrs& p) { return AffineArgs{p[0], p[1]}; });
   }
   return Status(Code::kInternal, "unhandled op family");
 }

@@ -41,6 +41,8 @@ GATE_PCT_COPY = 90.0
 GATE_RATIO = 1.0
 
 NOTES = {
+    'affine': 'affine: torch.add(1, x, alpha=2), one fused kernel (x.mul(2).add_(1) would be two passes)',
+    'fill': 'fill: Tensor.fill_ on a preallocated tensor (writes only)',
     'add_bwd': 'add_bwd: torch returns grad_out itself for both grads; timed as ga.copy_(g); gb.copy_(g)',
     'bias_add_bwd': 'bias_add_bwd: timed as ga.copy_(g) plus g.sum over the leading dims',
 }
@@ -56,6 +58,8 @@ class Operand:
     def make(self):
         if not self.random:
             return torch.empty(self.shape, device='cuda', dtype=self.dtype)
+        if self.dtype == torch.bool:
+            return torch.randint(0, 2, self.shape, device='cuda', dtype=torch.uint8).bool()
         if self.dtype.is_floating_point:
             base = self.dtype if self.dtype.itemsize >= 2 else torch.float32  # fp8 has no uniform_
             return torch.empty(self.shape, device='cuda', dtype=base).uniform_(-4, 4).to(self.dtype)
@@ -121,6 +125,19 @@ def torch_case(op, dt_in, dt_out, shape):
         return [x], lambda t: F.silu(t[..., :half]) * t[..., half:]
     if op == 'prelu':  # one weight per channel of dim 1
         return [x, Operand((shape[1],), dt_in)], F.prelu
+    # ternary group (baracuda: clamp with full-shape tensor bounds, addcmul value 0.5,
+    # where with a bool cond, fill 1.5, affine 2 x + 1)
+    if op == 'clamp':
+        return [x, x, x], lambda t, lo, hi: torch.clamp(t, lo, hi)
+    if op == 'addcmul':
+        return [x, x, x], lambda t, t1, t2: torch.addcmul(t, t1, t2, value=0.5)
+    if op == 'where':
+        return [Operand(shape, torch.bool), x, x], torch.where
+    if op == 'fill':
+        return [out], lambda o: o.fill_(1.5)
+    if op == 'affine':
+        # torch's fused form: add(1, x, alpha=2) is one kernel (1 + 2 * x)
+        return [x], lambda t: torch.add(torch.ones((), device='cuda', dtype=t.dtype), t, alpha=2)
     if op == 'copy':
         return [x, out], lambda src, dst: dst.copy_(src)
     if op == 'gemm_bf16':

@@ -346,38 +346,17 @@ Expected<BackwardResult> binary_backward(const BinaryBackwardDescriptor& d, cons
   const TensorLayout& out = d.grad_out;
   if (!info.differentiable || !dtype_is_floating(out.dtype))
     return refuse(std::string("binary kind ") + info.name + " backward", out.dtype);
-  const bool f64 = out.dtype == DType::kF64;
   BroadcastReader ra(a, out), rb(b, out);
   BackwardResult res;
   for (int which = 0; which < 2; ++which) {
     bool active = which == 0 ? d.compute_grad_a : d.compute_grad_b;
     if (!active) continue;
-    const TensorLayout& x = which == 0 ? d.a : d.b;
-    const TensorLayout& gx = which == 0 ? d.grad_a : d.grad_b;
-    // Map each output element to the element of x it came from (x's logical index).
-    TensorLayout xview = broadcast_to(TensorLayout::contiguous(x.dtype, x.shape_span()), out.rank, out.shape, "x").value();
-    const auto nx = static_cast<std::size_t>(x.numel());
-    std::vector<double> exact(nx, 0.0), scale(nx, 0.0);
-    std::vector<float> naive_f(nx, 0.f);
-    std::vector<double> naive_d(nx, 0.0);
-    for (std::int64_t i = 0; i < out.numel(); ++i) {
-      auto xi = static_cast<std::size_t>(offset_of(xview, i));
-      double gv = g.get(i), av = ra(i), bv = rb(i);
-      double term = which == 0 ? binary_grad_a<double>(d.kind, gv, av, bv) : binary_grad_b<double>(d.kind, gv, av, bv);
-      exact[xi] += term;
-      scale[xi] += std::isfinite(term) ? std::fabs(term) : 0.0;
-      if (f64) {
-        naive_d[xi] += term;
-      } else {
-        float gf = static_cast<float>(gv), af = static_cast<float>(av), bf = static_cast<float>(bv);
-        naive_f[xi] += which == 0 ? binary_grad_a<float>(d.kind, gf, af, bf) : binary_grad_b<float>(d.kind, gf, af, bf);
-      }
-    }
-    Result r;
-    r.exact = std::move(exact);
-    r.scale = std::move(scale);
-    r.naive.resize(nx);
-    for (std::size_t i = 0; i < nx; ++i) r.naive[i] = round_to(gx.dtype, f64 ? naive_d[i] : naive_f[i]);
+    const DType gx = (which == 0 ? d.grad_a : d.grad_b).dtype;
+    Result r = sum_to_operand(out, which == 0 ? d.a : d.b, gx, [&](std::int64_t i, auto naive) -> double {
+      using C = NaiveType<decltype(naive)>;
+      const C gv = static_cast<C>(g.get(i)), av = static_cast<C>(ra(i)), bv = static_cast<C>(rb(i));
+      return which == 0 ? binary_grad_a<C>(d.kind, gv, av, bv) : binary_grad_b<C>(d.kind, gv, av, bv);
+    });
     (which == 0 ? res.grad_a : res.grad_b) = std::move(r);
   }
   return res;

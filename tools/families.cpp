@@ -7,6 +7,7 @@
 #include "baracuda/reference/gated.hpp"
 #include "baracuda/reference/pack.hpp"
 #include "baracuda/reference/prelu.hpp"
+#include "baracuda/reference/ternary.hpp"
 
 namespace baracuda::tools {
 
@@ -141,6 +142,7 @@ std::string binary_param_kind_list() {
 const std::vector<DType> kMathTypes = {DType::kF64, DType::kF32, DType::kF16, DType::kBF16};
 const std::vector<DType> kRealTypes = {DType::kF64, DType::kF32, DType::kF16, DType::kBF16, DType::kI64,
                                        DType::kI32, DType::kI16, DType::kI8,  DType::kU8,  DType::kBool};
+// Every non-packed dtype: cast (each pair), where and fill (bit moves).
 const std::vector<DType> kCastTypes = {DType::kF64, DType::kF32, DType::kF16, DType::kBF16, DType::kE4M3, DType::kE5M2,
                                        DType::kI64, DType::kI32, DType::kI16, DType::kI8,   DType::kU8,   DType::kBool};
 
@@ -511,6 +513,137 @@ std::vector<CheckRow> check_prelu(const Stream& s, DType t, std::mt19937_64& rng
   return rows;
 }
 
+// ---- ternary group: clamp / fma / addcmul / addcdiv (+ backward), where (+ backward), affine, fill
+constexpr TernaryKind kTernaryKinds[] = {TernaryKind::kClamp, TernaryKind::kFma, TernaryKind::kAddcmul, TernaryKind::kAddcdiv};
+
+std::vector<CheckRow> check_ternary(const Stream& s, DType t, std::mt19937_64& rng) {
+  std::vector<CheckRow> rows;
+  for (auto kind : kTernaryKinds)
+    for (const auto& l : check_layouts(t, t)) {
+      // a full-shape, b the case's layout (dense / transposed / broadcast), c full-shape
+      const TensorLayout a = l.out, c = l.out;
+      TernaryDescriptor d{kind, 0.5, a, l.in, c, l.out};
+      HostTensor ha(a), hb(l.in), hc(c), ho(l.out);
+      reference::fill_random(ha, rng, -4, 4, true);
+      reference::fill_random(hb, rng, -3, 1, true);
+      reference::fill_random(hc, rng, 0.5, 4, false);
+      auto want = reference::ternary(d, ha, hb, hc).value();
+      DeviceCopy da(ha, s), db(hb, s), dc(hc, s), dout(ho, s);
+      run_every_sku<TernaryPlan>(
+          s, d, rows,
+          [&](const TernaryPlan& p, Workspace ws) {
+            return p.run(s, ws, {.a = da.data(), .b = db.data(), .c = dc.data(), .out = dout.data()});
+          },
+          [&] {
+            (void)dout.download(ho, s);
+            return reference::compare(ho, want, false);
+          });
+      const auto gb_layout = TensorLayout::contiguous(t, l.in.shape_span());
+      TernaryBackwardDescriptor bd{kind, 0.5, l.out, a, l.in, c, a, gb_layout, c};
+      HostTensor hg(l.out), hga(a), hgb(gb_layout), hgc(c);
+      reference::fill_random(hg, rng, -2, 2, false);
+      auto bwant = reference::ternary_backward(bd, hg, ha, hb, hc).value();
+      DeviceCopy dg(hg, s), dga(hga, s), dgb(hgb, s), dgc(hgc, s);
+      run_every_sku<TernaryBackwardPlan>(
+          s, bd, rows,
+          [&](const TernaryBackwardPlan& p, Workspace ws) {
+            return p.run(s, ws, {.grad_out = dg.data(), .a = da.data(), .b = db.data(), .c = dc.data(), .grad_a = dga.data(),
+                                 .grad_b = dgb.data(), .grad_c = dgc.data()});
+          },
+          [&] {
+            (void)dga.download(hga, s);
+            (void)dgb.download(hgb, s);
+            (void)dgc.download(hgc, s);
+            auto ca = reference::compare(hga, bwant.grad[0], false);
+            if (!ca.ok) return ca;
+            auto cb = reference::compare(hgb, bwant.grad[1], false);
+            return cb.ok ? reference::compare(hgc, bwant.grad[2], false) : cb;
+          });
+    }
+  return rows;
+}
+
+void fill_bools(HostTensor& h, std::mt19937_64& rng) {
+  for (std::int64_t i = 0; i < h.layout().numel(); ++i) h.set(i, static_cast<double>(rng() & 1));
+}
+
+std::vector<CheckRow> check_where(const Stream& s, DType t, std::mt19937_64& rng) {
+  std::vector<CheckRow> rows;
+  for (const auto& l : check_layouts(DType::kBool, t)) {
+    // cond takes the case's layout; a and b full-shape
+    WhereDescriptor d{l.in, l.out, l.out, l.out};
+    HostTensor hc(l.in), ha(l.out), hb(l.out), ho(l.out);
+    fill_bools(hc, rng);
+    reference::fill_random(ha, rng, 0, 100, t != DType::kBool && dtype_is_floating(t));
+    reference::fill_random(hb, rng, 0, 100, false);
+    auto want = reference::where(d, hc, ha, hb).value();
+    DeviceCopy dc(hc, s), da(ha, s), db(hb, s), dout(ho, s);
+    run_every_sku<WherePlan>(
+        s, d, rows,
+        [&](const WherePlan& p, Workspace ws) { return p.run(s, ws, {.cond = dc.data(), .a = da.data(), .b = db.data(), .out = dout.data()}); },
+        [&] {
+          (void)dout.download(ho, s);
+          return reference::compare(ho, want, true);
+        });
+    if (!dtype_is_floating(t) || dtype_size(t) == 1) continue;
+    // backward: grad_a of a row-broadcast a, grad_b full-shape
+    const auto row = TensorLayout::contiguous(t, {l.out.shape[1]});
+    WhereBackwardDescriptor bd{l.in, l.out, row, l.out};
+    HostTensor hg(l.out), hga(row), hgb(l.out);
+    reference::fill_random(hg, rng, -2, 2, false);
+    auto bwant = reference::where_backward(bd, hc, hg).value();
+    DeviceCopy dg(hg, s), dga(hga, s), dgb(hgb, s);
+    run_every_sku<WhereBackwardPlan>(
+        s, bd, rows,
+        [&](const WhereBackwardPlan& p, Workspace ws) {
+          return p.run(s, ws, {.cond = dc.data(), .grad_out = dg.data(), .grad_a = dga.data(), .grad_b = dgb.data()});
+        },
+        [&] {
+          (void)dga.download(hga, s);
+          (void)dgb.download(hgb, s);
+          auto ca = reference::compare(hga, bwant.grad_a, false);
+          return ca.ok ? reference::compare(hgb, bwant.grad_b, false) : ca;
+        });
+  }
+  return rows;
+}
+
+std::vector<CheckRow> check_affine(const Stream& s, DType t, std::mt19937_64& rng) {
+  std::vector<CheckRow> rows;
+  const bool integer = dtype_is_integer(t);
+  for (const auto& l : check_layouts(t, t)) {
+    AffineDescriptor d{integer ? 3.0 : 1.5, integer ? -7.0 : -0.25, l.in, l.out};
+    HostTensor hx(l.in), hy(l.out);
+    reference::fill_random(hx, rng, integer ? 0 : -4, integer ? 100 : 4, !integer);
+    auto want = reference::affine(d, hx).value();
+    DeviceCopy dx(hx, s), dy(hy, s);
+    run_every_sku<AffinePlan>(
+        s, d, rows, [&](const AffinePlan& p, Workspace ws) { return p.run(s, ws, {.x = dx.data(), .y = dy.data()}); },
+        [&] {
+          (void)dy.download(hy, s);
+          return reference::compare(hy, want, integer);
+        });
+  }
+  return rows;
+}
+
+std::vector<CheckRow> check_fill(const Stream& s, DType t, std::mt19937_64&) {
+  std::vector<CheckRow> rows;
+  for (const auto& l : check_layouts(t, t)) {
+    FillDescriptor d{l.in.is_contiguous() ? l.out : TensorLayout::strided(t, {37, 1031}, {1, 37}), t == DType::kU8 ? 200.0 : 3.0};
+    HostTensor hy(d.y);
+    auto want = reference::fill(d).value();
+    DeviceCopy dy(hy, s);
+    run_every_sku<FillPlan>(
+        s, d, rows, [&](const FillPlan& p, Workspace ws) { return p.run(s, ws, {.y = dy.data()}); },
+        [&] {
+          (void)dy.download(hy, s);
+          return reference::compare(hy, want, true);
+        });
+  }
+  return rows;
+}
+
 }  // namespace
 
 const std::vector<FamilyEntry>& families() {
@@ -632,6 +765,49 @@ const std::vector<FamilyEntry>& families() {
                                          "nchw[32,256,64,64]")};
        },
        check_prelu},
+      {"ternary", kMathTypes, "clamp fma addcmul addcdiv",
+       [](const DeviceCaps& c, DType t) {
+         std::vector<InfoRow> rows;
+         for (const auto& l : info_layouts(t, t)) {
+           rows.push_back(info_row<TernaryPlan>("ternary", c, TernaryDescriptor{TernaryKind::kAddcmul, 0.5, l.out, l.in, l.out, l.out}, t,
+                                                l.name));
+           auto gb = TensorLayout::contiguous(t, l.in.shape_span());
+           rows.push_back(info_row<TernaryBackwardPlan>(
+               "ternary_backward", c,
+               TernaryBackwardDescriptor{TernaryKind::kClamp, 1, l.out, l.out, l.in, l.out, l.out, gb, l.out}, t, l.name));
+         }
+         return rows;
+       },
+       check_ternary},
+      {"where", kCastTypes, "",
+       [](const DeviceCaps& c, DType t) {
+         std::vector<InfoRow> rows;
+         for (const auto& l : info_layouts(DType::kBool, t)) {
+           rows.push_back(info_row<WherePlan>("where", c, WhereDescriptor{l.in, l.out, l.out, l.out}, t, l.name));
+           if (dtype_is_floating(t) && dtype_size(t) > 1)
+             rows.push_back(info_row<WhereBackwardPlan>(
+                 "where_backward", c,
+                 WhereBackwardDescriptor{l.in, l.out, TensorLayout::contiguous(t, {l.out.shape[l.out.rank - 1]}), l.out}, t, l.name));
+         }
+         return rows;
+       },
+       check_where},
+      {"affine", {DType::kF64, DType::kF32, DType::kF16, DType::kBF16, DType::kI64, DType::kI32, DType::kI16, DType::kI8, DType::kU8}, "",
+       [](const DeviceCaps& c, DType t) {
+         std::vector<InfoRow> rows;
+         for (const auto& l : info_layouts(t, t))
+           rows.push_back(info_row<AffinePlan>("affine", c, AffineDescriptor{2, 1, l.in, l.out}, t, l.name));
+         return rows;
+       },
+       check_affine},
+      {"fill", kCastTypes, "",
+       [](const DeviceCaps& c, DType t) {
+         std::vector<InfoRow> rows;
+         for (const auto& l : info_layouts(t, t))
+           if (l.in.numel() == l.out.numel()) rows.push_back(info_row<FillPlan>("fill", c, FillDescriptor{l.in, 1}, t, l.name));
+         return rows;
+       },
+       check_fill},
   };
   return table;
 }

@@ -1,5 +1,7 @@
 #include "elementwise/checks.hpp"
 
+#include <cstdio>
+
 namespace baracuda::elementwise {
 
 Status check_math_dtype(const TensorLayout& t, const char* field, const char* family) {
@@ -45,6 +47,12 @@ std::string dtype_class_list(bool floating, bool integer, bool boolean) {
   if (integer) add("i64, i32, i16, i8, u8");
   if (boolean) add("bool");
   return s;
+}
+
+std::string number_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
 }
 
 TensorLayout broadcast_or_self(const TensorLayout& t, const TensorLayout& target) {

@@ -15,6 +15,8 @@ Status check_same_shape(const TensorLayout& t, const char* field, const TensorLa
 // one of them, and their list for messages ("f64, f32, f16, bf16, i64, i32, i16, i8, u8").
 bool dtype_in_classes(DType t, bool floating, bool integer, bool boolean);
 std::string dtype_class_list(bool floating, bool integer, bool boolean);
+// A scalar parameter as messages and to_string() print it (%.17g: round-trips a double).
+std::string number_text(double v);
 // `t` broadcast to `target`'s shape; the message names `field`.
 TensorLayout broadcast_or_self(const TensorLayout& t, const TensorLayout& target);
 

@@ -16,14 +16,14 @@ typedef struct CUstream_st* cudaStream_t;
 
 namespace baracuda::elementwise {
 
-inline constexpr int kMaxMapIn = 3;
+inline constexpr int kMaxMapIn = 4;  // ternary backward: grad_out, a, b, c
 
 // add and sub gradients need only grad_out (div_floor and div_trunc have zero gradients);
 // every other kind reads a and b too.
 constexpr bool binary_grad_reads_inputs(BinaryKind k) {
   return k != BinaryKind::kAdd && k != BinaryKind::kSub && k != BinaryKind::kDivFloor && k != BinaryKind::kDivTrunc;
 }
-inline constexpr int kMaxMapOut = 2;
+inline constexpr int kMaxMapOut = 3;  // ternary backward: grad_a, grad_b, grad_c
 
 enum class MapPath : std::uint8_t {
   kVecContig,  // every operand dense and 16-byte aligned: 16-byte vector loads/stores

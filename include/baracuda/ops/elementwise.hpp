@@ -238,3 +238,4 @@ extern template class Plan<CastDescriptor, CastArgs>;
 #include "baracuda/ops/pack.hpp"  // PackPlan / UnpackPlan (s4, u4, bit)
 #include "baracuda/ops/gated.hpp"  // GatedActivationPlan / backward (glu, reglu, swiglu, geglu)
 #include "baracuda/ops/prelu.hpp"  // PReluPlan / PReluBackwardPlan
+#include "baracuda/ops/elementwise_ternary.hpp"  // ternary, where, affine, fill

@@ -205,6 +205,29 @@ Status launch_map_rows(const Op& op, const elementwise::MapParams& p, cudaStream
   return map_launch_status("map_rows_kernel");
 }
 
+// The strided kernels' index over p's collapsed dims for its first NOPS operands (outputs,
+// then inputs), in 32-bit (fast divmod) or 64-bit arithmetic.
+template <int NOPS>
+StridedIndex32<NOPS> strided_index32(const elementwise::MapParams& p) {
+  StridedIndex32<NOPS> idx;
+  idx.rank = p.rank;
+  for (int d = 0; d < p.rank; ++d) {
+    idx.size[d] = FastDivmod(static_cast<uint32_t>(p.shape[d]));
+    for (int k = 0; k < NOPS; ++k) idx.stride[k][d] = static_cast<int32_t>(p.strides[k][d]);
+  }
+  return idx;
+}
+template <int NOPS>
+StridedIndex64<NOPS> strided_index64(const elementwise::MapParams& p) {
+  StridedIndex64<NOPS> idx;
+  idx.rank = p.rank;
+  for (int d = 0; d < p.rank; ++d) {
+    idx.size[d] = p.shape[d];
+    for (int k = 0; k < NOPS; ++k) idx.stride[k][d] = p.strides[k][d];
+  }
+  return idx;
+}
+
 template <class TIn, class TOut, class Op>
 Status launch_map_general(const Op& op, const elementwise::MapParams& p, cudaStream_t stream) {
   if (p.numel == 0) return Status::ok();
@@ -214,24 +237,14 @@ Status launch_map_general(const Op& op, const elementwise::MapParams& p, cudaStr
       return Status(Code::kInternal, "launch_map_general: the contiguous path goes through launch_map_contig");
     case elementwise::MapPath::kVecRows: return launch_map_rows<TIn, TOut>(op, p, stream);
     case elementwise::MapPath::kStrided32: {
-      StridedIndex32<NOPS> idx;
-      idx.rank = p.rank;
-      for (int d = 0; d < p.rank; ++d) {
-        idx.size[d] = FastDivmod(static_cast<uint32_t>(p.shape[d]));
-        for (int k = 0; k < NOPS; ++k) idx.stride[k][d] = static_cast<int32_t>(p.strides[k][d]);
-      }
+      const auto idx = strided_index32<NOPS>(p);
       int64_t blocks = (p.numel + kMapBlock * kStridedUnroll - 1) / (kMapBlock * kStridedUnroll);
       map_strided_kernel<TIn, TOut, Op, StridedIndex32<NOPS>, uint32_t, int32_t>
           <<<static_cast<unsigned>(blocks), kMapBlock, 0, stream>>>(p, idx, op);
       break;
     }
     case elementwise::MapPath::kStrided64: {
-      StridedIndex64<NOPS> idx;
-      idx.rank = p.rank;
-      for (int d = 0; d < p.rank; ++d) {
-        idx.size[d] = p.shape[d];
-        for (int k = 0; k < NOPS; ++k) idx.stride[k][d] = p.strides[k][d];
-      }
+      const auto idx = strided_index64<NOPS>(p);
       int64_t blocks = (p.numel + kMapBlock * kStridedUnroll - 1) / (kMapBlock * kStridedUnroll);
       map_strided_kernel<TIn, TOut, Op, StridedIndex64<NOPS>, int64_t, int64_t>
           <<<static_cast<unsigned>(blocks), kMapBlock, 0, stream>>>(p, idx, op);
