@@ -69,8 +69,9 @@ using NaiveType = std::conditional_t<Naive::value, float, double>;
 
 // The gradient of an operand that was broadcast to `out`: term(i, is_naive) of every output
 // element i summed into the operand's element it was read from, in the output's logical
-// order. Exact and scale (|term|, non-finite terms left out) in double; naive in double for
-// an f64 gradient, else float terms summed in float (the kernels' f32 accumulation).
+// order. Exact summed in long double, scale (|term|, non-finite terms left out) in double;
+// naive: a sequential double sum for an f64 gradient (so its rounding error enters the
+// tolerance), else float terms summed in float (the kernels' f32 accumulation).
 template <class Term>
 inline Result sum_to_operand(const TensorLayout& out, const TensorLayout& operand, DType grad_dtype, Term&& term) {
   const TensorLayout view =
@@ -78,18 +79,21 @@ inline Result sum_to_operand(const TensorLayout& out, const TensorLayout& operan
   const auto n = static_cast<std::size_t>(operand.numel());
   const bool f64 = grad_dtype == DType::kF64;
   Result r;
-  r.exact.assign(n, 0.0);
   r.scale.assign(n, 0.0);
+  std::vector<long double> exact(n, 0.0L);
+  std::vector<double> naive_d(f64 ? n : 0, 0.0);
   std::vector<float> naive_f(f64 ? 0 : n, 0.f);
   for (std::int64_t i = 0; i < out.numel(); ++i) {
     const auto xi = static_cast<std::size_t>(offset_of(view, i));
     const double e = term(i, std::false_type{});
-    r.exact[xi] += e;
+    exact[xi] += e;
     r.scale[xi] += std::isfinite(e) ? std::fabs(e) : 0.0;
-    if (!f64) naive_f[xi] += static_cast<float>(term(i, std::true_type{}));
+    if (f64) naive_d[xi] += e;
+    else naive_f[xi] += static_cast<float>(term(i, std::true_type{}));
   }
+  r.exact.assign(exact.begin(), exact.end());
   r.naive.resize(n);
-  for (std::size_t i = 0; i < n; ++i) r.naive[i] = round_to(grad_dtype, f64 ? r.exact[i] : naive_f[i]);
+  for (std::size_t i = 0; i < n; ++i) r.naive[i] = round_to(grad_dtype, f64 ? naive_d[i] : naive_f[i]);
   return r;
 }
 
