@@ -39,7 +39,8 @@ using Shape = std::vector<std::int64_t>;
 
 // ============================================================================ ops and suites
 enum class Family { kCopy, kGemm, kBinary, kUnary, kUnaryBwd, kBinaryBwd, kCast, kCmp, kLerp, kGated, kPRelu,
-                    kTernary, kWhere, kFill, kAffine };
+                    kTernary, kWhere, kFill, kAffine, kUnaryParam, kUnaryParamBwd, kLerpBwd, kTernaryBwd, kWhereBwd,
+                    kGatedBwd, kPReluBwd, kPack, kUnpack };
 
 struct OpSpec {
   const char* name;
@@ -98,6 +99,19 @@ const OpSpec kOps[] = {
     {"where", Family::kWhere},
     {"fill", Family::kFill},
     {"affine", Family::kAffine},
+    // one case for each remaining plan (issue 3): leaky_relu(0.2) and its backward, lerp
+    // (weight 0.3) backward, addcmul backward (grad_b and grad_c; grad_a is grad_out itself),
+    // where backward, swiglu backward (packed, gate first), PReLU backward (grad_x and the
+    // per-channel weight gradient), pack i8 -> s4 and unpack s4 -> i8 (dtype i8, same shape)
+    {"leaky_relu", Family::kUnaryParam, U(UnaryKind::kLeakyRelu)},
+    {"leaky_relu_bwd", Family::kUnaryParamBwd, U(UnaryKind::kLeakyRelu)},
+    {"lerp_bwd", Family::kLerpBwd},
+    {"addcmul_bwd", Family::kTernaryBwd, static_cast<int>(TernaryKind::kAddcmul)},
+    {"where_bwd", Family::kWhereBwd},
+    {"swiglu_bwd", Family::kGatedBwd, static_cast<int>(GatedKind::kSwiglu)},
+    {"prelu_bwd", Family::kPReluBwd},
+    {"pack_s4", Family::kPack},
+    {"unpack_s4", Family::kUnpack},
 };
 
 const OpSpec* find_op(std::string_view name) {
@@ -151,6 +165,10 @@ const char* const kBinarySpreadOps[] = {"maximum", "pow", "atan2", "eq", "lerp"}
 
 // ... and these (issue 3: the ternary group).
 const char* const kTernarySpreadOps[] = {"clamp", "addcmul", "where", "fill", "affine"};
+
+// ... and one case for each plan not covered above.
+const char* const kPlanSpreadOps[] = {"leaky_relu", "leaky_relu_bwd", "lerp_bwd", "addcmul_bwd", "where_bwd",
+                                      "swiglu_bwd", "prelu_bwd"};
 
 // ============================================================================ parsing
 std::optional<Shape> parse_shape(std::string_view s) {
@@ -284,6 +302,9 @@ Expected<std::vector<Case>> suite_cases(const SuiteSpec& s) {
     BARACUDA_TRY(add("swiglu", "bf16", s.shape));
     BARACUDA_TRY(add("prelu", "bf16", s.shape));
     for (const char* op : kTernarySpreadOps) BARACUDA_TRY(add(op, "bf16", s.shape));
+    for (const char* op : kPlanSpreadOps) BARACUDA_TRY(add(op, "bf16", s.shape));
+    BARACUDA_TRY(add("pack_s4", "i8", s.shape));
+    BARACUDA_TRY(add("unpack_s4", "i8", s.shape));
   }
   return cases;
 }
@@ -560,6 +581,68 @@ Expected<Workload> make_workload(const Case& c, const Stream& s) {
     case Family::kAffine:
       return plan_workload<AffinePlan>(s, AffineDescriptor{2, 1, t, t}, {t}, {t},
                                        [](const Ptrs& p) { return AffineArgs{p[0], p[1]}; });
+    case Family::kUnaryParam: {
+      UnaryParamDescriptor d{static_cast<UnaryKind>(c.op->kind), UnaryParams{0.2, 0, 0}, t, t};
+      return plan_workload<UnaryParamPlan>(s, d, {t}, {t}, [](const Ptrs& p) { return UnaryArgs{p[0], p[1]}; });
+    }
+    case Family::kUnaryParamBwd: {
+      UnaryParamBackwardDescriptor d{static_cast<UnaryKind>(c.op->kind), UnaryParams{0.2, 0, 0}, t, t, t};
+      return plan_workload<UnaryParamBackwardPlan>(s, d, {t, t}, {t},
+                                                   [](const Ptrs& p) { return UnaryBackwardArgs{p[0], p[1], p[2]}; });
+    }
+    case Family::kLerpBwd: {
+      BinaryParamBackwardDescriptor d;
+      d.kind = BinaryParamKind::kLerp;
+      d.scalar = 0.3;
+      d.grad_out = d.a = d.b = d.grad_a = d.grad_b = t;
+      return plan_workload<BinaryParamBackwardPlan>(s, d, {t}, {t, t}, [](const Ptrs& p) {
+        return BinaryParamBackwardArgs{.grad_out = p[0], .grad_a = p[1], .grad_b = p[2]};
+      });
+    }
+    case Family::kTernaryBwd: {
+      TernaryBackwardDescriptor d{static_cast<TernaryKind>(c.op->kind), 0.5, t, t, t, t, t, t, t, false, true, true};
+      return plan_workload<TernaryBackwardPlan>(s, d, {t, t, t}, {t, t}, [](const Ptrs& p) {
+        return TernaryBackwardArgs{.grad_out = p[0], .b = p[1], .c = p[2], .grad_b = p[3], .grad_c = p[4]};
+      });
+    }
+    case Family::kWhereBwd: {
+      const TensorLayout cond = TensorLayout::contiguous(DType::kBool, c.shape);
+      WhereBackwardDescriptor d{cond, t, t, t};
+      return plan_workload<WhereBackwardPlan>(s, d, {cond, t}, {t, t}, [](const Ptrs& p) {
+        return WhereBackwardArgs{.cond = p[0], .grad_out = p[1], .grad_a = p[2], .grad_b = p[3]};
+      });
+    }
+    case Family::kGatedBwd: {
+      if (c.shape.empty() || c.shape.back() % 2 != 0)
+        return Status(Code::kInvalidArgument, "swiglu_bwd: the last dim of the shape (x = [..., 2D]) must be even");
+      Shape half = c.shape;
+      half.back() /= 2;
+      const TensorLayout gy = TensorLayout::contiguous(c.in, half);
+      GatedActivationBackwardDescriptor d{static_cast<GatedKind>(c.op->kind), GatedInput::kPacked, GateHalf::kFirst, gy, t,
+                                          {}, {}, t, {}, {}};
+      return plan_workload<GatedActivationBackwardPlan>(s, d, {gy, t}, {t}, [](const Ptrs& p) {
+        return GatedActivationBackwardArgs{.grad_y = p[0], .x = p[1], .grad_x = p[2]};
+      });
+    }
+    case Family::kPReluBwd: {
+      if (c.shape.size() < 2) return Status(Code::kInvalidArgument, "prelu_bwd: the shape needs a channel dim (dim 1)");
+      const TensorLayout w = TensorLayout::contiguous(c.in, {c.shape[1]});
+      PReluBackwardDescriptor d{t, t, w, t, w, true, true};
+      return plan_workload<PReluBackwardPlan>(s, d, {t, t, w}, {t, w}, [](const Ptrs& p) {
+        return PReluBackwardArgs{.grad_y = p[0], .x = p[1], .weight = p[2], .grad_x = p[3], .grad_weight = p[4]};
+      });
+    }
+    case Family::kPack: {
+      if (c.in != DType::kI8) return Status(Code::kInvalidArgument, "pack_s4 takes --dtype i8 (i8 -> s4)");
+      const TensorLayout y = TensorLayout::contiguous(DType::kS4, c.shape);
+      return plan_workload<PackPlan>(s, PackDescriptor{t, y}, {t}, {y}, [](const Ptrs& p) { return PackArgs{p[0], p[1]}; });
+    }
+    case Family::kUnpack: {
+      if (c.in != DType::kI8) return Status(Code::kInvalidArgument, "unpack_s4 takes --dtype i8 (s4 -> i8)");
+      const TensorLayout x = TensorLayout::contiguous(DType::kS4, c.shape);
+      return plan_workload<UnpackPlan>(s, UnpackDescriptor{x, t}, {x}, {t},
+                                       [](const Ptrs& p) { return UnpackArgs{p[0], p[1]}; });
+    }
   }
   return Status(Code::kInternal, "unhandled op family");
 }

@@ -138,6 +138,44 @@ def torch_case(op, dt_in, dt_out, shape):
     if op == 'affine':
         # torch's fused form: add(1, x, alpha=2) is one kernel (1 + 2 * x)
         return [x], lambda t: torch.add(torch.ones((), device='cuda', dtype=t.dtype), t, alpha=2)
+    # one case per remaining plan (see bench.cpp kPlanSpreadOps), as eager autograd runs them
+    if op == 'leaky_relu':
+        return [x], lambda t: F.leaky_relu(t, 0.2)
+    if op == 'leaky_relu_bwd':
+        return [x, x], lambda g, t: aten.leaky_relu_backward(g, t, 0.2, False)
+    if op == 'lerp_bwd':  # grad_a = g * (1 - w), grad_b = g * w
+        return [x], lambda g: (g * 0.7, g * 0.3)
+    if op == 'addcmul_bwd':  # grad_b = g * c * value, grad_c = g * b * value
+        return [x, x, x], lambda g, b, c: ((g * c) * 0.5, (g * b) * 0.5)
+    if op == 'where_bwd':
+        zero = torch.zeros((), device='cuda', dtype=dt_in)
+        return [Operand(shape, torch.bool), x], lambda cond, g: (torch.where(cond, g, zero), torch.where(cond, zero, g))
+    if op == 'swiglu_bwd':  # grad_y [..., D], x [..., 2D] (gate first) -> grad_x [..., 2D]
+        half = shape[-1] // 2
+        gy = Operand(tuple(shape[:-1]) + (half,), dt_in)
+
+        def swiglu_bwd(g, t):
+            a, b = t[..., :half], t[..., half:]
+            return torch.cat([aten.silu_backward(g * b, a), g * F.silu(a)], dim=-1)
+        return [gy, x], swiglu_bwd
+    if op == 'prelu_bwd':  # grad_x and the weight gradient summed over every dim but 1
+        c = shape[1]
+        wshape = (1, c) + (1,) * (len(shape) - 2)
+        dims = tuple(d for d in range(len(shape)) if d != 1)
+
+        def prelu_bwd(g, t, w):
+            gx, gw = aten._prelu_kernel_backward(g, t, w.view(wshape))
+            return gx, gw.sum(dim=dims)
+        return [x, x, Operand((c,), dt_in)], prelu_bwd
+    if op == 'pack_s4':  # two int8 values per byte, element 2i in the low nibble
+        return [x], lambda t: ((t[..., 1::2] << 4) | (t[..., 0::2] & 15)).to(torch.uint8)
+    if op == 'unpack_s4':  # x: the packed bytes (shape [..., N / 2] of uint8)
+        packed = Operand(tuple(shape[:-1]) + (shape[-1] // 2,), torch.uint8)
+
+        def unpack(p):
+            v = p.view(torch.int8)
+            return torch.stack([(v << 4) >> 4, v >> 4], dim=-1).flatten(-2)
+        return [packed], unpack
     if op == 'copy':
         return [x, out], lambda src, dst: dst.copy_(src)
     if op == 'gemm_bf16':
