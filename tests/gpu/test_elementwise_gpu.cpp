@@ -174,6 +174,28 @@ std::string kind_dtype_name(UnaryKind k, DType t) { return std::string(unary_kin
 INSTANTIATE_TEST_SUITE_P(Kinds, UnaryGpu, ::testing::Combine(::testing::ValuesIn(kFloatUnary), ::testing::ValuesIn(kFloatTypes)),
                          [](const auto& info) { return kind_dtype_name(std::get<0>(info.param), std::get<1>(info.param)); });
 
+// Every f16 / bf16 bit pattern (NaNs, infinities, subnormals, both zeros included) through
+// every floating kind: the 16-bit contiguous kernels may use fast approximations
+// (kernels/unary_fast16.cuh), and this is where they are proven against the oracle.
+class UnaryAllPatternsGpu : public ::testing::TestWithParam<std::tuple<UnaryKind, DType>> {};
+
+TEST_P(UnaryAllPatternsGpu, Every16BitInput) {
+  BARACUDA_REQUIRE_GPU();
+  auto [kind, t] = GetParam();
+  const Case c{"all_patterns", contig(t, {65536}), {}, contig(t, {65536})};
+  UnaryDescriptor d{kind, c.in0, c.out};
+  HostTensor hx(c.in0);
+  auto* bits = reinterpret_cast<std::uint16_t*>(hx.storage());
+  for (std::uint32_t i = 0; i < 65536; ++i) bits[i] = static_cast<std::uint16_t>(i);
+  auto want = reference::unary(d, hx);
+  ASSERT_TRUE(want.has_value()) << want.error().to_string();
+  check_unary_fwd<UnaryPlan>(d, c, hx, want.value(), false);
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, UnaryAllPatternsGpu,
+                         ::testing::Combine(::testing::ValuesIn(kFloatUnary), ::testing::Values(DType::kF16, DType::kBF16)),
+                         [](const auto& info) { return kind_dtype_name(std::get<0>(info.param), std::get<1>(info.param)); });
+
 class UnaryBackwardGpu : public ::testing::TestWithParam<std::tuple<UnaryKind, DType>> {};
 
 TEST_P(UnaryBackwardGpu, EveryLayoutEverySku) {
