@@ -160,51 +160,64 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto& info) { return kind_dtype_name(std::get<0>(info.param), std::get<1>(info.param)); });
 
 // ------------------------------------------------------------------------------- backward
+// Runs one backward problem (which: 0 = grad_a, 1 = grad_b, 2 = both; in_place: grad_a
+// aliases grad_out where their layouts match) under every SKU that accepts it, against the
+// oracle; returns the names of the SKUs run.
+std::string check_backward_every_sku(K kind, const TensorLayout& out, const TensorLayout& a, const TensorLayout& b,
+                                     int which, bool in_place) {
+  const DType t = out.dtype;
+  const auto r = reference::binary_input_ranges(kind, true);
+  auto ga_l = TensorLayout::contiguous(t, a.shape_span());
+  auto gb_l = TensorLayout::contiguous(t, b.shape_span());
+  BinaryBackwardDescriptor d{kind, out, a, b, ga_l, gb_l, which != 1, which != 0};
+  HostTensor hg(out), ha(a), hb(b), hga(ga_l), hgb(gb_l);
+  fill_random(hg, -2, 2);
+  fill_random(ha, r.a_lo, r.a_hi);
+  fill_random(hb, r.b_lo, r.b_hi);
+  auto want = reference::binary_backward(d, hg, ha, hb);
+  EXPECT_TRUE(want.has_value()) << want.error().to_string();
+  if (!want) return "";
+  DeviceTensor dg(hg, test_stream()), da(ha, test_stream()), db(hb, test_stream()), dga(hga, test_stream()),
+      dgb(hgb, test_stream());
+  const bool ga_in_place = in_place && which != 1 && out == ga_l;  // grad_a overwrites grad_out
+  void* ga_ptr = ga_in_place ? dg.data() : dga.data();
+  std::string skus;
+  for_each_sku<BinaryBackwardPlan>(
+      d,
+      [&] {
+        dg.upload(hg, test_stream());
+        dga.poison(0xFF, test_stream());
+        dgb.poison(0xFF, test_stream());
+      },
+      [&](const BinaryBackwardPlan& p, Workspace ws) {
+        return p.run(test_stream(), ws,
+                     BinaryBackwardArgs{.grad_out = dg.data(), .a = da.data(), .b = db.data(), .grad_a = ga_ptr,
+                                        .grad_b = dgb.data()});
+      },
+      [&](const std::string& sku) {
+        skus += sku + " ";
+        if (which != 1) {
+          ASSERT_TRUE((ga_in_place ? dg : dga).download(hga, test_stream()));
+          EXPECT_TRUE(check_close(hga, want->grad_a, sku + " grad_a " + d.to_string()));
+        }
+        if (which != 0) {
+          ASSERT_TRUE(dgb.download(hgb, test_stream()));
+          EXPECT_TRUE(check_close(hgb, want->grad_b, sku + " grad_b " + d.to_string()));
+        }
+      });
+  return skus;
+}
+
 class BinaryBackwardKindGpu : public ::testing::TestWithParam<std::tuple<K, DType>> {};
 
 TEST_P(BinaryBackwardKindGpu, MapAndReduceEverySku) {
   BARACUDA_REQUIRE_GPU();
   auto [kind, t] = GetParam();
-  const auto r = reference::binary_input_ranges(kind, true);
   for (const auto& c : float_cases(kind, t)) {
     if (!arithmetic(kind) && c.out.numel() > 0 && c.name.rfind("contig1", 0) == 0) continue;  // 1-D: as contig2
     for (int which : {2, 0, 1}) {
       SCOPED_TRACE(c.name + " which=" + std::to_string(which));
-      auto ga_l = TensorLayout::contiguous(t, c.a.shape_span());
-      auto gb_l = TensorLayout::contiguous(t, c.b.shape_span());
-      BinaryBackwardDescriptor d{kind, c.out, c.a, c.b, ga_l, gb_l, which != 1, which != 0};
-      HostTensor hg(c.out), ha(c.a), hb(c.b), hga(ga_l), hgb(gb_l);
-      fill_random(hg, -2, 2);
-      fill_random(ha, r.a_lo, r.a_hi);
-      fill_random(hb, r.b_lo, r.b_hi);
-      auto want = reference::binary_backward(d, hg, ha, hb);
-      ASSERT_TRUE(want.has_value()) << want.error().to_string();
-      DeviceTensor dg(hg, test_stream()), da(ha, test_stream()), db(hb, test_stream()), dga(hga, test_stream()),
-          dgb(hgb, test_stream());
-      const bool ga_in_place = c.in_place && which != 1 && c.out == ga_l;  // grad_a overwrites grad_out
-      void* ga_ptr = ga_in_place ? dg.data() : dga.data();
-      for_each_sku<BinaryBackwardPlan>(
-          d,
-          [&] {
-            dg.upload(hg, test_stream());
-            dga.poison(0xFF, test_stream());
-            dgb.poison(0xFF, test_stream());
-          },
-          [&](const BinaryBackwardPlan& p, Workspace ws) {
-            return p.run(test_stream(), ws,
-                         BinaryBackwardArgs{.grad_out = dg.data(), .a = da.data(), .b = db.data(), .grad_a = ga_ptr,
-                                            .grad_b = dgb.data()});
-          },
-          [&](const std::string& sku) {
-            if (which != 1) {
-              ASSERT_TRUE((ga_in_place ? dg : dga).download(hga, test_stream()));
-              EXPECT_TRUE(check_close(hga, want->grad_a, sku + " grad_a " + d.to_string()));
-            }
-            if (which != 0) {
-              ASSERT_TRUE(dgb.download(hgb, test_stream()));
-              EXPECT_TRUE(check_close(hgb, want->grad_b, sku + " grad_b " + d.to_string()));
-            }
-          });
+      check_backward_every_sku(kind, c.out, c.a, c.b, which, c.in_place);
     }
   }
 }
@@ -246,47 +259,10 @@ class BinaryBiasGradGpu : public ::testing::TestWithParam<std::tuple<K, DType>> 
 TEST_P(BinaryBiasGradGpu, RowsVec16AndEverySku) {
   BARACUDA_REQUIRE_GPU();
   auto [kind, t] = GetParam();
-  const auto r = reference::binary_input_ranges(kind, true);
   for (const auto& c : bias_grad_cases(t)) {
     for (int which : {2, 1, 0}) {
       SCOPED_TRACE(c.name + " which=" + std::to_string(which));
-      auto ga_l = TensorLayout::contiguous(t, c.a.shape_span());
-      auto gb_l = TensorLayout::contiguous(t, c.b.shape_span());
-      BinaryBackwardDescriptor d{kind, c.out, c.a, c.b, ga_l, gb_l, which != 1, which != 0};
-      HostTensor hg(c.out), ha(c.a), hb(c.b), hga(ga_l), hgb(gb_l);
-      fill_random(hg, -2, 2);
-      fill_random(ha, r.a_lo, r.a_hi);
-      fill_random(hb, r.b_lo, r.b_hi);
-      auto want = reference::binary_backward(d, hg, ha, hb);
-      ASSERT_TRUE(want.has_value()) << want.error().to_string();
-      DeviceTensor dg(hg, test_stream()), da(ha, test_stream()), db(hb, test_stream()), dga(hga, test_stream()),
-          dgb(hgb, test_stream());
-      const bool ga_in_place = c.ga_in_place && which != 1;
-      void* ga_ptr = ga_in_place ? dg.data() : dga.data();
-      std::string skus;
-      for_each_sku<BinaryBackwardPlan>(
-          d,
-          [&] {
-            dg.upload(hg, test_stream());
-            dga.poison(0xFF, test_stream());
-            dgb.poison(0xFF, test_stream());
-          },
-          [&](const BinaryBackwardPlan& p, Workspace ws) {
-            return p.run(test_stream(), ws,
-                         BinaryBackwardArgs{.grad_out = dg.data(), .a = da.data(), .b = db.data(), .grad_a = ga_ptr,
-                                            .grad_b = dgb.data()});
-          },
-          [&](const std::string& sku) {
-            skus += sku + " ";
-            if (which != 1) {
-              ASSERT_TRUE((ga_in_place ? dg : dga).download(hga, test_stream()));
-              EXPECT_TRUE(check_close(hga, want->grad_a, sku + " grad_a " + d.to_string()));
-            }
-            if (which != 0) {
-              ASSERT_TRUE(dgb.download(hgb, test_stream()));
-              EXPECT_TRUE(check_close(hgb, want->grad_b, sku + " grad_b " + d.to_string()));
-            }
-          });
+      const std::string skus = check_backward_every_sku(kind, c.out, c.a, c.b, which, c.ga_in_place);
       const bool reduces = (which != 1 && c.a.numel() != c.out.numel()) || (which != 0 && c.b.numel() != c.out.numel());
       if (reduces) EXPECT_NE(skus.find(kRowsSku), std::string::npos) << "SKUs run: " << skus;
       else EXPECT_EQ(skus.find(kRowsSku), std::string::npos) << "SKUs run: " << skus;

@@ -21,9 +21,10 @@
 //  * Pass 2: 32 columns x 8 chunk lanes a block; lane l adds chunks l, l + 8, ... in order,
 //    the 8 lane sums are added in order and rounded once to T.
 // The host picks chunks so that pass 1 is about two waves of resident blocks
-// (kColumnBlocksPerSm blocks of 256 threads per SM, guaranteed by __launch_bounds__), each
-// streaming chunk_len rows with 64 bytes of loads in flight per thread (4 rows of grad_out;
-// 2 rows of grad_out and of the other input when the kind reads inputs): 64 KiB per SM.
+// (kColumnBlocksPerSm blocks of 256 threads per SM, guaranteed by __launch_bounds__; half
+// as many for the run-time-kind functors), each streaming chunk_len rows with 64 bytes of
+// loads in flight per thread (4 rows of grad_out; 2 rows of grad_out and of the other input
+// when the kind reads inputs): 64 KiB per SM.
 // bf16 [16384, 8192] + [8192] on 132 SMs: 32 column blocks x 33 chunks of 497 rows, 1 MiB
 // of f32 partial sums.
 #pragma once
