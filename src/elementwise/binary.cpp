@@ -2,8 +2,10 @@
 //
 // Kinds and dtypes: BinaryKindInfo (the table below); docs/semantics.md has the rows.
 // Backward: when neither gradient needs a reduction (no operand was broadcast) one map
-// computes both; otherwise the bcast_reduce candidate reduces each broadcast operand's
-// gradient over its broadcast dims in two deterministic passes through the workspace.
+// computes both; a row broadcast (a bias) takes bcast_reduce_rows_vec16 (one vectorised
+// pass for both gradients, then the chunk sums); otherwise the bcast_reduce candidates
+// reduce each broadcast operand's gradient over its broadcast dims in two deterministic
+// passes through the workspace.
 #include <algorithm>
 #include <array>
 #include <string>
@@ -13,6 +15,7 @@
 #include "core/plan_impl.hpp"
 #include "elementwise/checks.hpp"
 #include "elementwise/launch.hpp"
+#include "elementwise/launch_column_reduce.hpp"
 #include "elementwise/map_family.hpp"
 
 namespace baracuda {
@@ -246,27 +249,39 @@ struct ReduceState {
 
 std::size_t round_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
 
+// The forward output's dims of size > 1 in reduction order for operand `which`: the dims it
+// was broadcast over (reduced), then the others (kept), each group in dim order.
+// Returns the number of reduced dims; *rank gets the number of dims listed.
+int reduction_dim_order(const BinaryBackwardDescriptor& d, int which, int (&order)[8], int* rank) {
+  const TensorLayout& out = d.grad_out;
+  const TensorLayout& x = which == 0 ? d.a : d.b;
+  const int rank_diff = out.rank - x.rank;
+  auto reduced_dim = [&](int dim) {
+    std::int64_t xs = dim < rank_diff ? 1 : x.shape[dim - rank_diff];
+    return out.shape[dim] > 1 && xs == 1;
+  };
+  int n = 0;
+  for (int dim = 0; dim < out.rank; ++dim)
+    if (reduced_dim(dim)) order[n++] = dim;
+  const int num_reduced = n;
+  for (int dim = 0; dim < out.rank; ++dim)
+    if (!reduced_dim(dim) && out.shape[dim] != 1) order[n++] = dim;
+  *rank = n;
+  return num_reduced;
+}
+
 BroadcastReduceParams make_reduce_params(const BinaryBackwardDescriptor& d, int which, const DeviceCaps& caps,
                                          bool split_index) {
   const TensorLayout& out = d.grad_out;
   const TensorLayout xb = broadcast_or_self(which == 0 ? d.a : d.b, out);
   const TensorLayout gb = broadcast_or_self(which == 0 ? d.grad_a : d.grad_b, out);
   const TensorLayout ab = broadcast_or_self(d.a, out), bb = broadcast_or_self(d.b, out);
-  const int rank_diff = out.rank - (which == 0 ? d.a.rank : d.b.rank);
   const TensorLayout& x = which == 0 ? d.a : d.b;
   BroadcastReduceParams p;
   p.which = which;
   p.split_index = split_index;
   int order[8], n = 0;
-  auto reduced_dim = [&](int dim) {
-    std::int64_t xs = dim < rank_diff ? 1 : x.shape[dim - rank_diff];
-    return out.shape[dim] > 1 && xs == 1;
-  };
-  for (int dim = 0; dim < out.rank; ++dim)
-    if (reduced_dim(dim)) order[n++] = dim;
-  const int num_reduced = n;
-  for (int dim = 0; dim < out.rank; ++dim)
-    if (!reduced_dim(dim) && out.shape[dim] != 1) order[n++] = dim;
+  const int num_reduced = reduction_dim_order(d, which, order, &n);
   p.rank = n;
   p.reduced_rank = num_reduced;
   p.kept = 1;
@@ -368,10 +383,148 @@ struct ReduceCandidate {
   }
 };
 
+// ---- bcast_reduce_rows_vec16: one gradient reduced over leading rows (a bias gradient)
+// One pass over [rows, cols] with 16-byte vectors writes the other gradient (if requested)
+// and the reduced gradient's per-chunk column sums; a second pass adds the chunks in order
+// (kernels/column_reduce.cuh). Accepts when exactly one requested gradient needs a
+// reduction and, in the reduction order, every operand touched is [rows, cols] with a row
+// stride and one unit-stride run of cols elements (a whole number of 16-byte vectors).
+struct ColumnReduceSetup {
+  std::string rejection;
+  ColumnReduceParams params;
+  std::size_t workspace = 0;
+};
+ColumnReduceSetup column_reduce_refusal(std::string why) {
+  ColumnReduceSetup cr;
+  cr.rejection = std::move(why);
+  return cr;
+}
+
+// `l` (broadcast to grad_out) in the order [reduced (nr dims)..., kept...]: the reduced
+// dims must collapse to one row stride (a multiple of vec) and the kept dims to one
+// unit-stride run. Returns why not ("" = it does) and sets *row_stride.
+std::string rows_layout_rejection(const TensorLayout& l, const char* field, int alignment, const int (&order)[8],
+                                  int rank, int nr, std::int64_t vec, std::int64_t* row_stride) {
+  if (alignment < 16) return std::string(field) + ".alignment = " + std::to_string(alignment) + " < 16 bytes";
+  std::int64_t expect = 1;
+  for (int i = rank - 1; i >= nr; --i) {
+    if (l.strides[order[i]] != expect)
+      return std::string(field) + " = " + l.to_string() + " is not one unit-stride run over the kept dims";
+    expect *= l.shape[order[i]];
+  }
+  expect = *row_stride = l.strides[order[nr - 1]];
+  for (int i = nr - 2; i >= 0; --i) {
+    expect *= l.shape[order[i + 1]];
+    if (l.strides[order[i]] != expect)
+      return std::string(field) + " = " + l.to_string() + " does not collapse the reduced dims to one row stride";
+  }
+  if (*row_stride % vec != 0)
+    return std::string(field) + " row stride " + std::to_string(*row_stride) + " is not a multiple of " +
+           std::to_string(vec);
+  return "";
+}
+
+// Rows per chunk: about two waves of resident pass-1 blocks (kColumnBlocksPerSm per SM: one
+// wave would leave the kernel waiting on its slowest SM, many more would grow the workspace
+// and pass 2), at least 4 rows per row lane.
+void choose_column_chunks(ColumnReduceParams& p, std::int64_t vec, const DeviceCaps& caps) {
+  const std::int64_t vecs = p.cols / vec;
+  p.block_cols = 1;
+  while (p.block_cols < 32 && p.block_cols < vecs) p.block_cols *= 2;
+  const std::int64_t lanes = kColumnBlock / p.block_cols;
+  const std::int64_t col_blocks = (vecs + p.block_cols - 1) / p.block_cols;
+  const std::int64_t target = static_cast<std::int64_t>(std::max(caps.sm_count, 1)) * kColumnBlocksPerSm * 2;
+  std::int64_t chunks = std::max<std::int64_t>(1, target / col_blocks);
+  chunks = std::min({chunks, (p.rows + lanes * 4 - 1) / (lanes * 4), std::int64_t{65535}});
+  p.chunk_len = (p.rows + chunks - 1) / chunks;
+  p.chunks = (p.rows + p.chunk_len - 1) / p.chunk_len;
+}
+
+ColumnReduceSetup make_column_reduce(const BinaryBackwardDescriptor& d, const DeviceCaps& caps) {
+  ColumnReduceSetup cr;
+  const TensorLayout& out = d.grad_out;
+  const bool reduce_a = d.compute_grad_a && needs_reduction(d.a, out);
+  const bool reduce_b = d.compute_grad_b && needs_reduction(d.b, out);
+  if (!reduce_a && !reduce_b) return column_reduce_refusal("no requested gradient needs a reduction");
+  if (reduce_a && reduce_b) return column_reduce_refusal("both gradients need a reduction");
+  if (out.numel() == 0) return column_reduce_refusal("grad_out is empty");
+  const int which = reduce_a ? 0 : 1;
+  const bool write_other = which == 0 ? d.compute_grad_b : d.compute_grad_a;
+  int order[8], rank = 0;
+  const int nr = reduction_dim_order(d, which, order, &rank);
+  const std::int64_t vec = 16 / static_cast<std::int64_t>(dtype_size(out.dtype));
+  ColumnReduceParams& p = cr.params;
+  p.which = which;
+  p.write_other = write_other;
+  p.rows = p.cols = 1;
+  for (int i = 0; i < rank; ++i) (i < nr ? p.rows : p.cols) *= out.shape[order[i]];
+  if (rank == nr || p.cols % vec != 0)
+    return column_reduce_refusal("cols = " + std::to_string(p.cols) + " is not a multiple of the " +
+                                 std::to_string(vec) + "-element vector");
+  // What the kernel touches: the three with a row stride (ColumnReduceParams::row_stride
+  // order), then the reduced operand's input and its gradient (the same in every row).
+  const TensorLayout& x = which == 0 ? d.a : d.b;
+  const TensorLayout& y = which == 0 ? d.b : d.a;
+  const TensorLayout& gx = which == 0 ? d.grad_a : d.grad_b;
+  const TensorLayout& gy = which == 0 ? d.grad_b : d.grad_a;
+  const bool reads = binary_grad_reads_inputs(d.kind);
+  struct Touched {
+    const TensorLayout* layout;
+    const char* field;
+    bool used;
+  };
+  const Touched touched[] = {{&out, "grad_out", true},
+                             {&y, which == 0 ? "b" : "a", reads},
+                             {&gy, which == 0 ? "grad_b" : "grad_a", write_other},
+                             {&x, which == 0 ? "a" : "b", reads},
+                             {&gx, which == 0 ? "grad_a" : "grad_b", true}};
+  for (int k = 0; k < 5; ++k) {
+    if (!touched[k].used) continue;
+    std::int64_t row_stride = 0;
+    std::string why = rows_layout_rejection(broadcast_or_self(*touched[k].layout, out), touched[k].field,
+                                            touched[k].layout->alignment, order, rank, nr, vec, &row_stride);
+    if (!why.empty()) return column_reduce_refusal(why);
+    if (k < 3) p.row_stride[k] = row_stride;
+  }
+  choose_column_chunks(p, vec, caps);
+  const std::size_t acc = out.dtype == DType::kF64 ? 8 : 4;
+  cr.workspace = round_up(static_cast<std::size_t>(p.chunks * p.cols) * acc, kWorkspaceAlignment);
+  return cr;
+}
+
+struct ColumnReduceCandidate {
+  using Desc = BinaryBackwardDescriptor;
+  using Args = BinaryBackwardArgs;
+  static Candidate<Desc, Args>::Probe probe(const Desc& d, const DeviceCaps& caps) {
+    Candidate<Desc, Args>::Probe pr;
+    pr.sku = BinaryBackwardMapSpec::sku(d);
+    pr.sku.impl = "bcast_reduce_rows_vec16";
+    ColumnReduceSetup cr = make_column_reduce(d, caps);
+    pr.rejection = cr.rejection;
+    pr.workspace_bytes = cr.workspace;
+    return pr;
+  }
+  static Expected<std::shared_ptr<const void>> prepare(const Desc& d, const DeviceCaps& caps) {
+    return std::shared_ptr<const void>(std::make_shared<ColumnReduceParams>(make_column_reduce(d, caps).params));
+  }
+  static Status launch(const void* state, const Desc& d, const Args& a, Workspace ws, cudaStream_t s) {
+    ColumnReduceParams p = *static_cast<const ColumnReduceParams*>(state);
+    p.grad_out = a.grad_out;
+    p.a = a.a;
+    p.b = a.b;
+    p.grad_reduced = p.which == 0 ? a.grad_a : a.grad_b;
+    p.grad_other = p.which == 0 ? a.grad_b : a.grad_a;
+    p.partial = ws.data;
+    return launch_binary_bwd_column_reduce(d.grad_out.dtype, d.kind, p, s);
+  }
+};
+
 using BwdCandidate = Candidate<BinaryBackwardDescriptor, BinaryBackwardArgs>;
-// The split-index reduction first: it measured 2x faster on the H200 (bias_add_bwd bf16
-// [16384, 8192]: 0.55 ms against 1.12 ms).
-constexpr std::array<BwdCandidate, 6> kBackwardCandidates = {
+// The row-broadcast reduction first (it refuses every problem the others suit better), then
+// the maps; the split-index reduction before the plain one: it measured 2x faster on the
+// H200 (bias_add_bwd bf16 [16384, 8192]: 0.55 ms against 1.12 ms).
+constexpr std::array<BwdCandidate, 7> kBackwardCandidates = {
+    BwdCandidate{&ColumnReduceCandidate::probe, &ColumnReduceCandidate::prepare, &ColumnReduceCandidate::launch},
     BwdCandidate{&BackwardMapCandidate<MapPath::kVecContig>::probe, &BackwardMapCandidate<MapPath::kVecContig>::prepare,
                  &BackwardMapCandidate<MapPath::kVecContig>::launch},
     BwdCandidate{&BackwardMapCandidate<MapPath::kVecRows>::probe, &BackwardMapCandidate<MapPath::kVecRows>::prepare,

@@ -1,5 +1,6 @@
 // Runtime DType -> the per-dtype launchers of the binary plans (launch_binary.hpp).
 #include "elementwise/launch_binary.hpp"
+#include "elementwise/launch_column_reduce.hpp"
 
 #include <string>
 
@@ -61,6 +62,10 @@ Status launch_binary_bwd_map(DType d, BinaryKind kind, int which, const MapParam
 
 Status launch_binary_bwd_reduce(DType d, BinaryKind kind, const BroadcastReduceParams& p, cudaStream_t s) {
   BARACUDA_FLOAT_SWITCH(launch_binary_reduce, d, kind, p, s)
+}
+
+Status launch_binary_bwd_column_reduce(DType d, BinaryKind kind, const ColumnReduceParams& p, cudaStream_t s) {
+  BARACUDA_FLOAT_SWITCH(launch_column_reduce, d, kind, p, s)
 }
 
 Status launch_binary_bool(DType d, BoolOpCode op, const IscloseScalars& sc, const MapParams& p, cudaStream_t s) {

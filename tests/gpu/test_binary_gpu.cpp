@@ -4,6 +4,8 @@
 //                        the full layout list (edge shapes, > L2, rank 4), the others on
 //                        the short one
 //   BinaryBackwardKindGpu  every differentiable kind, map and broadcast-reduction paths
+//   BinaryBiasGradGpu    row-broadcast gradients (bcast_reduce_rows_vec16 and the others);
+//                        BinaryBiasGrad: bit-identical runs
 //   BinaryIntGpu         integer kinds x i64/i32/i16/i8/u8 (+ bitwise on bool), exact
 //   BinaryLogicalGpu     logical and / or / xor on every dtype -> bool, exact
 //   BinaryCmpGpu         eq..ge, isclose on every dtype, exact
@@ -158,51 +160,64 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto& info) { return kind_dtype_name(std::get<0>(info.param), std::get<1>(info.param)); });
 
 // ------------------------------------------------------------------------------- backward
+// Runs one backward problem (which: 0 = grad_a, 1 = grad_b, 2 = both; in_place: grad_a
+// aliases grad_out where their layouts match) under every SKU that accepts it, against the
+// oracle; returns the names of the SKUs run.
+std::string check_backward_every_sku(K kind, const TensorLayout& out, const TensorLayout& a, const TensorLayout& b,
+                                     int which, bool in_place) {
+  const DType t = out.dtype;
+  const auto r = reference::binary_input_ranges(kind, true);
+  auto ga_l = TensorLayout::contiguous(t, a.shape_span());
+  auto gb_l = TensorLayout::contiguous(t, b.shape_span());
+  BinaryBackwardDescriptor d{kind, out, a, b, ga_l, gb_l, which != 1, which != 0};
+  HostTensor hg(out), ha(a), hb(b), hga(ga_l), hgb(gb_l);
+  fill_random(hg, -2, 2);
+  fill_random(ha, r.a_lo, r.a_hi);
+  fill_random(hb, r.b_lo, r.b_hi);
+  auto want = reference::binary_backward(d, hg, ha, hb);
+  EXPECT_TRUE(want.has_value()) << want.error().to_string();
+  if (!want) return "";
+  DeviceTensor dg(hg, test_stream()), da(ha, test_stream()), db(hb, test_stream()), dga(hga, test_stream()),
+      dgb(hgb, test_stream());
+  const bool ga_in_place = in_place && which != 1 && out == ga_l;  // grad_a overwrites grad_out
+  void* ga_ptr = ga_in_place ? dg.data() : dga.data();
+  std::string skus;
+  for_each_sku<BinaryBackwardPlan>(
+      d,
+      [&] {
+        dg.upload(hg, test_stream());
+        dga.poison(0xFF, test_stream());
+        dgb.poison(0xFF, test_stream());
+      },
+      [&](const BinaryBackwardPlan& p, Workspace ws) {
+        return p.run(test_stream(), ws,
+                     BinaryBackwardArgs{.grad_out = dg.data(), .a = da.data(), .b = db.data(), .grad_a = ga_ptr,
+                                        .grad_b = dgb.data()});
+      },
+      [&](const std::string& sku) {
+        skus += sku + " ";
+        if (which != 1) {
+          ASSERT_TRUE((ga_in_place ? dg : dga).download(hga, test_stream()));
+          EXPECT_TRUE(check_close(hga, want->grad_a, sku + " grad_a " + d.to_string()));
+        }
+        if (which != 0) {
+          ASSERT_TRUE(dgb.download(hgb, test_stream()));
+          EXPECT_TRUE(check_close(hgb, want->grad_b, sku + " grad_b " + d.to_string()));
+        }
+      });
+  return skus;
+}
+
 class BinaryBackwardKindGpu : public ::testing::TestWithParam<std::tuple<K, DType>> {};
 
 TEST_P(BinaryBackwardKindGpu, MapAndReduceEverySku) {
   BARACUDA_REQUIRE_GPU();
   auto [kind, t] = GetParam();
-  const auto r = reference::binary_input_ranges(kind, true);
   for (const auto& c : float_cases(kind, t)) {
     if (!arithmetic(kind) && c.out.numel() > 0 && c.name.rfind("contig1", 0) == 0) continue;  // 1-D: as contig2
     for (int which : {2, 0, 1}) {
       SCOPED_TRACE(c.name + " which=" + std::to_string(which));
-      auto ga_l = TensorLayout::contiguous(t, c.a.shape_span());
-      auto gb_l = TensorLayout::contiguous(t, c.b.shape_span());
-      BinaryBackwardDescriptor d{kind, c.out, c.a, c.b, ga_l, gb_l, which != 1, which != 0};
-      HostTensor hg(c.out), ha(c.a), hb(c.b), hga(ga_l), hgb(gb_l);
-      fill_random(hg, -2, 2);
-      fill_random(ha, r.a_lo, r.a_hi);
-      fill_random(hb, r.b_lo, r.b_hi);
-      auto want = reference::binary_backward(d, hg, ha, hb);
-      ASSERT_TRUE(want.has_value()) << want.error().to_string();
-      DeviceTensor dg(hg, test_stream()), da(ha, test_stream()), db(hb, test_stream()), dga(hga, test_stream()),
-          dgb(hgb, test_stream());
-      const bool ga_in_place = c.in_place && which != 1 && c.out == ga_l;  // grad_a overwrites grad_out
-      void* ga_ptr = ga_in_place ? dg.data() : dga.data();
-      for_each_sku<BinaryBackwardPlan>(
-          d,
-          [&] {
-            dg.upload(hg, test_stream());
-            dga.poison(0xFF, test_stream());
-            dgb.poison(0xFF, test_stream());
-          },
-          [&](const BinaryBackwardPlan& p, Workspace ws) {
-            return p.run(test_stream(), ws,
-                         BinaryBackwardArgs{.grad_out = dg.data(), .a = da.data(), .b = db.data(), .grad_a = ga_ptr,
-                                            .grad_b = dgb.data()});
-          },
-          [&](const std::string& sku) {
-            if (which != 1) {
-              ASSERT_TRUE((ga_in_place ? dg : dga).download(hga, test_stream()));
-              EXPECT_TRUE(check_close(hga, want->grad_a, sku + " grad_a " + d.to_string()));
-            }
-            if (which != 0) {
-              ASSERT_TRUE(dgb.download(hgb, test_stream()));
-              EXPECT_TRUE(check_close(hgb, want->grad_b, sku + " grad_b " + d.to_string()));
-            }
-          });
+      check_backward_every_sku(kind, c.out, c.a, c.b, which, c.in_place);
     }
   }
 }
@@ -212,6 +227,83 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Combine(::testing::ValuesIn(kinds_where([](const BinaryKindInfo& i) { return i.differentiable; })),
                        ::testing::ValuesIn(kFloatTypes)),
     [](const auto& info) { return kind_dtype_name(std::get<0>(info.param), std::get<1>(info.param)); });
+
+// ------------------------------------------------------------------------------- bias gradients
+// Row broadcasts that bcast_reduce_rows_vec16 accepts (one gradient reduced over leading
+// rows, the other written in the same pass), with either or both gradients, the broadcast
+// operand on either side, padded rows and grad_a in place over grad_out; every SKU that
+// accepts runs, and the new one must be among them whenever a requested gradient needs a
+// reduction.
+constexpr const char* kRowsSku = "bcast_reduce_rows_vec16";
+
+struct BiasCase {
+  std::string name;
+  TensorLayout a, b, out;
+  bool ga_in_place = false;  // grad_a aliases grad_out (a has grad_out's layout)
+};
+
+std::vector<BiasCase> bias_grad_cases(DType t) {
+  std::vector<BiasCase> cs;
+  cs.push_back({"bias_257x1024", contig(t, {257, 1024}), contig(t, {1024}), contig(t, {257, 1024})});
+  cs.push_back({"bias_4096x8", contig(t, {4096, 8}), contig(t, {8}), contig(t, {4096, 8})});
+  cs.push_back({"bias_3x1000x64", contig(t, {3, 1000, 64}), contig(t, {64}), contig(t, {3, 1000, 64})});
+  cs.push_back({"bias_1x1x64", contig(t, {2, 1000, 64}), contig(t, {1, 1, 64}), contig(t, {2, 1000, 64})});
+  cs.push_back({"bias_on_a", contig(t, {1024}), contig(t, {257, 1024}), contig(t, {257, 1024})});
+  cs.push_back({"padded_rows", strided(t, {33, 128}, {144, 1}), contig(t, {128}), contig(t, {33, 128})});
+  cs.push_back({"in_place", contig(t, {257, 1024}), contig(t, {1024}), contig(t, {257, 1024}), true});
+  return cs;
+}
+
+class BinaryBiasGradGpu : public ::testing::TestWithParam<std::tuple<K, DType>> {};
+
+TEST_P(BinaryBiasGradGpu, RowsVec16AndEverySku) {
+  BARACUDA_REQUIRE_GPU();
+  auto [kind, t] = GetParam();
+  for (const auto& c : bias_grad_cases(t)) {
+    for (int which : {2, 1, 0}) {
+      SCOPED_TRACE(c.name + " which=" + std::to_string(which));
+      const std::string skus = check_backward_every_sku(kind, c.out, c.a, c.b, which, c.ga_in_place);
+      const bool reduces = (which != 1 && c.a.numel() != c.out.numel()) || (which != 0 && c.b.numel() != c.out.numel());
+      if (reduces) EXPECT_NE(skus.find(kRowsSku), std::string::npos) << "SKUs run: " << skus;
+      else EXPECT_EQ(skus.find(kRowsSku), std::string::npos) << "SKUs run: " << skus;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, BinaryBiasGradGpu,
+                         ::testing::Combine(::testing::Values(K::kAdd, K::kSub, K::kMul, K::kDiv, K::kAtan2, K::kDivFloor),
+                                            ::testing::ValuesIn(kFloatTypes)),
+                         [](const auto& info) { return kind_dtype_name(std::get<0>(info.param), std::get<1>(info.param)); });
+
+// The same problem twice under bcast_reduce_rows_vec16: bit-identical gradients (no atomics,
+// chunks added in a fixed order), on a grid of many chunks.
+TEST(BinaryBiasGrad, RowsVec16IsBitIdenticalRunToRun) {
+  BARACUDA_REQUIRE_GPU();
+  const DType t = DType::kBF16;
+  auto out_l = contig(t, {8192, 1024});
+  auto b_l = contig(t, {1024});
+  BinaryBackwardDescriptor d{K::kMul, out_l, out_l, b_l, out_l, b_l};
+  PlanPreference pref;
+  pref.force_sku = std::string("*") + kRowsSku + "*";
+  auto plan = BinaryBackwardPlan::select(test_stream(), d, pref);
+  ASSERT_TRUE(plan.has_value()) << plan.error().to_string();
+  HostTensor hg(out_l), ha(out_l), hb(b_l), hga(out_l), hgb(b_l);
+  fill_random(hg, -2, 2);
+  fill_random(ha, -2, 2);
+  fill_random(hb, -2, 2);
+  DeviceTensor dg(hg, test_stream()), da(ha, test_stream()), db(hb, test_stream()), dga(hga, test_stream()),
+      dgb(hgb, test_stream());
+  BinaryBackwardArgs args{.grad_out = dg.data(), .a = da.data(), .b = db.data(), .grad_a = dga.data(), .grad_b = dgb.data()};
+  std::vector<std::byte> first;
+  for (int run = 0; run < 3; ++run) {
+    dgb.poison(0xFF, test_stream());
+    ASSERT_TRUE(plan->run(test_stream(), test_workspace(plan->workspace_size()), args).is_ok());
+    ASSERT_TRUE(dgb.download(hgb, test_stream()));
+    std::vector<std::byte> bytes(hgb.storage(), hgb.storage() + hgb.storage_bytes());
+    if (run == 0) first = bytes;
+    else EXPECT_TRUE(bytes == first) << "run " << run << " differs from run 0";
+  }
+}
 
 // ------------------------------------------------------------------------------- integers
 // Each dtype's extremes, 0, -1 and small divisors (division by zero included); shift counts

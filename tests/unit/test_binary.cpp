@@ -486,6 +486,86 @@ TEST(BinaryValidation, BackwardNamesFieldAndValue) {
   }
 }
 
+// bcast_reduce_rows_vec16: which row-broadcast problems it takes (first in the order), its
+// workspace, and why it refuses the others (which the general reductions still run).
+std::string rows_vec16_rejection(const BinaryBackwardDescriptor& d) {
+  auto reports = BinaryBackwardPlan::candidates(caps90(), d);
+  EXPECT_TRUE(reports.has_value());
+  if (!reports) return "?";
+  for (const auto& r : reports.value())
+    if (r.sku.impl == std::string("bcast_reduce_rows_vec16")) return r.rejection;
+  ADD_FAILURE() << "no bcast_reduce_rows_vec16 candidate";
+  return "?";
+}
+
+TEST(BinaryBackwardSkus, RowsVec16TakesBiasGradients) {
+  const auto c = caps90();
+  const DType t = DType::kBF16;
+  auto g = TensorLayout::contiguous(t, {16384, 8192});
+  auto bias = TensorLayout::contiguous(t, {8192});
+  for (K k : {K::kAdd, K::kSub, K::kMul, K::kDiv, K::kAtan2}) {
+    for (int which : {2, 1}) {
+      BinaryBackwardDescriptor d{k, g, g, bias, g, bias, which != 1, true};
+      auto p = BinaryBackwardPlan::select_for_caps(c, d);
+      ASSERT_TRUE(p.has_value()) << p.error().to_string();
+      EXPECT_EQ(p->sku().impl, std::string("bcast_reduce_rows_vec16")) << d.to_string();
+      // 1024 vectors of 8 = 32 column blocks; 2 waves x 4 blocks x 132 SMs / 32 = 33 chunks
+      // of 497 rows, f32 sums
+      EXPECT_EQ(p->workspace_size(), std::size_t{33} * 8192 * 4) << d.to_string();
+    }
+  }
+  // the broadcast operand on the a side, rank 3, every float dtype
+  for (DType u : {DType::kF64, DType::kF32, DType::kF16, DType::kBF16}) {
+    auto out = TensorLayout::contiguous(u, {3, 1000, 64});
+    auto row = TensorLayout::contiguous(u, {64});
+    auto p = BinaryBackwardPlan::select_for_caps(c, BinaryBackwardDescriptor{K::kMul, out, row, out, row, out});
+    ASSERT_TRUE(p.has_value()) << p.error().to_string();
+    EXPECT_EQ(p->sku().impl, std::string("bcast_reduce_rows_vec16"));
+    EXPECT_GT(p->workspace_size(), 0u);
+    EXPECT_EQ(p->workspace_size() % kWorkspaceAlignment, 0u);
+  }
+}
+
+TEST(BinaryBackwardSkus, RowsVec16RefusesWithReasons) {
+  const DType t = DType::kBF16;
+  auto g = TensorLayout::contiguous(t, {257, 1024});
+  auto bias = TensorLayout::contiguous(t, {1024});
+  auto expect_rejection = [](const BinaryBackwardDescriptor& d, const std::string& needle) {
+    const std::string why = rows_vec16_rejection(d);
+    EXPECT_NE(why.find(needle), std::string::npos) << d.to_string() << ": '" << why << "'";
+    auto p = BinaryBackwardPlan::select_for_caps(caps90(), d);  // another SKU takes it
+    ASSERT_TRUE(p.has_value()) << p.error().to_string();
+    EXPECT_NE(p->sku().impl, std::string("bcast_reduce_rows_vec16"));
+  };
+  expect_rejection(BinaryBackwardDescriptor{K::kAdd, g, g, g, g, g}, "no requested gradient needs a reduction");
+  expect_rejection(BinaryBackwardDescriptor{K::kAdd, g, g, bias, g, bias, true, false},
+                   "no requested gradient needs a reduction");
+  auto col = TensorLayout::contiguous(t, {257, 1});
+  auto row = TensorLayout::contiguous(t, {1, 1024});
+  expect_rejection(BinaryBackwardDescriptor{K::kMul, g, col, row, col, row}, "both gradients need a reduction");
+  // reduced over the last dim: the kept dim is not unit-stride
+  auto g256 = TensorLayout::contiguous(t, {256, 1024});
+  auto col256 = TensorLayout::contiguous(t, {256, 1});
+  expect_rejection(BinaryBackwardDescriptor{K::kAdd, g256, g256, col256, g256, col256},
+                   "grad_out = bf16[256,1024] is not one unit-stride run over the kept dims");
+  auto odd = TensorLayout::contiguous(t, {257, 1031});
+  auto odd_bias = TensorLayout::contiguous(t, {1031});
+  expect_rejection(BinaryBackwardDescriptor{K::kAdd, odd, odd, odd_bias, odd, odd_bias},
+                   "cols = 1031 is not a multiple of the 8-element vector");
+  auto bias8 = TensorLayout::contiguous(t, {1024}, 8);
+  expect_rejection(BinaryBackwardDescriptor{K::kMul, g, g, bias8, g, bias}, "b.alignment = 8 < 16 bytes");
+  expect_rejection(BinaryBackwardDescriptor{K::kAdd, g, g, bias, g, bias8}, "grad_b.alignment = 8 < 16 bytes");
+  auto g3 = TensorLayout::strided(t, {3, 1000, 64}, {70000, 64, 1}, 16);
+  auto bias64 = TensorLayout::contiguous(t, {64});
+  expect_rejection(BinaryBackwardDescriptor{K::kAdd, g3, g3, bias64, g3, bias64},
+                   "does not collapse the reduced dims to one row stride");
+  auto padded = TensorLayout::strided(t, {33, 128}, {132, 1}, 16);
+  auto bias128 = TensorLayout::contiguous(t, {128});
+  expect_rejection(BinaryBackwardDescriptor{K::kMul, TensorLayout::contiguous(t, {33, 128}), padded, bias128,
+                                            TensorLayout::contiguous(t, {33, 128}), bias128},
+                   "a row stride 132 is not a multiple of 8");
+}
+
 TEST(BinaryValidation, CmpNamesFieldAndValue) {
   const auto c = caps90();
   auto f32 = TensorLayout::contiguous(DType::kF32, {4, 8});

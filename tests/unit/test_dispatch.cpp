@@ -46,9 +46,18 @@ TEST_P(DispatchOnArch, BroadcastBiasAddAndItsBackward) {
   BinaryBackwardDescriptor bd{BinaryKind::kAdd, out, out, bias, out, bias};
   auto bwd = BinaryBackwardPlan::select_for_caps(caps(GetParam()), bd);
   ASSERT_TRUE(bwd.has_value()) << bwd.error().to_string();
-  EXPECT_EQ(bwd->sku().impl, "bcast_reduce_split_i64");
+  EXPECT_EQ(bwd->sku().impl, "bcast_reduce_rows_vec16");
   EXPECT_GT(bwd->workspace_size(), 0u);
   EXPECT_EQ(bwd->workspace_size() % kWorkspaceAlignment, 0u);
+  // a row that is not a whole number of 16-byte vectors: the split-index reduction
+  auto odd_out = TensorLayout::contiguous(DType::kBF16, {4096, 1031});
+  auto odd_bias = TensorLayout::contiguous(DType::kBF16, {1031});
+  auto odd = BinaryBackwardPlan::select_for_caps(caps(GetParam()),
+                                                 BinaryBackwardDescriptor{BinaryKind::kAdd, odd_out, odd_out, odd_bias,
+                                                                          odd_out, odd_bias});
+  ASSERT_TRUE(odd.has_value()) << odd.error().to_string();
+  EXPECT_EQ(odd->sku().impl, "bcast_reduce_split_i64");
+  EXPECT_GT(odd->workspace_size(), 0u);
   BinaryBackwardDescriptor same{BinaryKind::kMul, out, out, out, out, out};
   auto plain = BinaryBackwardPlan::select_for_caps(caps(GetParam()), same);
   ASSERT_TRUE(plain.has_value());

@@ -130,6 +130,22 @@ struct BinaryGradMapOp {
   }
 };
 
+// Calls launch(grad_a_fn, grad_b_fn) with the kind's gradient functors: per-kind ones for
+// add, sub, mul, div and the zero-gradient kinds, the run-time-kind ones for the others.
+template <class Launch>
+Status with_grad_fns(BinaryKind kind, Launch&& launch) {
+  switch (kind) {
+    case BinaryKind::kAdd: return launch(BinaryGradFn<BinaryKind::kAdd, 0>{}, BinaryGradFn<BinaryKind::kAdd, 1>{});
+    case BinaryKind::kSub: return launch(BinaryGradFn<BinaryKind::kSub, 0>{}, BinaryGradFn<BinaryKind::kSub, 1>{});
+    case BinaryKind::kMul: return launch(BinaryGradFn<BinaryKind::kMul, 0>{}, BinaryGradFn<BinaryKind::kMul, 1>{});
+    case BinaryKind::kDiv: return launch(BinaryGradFn<BinaryKind::kDiv, 0>{}, BinaryGradFn<BinaryKind::kDiv, 1>{});
+    case BinaryKind::kDivFloor:
+    case BinaryKind::kDivTrunc:  // zero gradients
+      return launch(BinaryGradFn<BinaryKind::kDivFloor, 0>{}, BinaryGradFn<BinaryKind::kDivFloor, 1>{});
+    default: return launch(BinaryDynGradFn<0>{kind}, BinaryDynGradFn<1>{kind});
+  }
+}
+
 template <BinaryKind K, int Which>
 using BinaryGradOp = BinaryGradMapOp<BinaryGradFn<K, 0>, BinaryGradFn<K, 1>, Which>;
 template <int Which>
