@@ -11,6 +11,7 @@
 
 #include "elementwise/kernels/map.cuh"
 #include "elementwise/kernels/ops.cuh"
+#include "elementwise/kernels/unary_fast16.cuh"
 
 using namespace baracuda;
 using namespace baracuda::kernels;
@@ -72,7 +73,7 @@ int main(int argc, char** argv) {
   add_all<B, B, UnaryOp<UnaryKind::kExp>>(v, "exp", &unary, 4.0 * n);
   add_all<B, B, BinaryOp<BinaryKind::kAdd>>(v, "add", &binary, 6.0 * n);
   add_all<float, B, CastOp>(v, "cast", &cast, 6.0 * n);
-  add_all<B, B, GeluErfLowPrecisionOp>(v, "gelu_erf", &unary, 4.0 * n);
+  add_all<B, B, UnaryFast16Op<UnaryKind::kGeluErf>>(v, "gelu_erf", &unary, 4.0 * n);
   add_all<B, B, UnaryOp<UnaryKind::kSilu>>(v, "silu", &unary, 4.0 * n);
   add_all<B, B, UnaryOp<UnaryKind::kGeluTanh>>(v, "gelu_tanh", &unary, 4.0 * n);
   add_all<B, B, UnaryGradOp<UnaryKind::kGeluErf>>(v, "gelu_erf_bwd", &binary, 6.0 * n);

@@ -3,6 +3,7 @@
 // files so each translation unit stays small).
 #include "elementwise/kernels/map.cuh"
 #include "elementwise/kernels/ops.cuh"
+#include "elementwise/kernels/unary_fast16.cuh"
 #include "elementwise/launch.hpp"
 
 namespace baracuda::elementwise {
@@ -13,8 +14,9 @@ Status fwd_part(UnaryKind kind, const UnaryParams& prm, const MapParams& p, cuda
 #define BARACUDA_CASE(K)                                                                                     \
   case UnaryKind::K:                                                                                         \
     if constexpr (unary_part(UnaryKind::K) == Part) {                                                        \
-      if constexpr (UnaryKind::K == UnaryKind::kGeluErf && sizeof(T) == 2)                                   \
-        return kernels::launch_map_contig<T, T>(kernels::GeluErfLowPrecisionOp{}, p, s);                     \
+      if constexpr (kernels::has_fast16(UnaryKind::K) && sizeof(T) == 2)                                    \
+        return kernels::launch_map_contig<T, T>(                                                             \
+            kernels::UnaryFast16Op<UnaryKind::K>{static_cast<float>(prm.a), static_cast<float>(prm.b)}, p, s); \
       else                                                                                                   \
         return kernels::launch_map_contig<T, T>(kernels::UnaryFwdOp<UnaryKind::K>{prm.a, prm.b, prm.c}, p, s); \
     }                                                                                                        \

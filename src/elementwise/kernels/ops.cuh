@@ -75,35 +75,7 @@ struct UnaryPredicateOp {  // isnan, isinf, isfinite, logical_not -> 0 / 1, stor
   }
 };
 
-// gelu (erf form) for f16 / bf16 outputs: erf from Abramowitz & Stegun 7.1.26
-// (|error| <= 1.5e-7, far below half an ulp of a 16-bit result), evaluated with one
-// approximate reciprocal and one exp2 (MUFU). It keeps the bf16 gelu memory-bound on H200
-// (3.9-4.0 TB/s against 3.2 TB/s with erff; playground/elementwise/map_variants.cu);
-// f32 and f64 outputs keep the library erf. Exhaustively checked over every f16 and bf16
-// input against the oracle's tolerance.
-struct GeluErfLowPrecisionOp {
-  static constexpr int kIn = 1, kOut = 1;
-  __device__ __forceinline__ static float ex2_approx(float x) {
-    float r;
-    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
-    return r;
-  }
-  __device__ __forceinline__ static float rcp_approx(float x) {
-    float r;
-    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
-    return r;
-  }
-  __device__ __forceinline__ void operator()(const float* x, float* y) const {
-    const float v = x[0], t = fabsf(v) * 0.70710678118654752440f;
-    const float k = rcp_approx(fmaf(0.3275911f, t, 1.0f));
-    const float p =
-        fmaf(fmaf(fmaf(fmaf(1.061405429f, k, -1.453152027f), k, 1.421413741f), k, -0.284496736f), k, 0.254829592f) * k;
-    const float e = ex2_approx(v * v * -0.72134752044448170368f);  // exp(-v^2 / 2)
-    const float erf_abs = fmaf(-p, e, 1.0f);                        // erf(|v| / sqrt 2)
-    const float hv = 0.5f * v;
-    y[0] = fmaf(hv, copysignf(erf_abs, v), hv);  // 0.5 v (1 + erf(v / sqrt 2)); NaN and -inf give NaN as torch
-  }
-};
+// The fast 16-bit forms of transcendental kinds: elementwise/kernels/unary_fast16.cuh.
 
 // Binary functors: elementwise/kernels/binary_ops.cuh.
 

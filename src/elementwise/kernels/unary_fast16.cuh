@@ -1,0 +1,94 @@
+// Fast forms of the transcendental unary kinds for f16 / bf16 outputs (contiguous path).
+//
+// A 16-bit result keeps 8 (bf16) or 11 (f16) significant bits, so the f32 math under it
+// needs ~2^-14 relative accuracy, not the library's 1-2 ulp of f32. The MUFU approximations
+// (ex2.approx, lg2.approx, rcp.approx: 2^-22 relative or better) are that accurate and
+// cost one instruction each, where expf / logf / log1pf / erff cost 10-40; with them these
+// kinds stay memory-bound on the H200 (bf16 16384x8192: log and erf were at 83% of the copy
+// bandwidth, softplus and mish at 50%). The non-ftz forms keep subnormal inputs and results
+// (bf16 shares f32's exponent range).
+//
+// Each form is proven over every f16 and bf16 input against the oracle's tolerance (GPU test
+// UnaryAllPatternsGpu); f32 and f64 outputs keep the library math of unary_math.cuh.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "baracuda/ops/elementwise.hpp"
+#include "elementwise/kernels/unary_math.cuh"
+
+namespace baracuda::kernels {
+
+namespace fast16 {
+__device__ __forceinline__ float ex2(float x) {  // 2^x
+  float r;
+  asm("ex2.approx.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
+__device__ __forceinline__ float lg2(float x) {  // log2 x: -inf at 0, NaN below 0
+  float r;
+  asm("lg2.approx.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
+__device__ __forceinline__ float rcp(float x) {
+  float r;
+  asm("rcp.approx.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
+inline constexpr float kLog2e = 1.44269504088896340736f, kLn2 = 0.69314718055994530942f;
+
+// log1p(e) for e >= 0 (e = exp(x) in softplus): e (1 - e / 2) below 2^-10 (error e^3 / 3),
+// else log2(1 + e) ln 2, where rounding 1 + e costs at most 2^-24 / e <= 2^-14 relative.
+__device__ __forceinline__ float log1p_of_exp(float e) {
+  return e < 0.0009765625f ? e * fmaf(-0.5f, e, 1.0f) : lg2(1.0f + e) * kLn2;
+}
+
+// erf(|v|) - sign restored by the caller: Abramowitz & Stegun 7.1.26 (|error| <= 1.5e-7)
+// for |v| >= 1/64, the Taylor series 2/sqrt(pi) (v - v^3 / 3) below (relative error
+// v^4 / 10 < 2^-25), where 1.5e-7 would be too coarse relative to erf's size.
+__device__ __forceinline__ float erf_abs(float t) {
+  const float k = rcp(fmaf(0.3275911f, t, 1.0f));
+  const float p =
+      fmaf(fmaf(fmaf(fmaf(1.061405429f, k, -1.453152027f), k, 1.421413741f), k, -0.284496736f), k, 0.254829592f) * k;
+  const float far = fmaf(-p, ex2(-t * t * kLog2e), 1.0f);
+  const float near = t * fmaf(-0.37612638903183752f, t * t, 1.12837916709551257390f);
+  return t < 0.015625f ? near : far;
+}
+}  // namespace fast16
+
+constexpr bool has_fast16(UnaryKind k) {
+  return k == UnaryKind::kLog || k == UnaryKind::kLog2 || k == UnaryKind::kErf || k == UnaryKind::kGeluErf ||
+         k == UnaryKind::kSoftplus || k == UnaryKind::kMish;
+}
+
+// Instantiated only where has_fast16(K) (a static_assert would fire in the discarded
+// branches of the instance files' kind switch, whose types are not dependent).
+template <UnaryKind K>
+struct UnaryFast16Op {
+  static constexpr int kIn = 1, kOut = 1;
+  float a = 0, b = 0;  // softplus: beta, threshold
+  __device__ __forceinline__ void operator()(const float* x, float* y) const {
+    using namespace fast16;
+    const float v = x[0];
+    if constexpr (K == UnaryKind::kLog) {
+      y[0] = lg2(v) * kLn2;
+    } else if constexpr (K == UnaryKind::kLog2) {
+      y[0] = lg2(v);
+    } else if constexpr (K == UnaryKind::kErf) {
+      y[0] = copysignf(erf_abs(fabsf(v)), v);  // NaN stays NaN (every comparison false -> far form of NaN)
+    } else if constexpr (K == UnaryKind::kGeluErf) {
+      const float hv = 0.5f * v;
+      y[0] = fmaf(hv, copysignf(erf_abs(fabsf(v) * 0.70710678118654752440f), v), hv);  // NaN and -inf give NaN as torch
+    } else if constexpr (K == UnaryKind::kSoftplus) {
+      const float bx = v * a;  // torch: x when beta x > threshold, else log1p(exp(beta x)) / beta
+      y[0] = bx > b ? v : log1p_of_exp(ex2(bx * kLog2e)) * rcp(a);
+    } else if constexpr (K == UnaryKind::kMish) {
+      // tanh(log(1 + e)) = n / (n + 2) with n = e (e + 2), e = exp(x): no log and no tanh;
+      // from x > 15 the factor is 1 in f32 (and n would overflow at x > 44)
+      const float e = ex2(v * kLog2e), n = e * (e + 2.0f);
+      y[0] = v > 15.0f ? v : v * n * rcp(n + 2.0f);
+    }
+  }
+};
+
+}  // namespace baracuda::kernels
