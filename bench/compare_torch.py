@@ -63,6 +63,8 @@ class Operand:
         if self.dtype.is_floating_point:
             base = self.dtype if self.dtype.itemsize >= 2 else torch.float32  # fp8 has no uniform_
             return torch.empty(self.shape, device='cuda', dtype=base).uniform_(-4, 4).to(self.dtype)
+        if self.dtype == torch.uint8:  # packed bytes (unpack_s4): every pattern
+            return torch.randint(0, 256, self.shape, device='cuda', dtype=self.dtype)
         return torch.randint(-8, 8, self.shape, device='cuda', dtype=self.dtype)
 
 

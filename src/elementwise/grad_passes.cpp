@@ -69,6 +69,30 @@ MapPath best_path(const MapOperands& ops) {
   return map_path_rejection(ops, MapPath::kVecContig).empty() ? MapPath::kVecContig : MapPath::kStrided64;
 }
 
+// The direct passes of the contiguous path as one map, when they read the same inputs.
+void plan_fused_pass(GradPasses& g, MapPath path) {
+  if (path != MapPath::kVecContig) return;
+  MapOperands ops;
+  int n = 0;
+  for (int k = 0; k < g.num; ++k) {
+    const GradPass& p = g.pass[static_cast<std::size_t>(k)];
+    if (p.reduce) continue;
+    if (n == 0) {
+      ops = p.ops;
+      ops.num_out = 0;
+    } else {
+      if (p.ops.num_in != ops.num_in) return;
+      for (int i = 0; i < ops.num_in; ++i)
+        if (!(p.ops.in[i].layout == ops.in[i].layout)) return;
+    }
+    ops.out[static_cast<std::size_t>(ops.num_out++)] = p.ops.out[0];
+    g.fused[static_cast<std::size_t>(n++)] = k;
+  }
+  if (n < 2 || !map_path_rejection(ops, path).empty()) return;
+  g.num_fused = n;
+  g.fused_map = make_map_params(ops, path, 0);
+}
+
 }  // namespace
 
 bool grad_needs_reduction(const TensorLayout& operand, const TensorLayout& out) { return operand.numel() != out.numel(); }
@@ -112,6 +136,7 @@ GradPasses plan_grad_passes(const TensorLayout& grad_out, std::span<const GradRe
     }
     p.map = make_map_params(p.ops, path, 0);
   }
+  plan_fused_pass(g, path);
   if (any_reduce) {
     g.partial_offset = round_up(static_cast<std::size_t>(dense.numel()) * dtype_size(buf_dtype));
     g.kept_offset = g.partial_offset + round_up(partial);
@@ -146,12 +171,17 @@ Status check_grad_aliasing(const GradPasses& g, std::span<const MapPointers> ptr
 }
 
 Status run_grad_passes(const GradPasses& g, std::span<const MapPointers> ptrs, Workspace ws, cudaStream_t s,
-                       const GradMapLauncher& launch_map) {
+                       const GradMapLauncher& launch_map, const GradFusedLauncher& launch_fused) {
   char* base = static_cast<char*>(ws.data);
+  bool fuse = g.num_fused >= 2 && static_cast<bool>(launch_fused);
+  for (int j = 0; fuse && j < g.num_fused; ++j) {
+    const int k = g.fused[static_cast<std::size_t>(j)];
+    if (writes_over_input(g.pass[static_cast<std::size_t>(k)], ptrs[static_cast<std::size_t>(k)])) fuse = false;
+  }
   int order[3], n = 0, last = -1;
   for (int k = 0; k < g.num; ++k)
     if (g.pass[static_cast<std::size_t>(k)].reduce) order[n++] = k;
-  for (int k = 0; k < g.num; ++k) {
+  for (int k = 0; k < g.num && !fuse; ++k) {
     const GradPass& p = g.pass[static_cast<std::size_t>(k)];
     if (p.reduce) continue;
     if (writes_over_input(p, ptrs[static_cast<std::size_t>(k)])) last = k;
@@ -177,7 +207,18 @@ Status run_grad_passes(const GradPasses& g, std::span<const MapPointers> ptrs, W
     cp.in[0] = base + g.kept_offset;
     BARACUDA_TRY(launch_cast(g.buf_dtype, g.grad_dtype, cp, s));
   }
-  return Status::ok();
+  if (!fuse) return Status::ok();
+  // the direct gradients, after every reduced one (none of them overlaps an input)
+  MapParams fp = g.fused_map;
+  int whiches[3];
+  const MapPointers& first = ptrs[static_cast<std::size_t>(g.fused[0])];
+  for (int k = 0; k < fp.num_in; ++k) fp.in[k] = first.in[k];
+  for (int j = 0; j < g.num_fused; ++j) {
+    const int k = g.fused[static_cast<std::size_t>(j)];
+    fp.out[j] = ptrs[static_cast<std::size_t>(k)].out[0];
+    whiches[j] = g.pass[static_cast<std::size_t>(k)].which;
+  }
+  return launch_fused(std::span<const int>(whiches, static_cast<std::size_t>(g.num_fused)), fp);
 }
 
 }  // namespace baracuda::elementwise

@@ -1,5 +1,5 @@
 // The backward of a map with broadcast inputs (TernaryBackwardPlan, WhereBackwardPlan), one
-// pass per requested gradient:
+// pass per requested gradient (the direct ones fused into one map where they can be, below):
 //  * direct: the operand was not broadcast - one map writes the gradient tensor;
 //  * reduced: the operand was broadcast - one map writes the per-element gradient densely
 //    into the workspace (in `buf_dtype`), then broadcast_reduce.cuh's two passes (through
@@ -43,6 +43,12 @@ struct GradPass {
 struct GradPasses {
   int num = 0;
   std::array<GradPass, 3> pass{};
+  // Two or more direct gradients of the contiguous path that read the same inputs run as one
+  // map writing all of them (each input read once), when the caller gives a fused launcher
+  // and no gradient is written over an input. fused[j]: the pass index of output j.
+  int num_fused = 0;
+  std::array<int, 3> fused{};
+  MapParams fused_map;
   DType grad_dtype = DType::kF32;
   DType buf_dtype = DType::kF32;
   std::size_t partial_offset = 0, kept_offset = 0, workspace = 0;
@@ -60,7 +66,10 @@ Status check_grad_aliasing(const GradPasses& g, std::span<const MapPointers> ptr
 // Runs the passes: launch_map(which, to_buffer, params) runs one gradient map (to_buffer:
 // its output is the dense buffer in buf_dtype instead of the gradient's dtype).
 using GradMapLauncher = std::function<Status(int which, bool to_buffer, const MapParams& p)>;
+// launch_fused(whiches, params) runs the direct gradients `whiches` (output j of the map is
+// gradient whiches[j]) in one map; empty: every gradient runs its own pass.
+using GradFusedLauncher = std::function<Status(std::span<const int> whiches, const MapParams& p)>;
 Status run_grad_passes(const GradPasses& g, std::span<const MapPointers> ptrs, Workspace ws, cudaStream_t s,
-                       const GradMapLauncher& launch_map);
+                       const GradMapLauncher& launch_map, const GradFusedLauncher& launch_fused = {});
 
 }  // namespace baracuda::elementwise

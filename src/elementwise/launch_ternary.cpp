@@ -42,6 +42,16 @@ Status launch_ternary_grad(DType d, TernaryKind kind, int which, double value, b
     default: return not_built("launch_ternary_grad", d);
   }
 }
+Status launch_ternary_grads(DType d, TernaryKind kind, std::span<const int> which, double value, const MapParams& p,
+                            cudaStream_t s) {
+  switch (d) {
+    case DType::kF64: return launch_ternary_grads<DType::kF64>(kind, which, value, p, s);
+    case DType::kF32: return launch_ternary_grads<DType::kF32>(kind, which, value, p, s);
+    case DType::kF16: return launch_ternary_grads<DType::kF16>(kind, which, value, p, s);
+    case DType::kBF16: return launch_ternary_grads<DType::kBF16>(kind, which, value, p, s);
+    default: return not_built("launch_ternary_grads", d);
+  }
+}
 #undef BARACUDA_TERNARY_SWITCH
 
 #define BARACUDA_SIZE_SWITCH(fn, d, ...)            \

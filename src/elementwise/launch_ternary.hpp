@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "baracuda/core/dtype.hpp"
 #include "baracuda/core/status.hpp"
@@ -19,6 +20,9 @@ template <DType D> Status launch_affine(double alpha, double beta, const MapPara
 // the output is the compute type (f32 for f16/bf16 inputs) instead of D (floating D only).
 template <DType D>
 Status launch_ternary_grad(TernaryKind kind, int which, double value, bool to_compute, const MapParams& p, cudaStream_t s);
+// 2 or 3 gradients in one contiguous map: output j is the gradient of operand which[j].
+template <DType D>
+Status launch_ternary_grads(TernaryKind kind, std::span<const int> which, double value, const MapParams& p, cudaStream_t s);
 // Bit maps by element size (1, 2, 4, 8 bytes): where (mask cond, a, b), where's gradient
 // (mask cond, g; which 0: grad_a, 1: grad_b) and fill with the element's bits.
 template <int Bytes> Status launch_where(const MapParams& p, cudaStream_t s);
@@ -28,7 +32,8 @@ template <int Bytes> Status launch_fill(std::uint64_t bits, const MapParams& p, 
 #define BARACUDA_TERNARY_FLOAT_SPECS(D)                                                                              \
   template <> Status launch_ternary_fwd<DType::D>(TernaryKind, double, const MapParams&, cudaStream_t);             \
   template <> Status launch_affine<DType::D>(double, double, const MapParams&, cudaStream_t);                       \
-  template <> Status launch_ternary_grad<DType::D>(TernaryKind, int, double, bool, const MapParams&, cudaStream_t);
+  template <> Status launch_ternary_grad<DType::D>(TernaryKind, int, double, bool, const MapParams&, cudaStream_t); \
+  template <> Status launch_ternary_grads<DType::D>(TernaryKind, std::span<const int>, double, const MapParams&, cudaStream_t);
 #define BARACUDA_TERNARY_INT_SPECS(D)                                                                  \
   template <> Status launch_ternary_fwd<DType::D>(TernaryKind, double, const MapParams&, cudaStream_t); \
   template <> Status launch_affine<DType::D>(double, double, const MapParams&, cudaStream_t);
@@ -58,6 +63,8 @@ Status launch_ternary_fwd(DType d, TernaryKind kind, double value, const MapPara
 Status launch_affine(DType d, double alpha, double beta, const MapParams& p, cudaStream_t s);
 Status launch_ternary_grad(DType d, TernaryKind kind, int which, double value, bool to_compute, const MapParams& p,
                            cudaStream_t s);
+Status launch_ternary_grads(DType d, TernaryKind kind, std::span<const int> which, double value, const MapParams& p,
+                            cudaStream_t s);
 Status launch_where(DType d, const MapParams& p, cudaStream_t s);  // d: a's dtype
 Status launch_where_grad(DType d, int which, const MapParams& p, cudaStream_t s);
 Status launch_fill(DType d, std::uint64_t bits, const MapParams& p, cudaStream_t s);

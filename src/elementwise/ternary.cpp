@@ -244,6 +244,9 @@ struct TernaryBackwardCandidate {
     return run_grad_passes(g, std::span(ptrs.data(), static_cast<std::size_t>(n)), ws, s,
                            [&](int which, bool to_buffer, const MapParams& p) {
                              return launch_ternary_grad(d.grad_out.dtype, d.kind, which, d.value, to_buffer, p, s);
+                           },
+                           [&](std::span<const int> which, const MapParams& p) {
+                             return launch_ternary_grads(d.grad_out.dtype, d.kind, which, d.value, p, s);
                            });
   }
   static constexpr Candidate<Desc, Args> make() { return {&probe, &prepare, &launch}; }

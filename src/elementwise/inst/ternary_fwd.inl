@@ -1,5 +1,7 @@
 // Instance body: ternary forward (clamp, fma, addcmul, addcdiv), ternary gradients and
 // affine for one floating dtype (BARACUDA_INSTANCE_DTYPE), every map path.
+#include <string>
+
 #include "elementwise/kernels/map.cuh"
 #include "elementwise/kernels/ternary_ops.cuh"
 #include "elementwise/launch_ternary.hpp"
@@ -37,5 +39,15 @@ Status launch_ternary_grad<DType::BARACUDA_INSTANCE_DTYPE>(TernaryKind kind, int
     if (to_compute) return kernels::launch_map<T, C>(op, p, s);
   }
   return kernels::launch_map<T, T>(op, p, s);
+}
+
+template <>
+Status launch_ternary_grads<DType::BARACUDA_INSTANCE_DTYPE>(TernaryKind kind, std::span<const int> which, double value,
+                                                           const MapParams& p, cudaStream_t s) {
+  if (which.size() == 2)
+    return kernels::launch_map_contig<T, T>(kernels::TernaryGradsOp<2>{kind, {which[0], which[1]}, value}, p, s);
+  if (which.size() == 3)
+    return kernels::launch_map_contig<T, T>(kernels::TernaryGradsOp<3>{kind, {which[0], which[1], which[2]}, value}, p, s);
+  return Status(Code::kInternal, "launch_ternary_grads: " + std::to_string(which.size()) + " gradients (2 or 3)");
 }
 }  // namespace baracuda::elementwise

@@ -89,6 +89,21 @@ struct TernaryGradOp {  // in: grad_out, a, b, c   out: the gradient of operand 
   }
 };
 
+// N gradients in one map (in: grad_out, a, b, c; out j: the gradient of operand which[j]),
+// each input read once (GradPasses' fused pass).
+template <int N>
+struct TernaryGradsOp {
+  static constexpr int kIn = 4, kOut = N;
+  TernaryKind kind = TernaryKind::kClamp;
+  int which[N] = {};
+  double value = 1;
+  template <class C>
+  __device__ __forceinline__ void operator()(const C* in, C* out) const {
+#pragma unroll
+    for (int j = 0; j < N; ++j) out[j] = ternary_grad(kind, which[j], in[0], in[1], in[2], in[3], C(value));
+  }
+};
+
 // y = alpha * x + beta. Floating: one fma in C. Integers: wrap-around arithmetic in 64-bit
 // unsigned (no signed overflow), truncated to the dtype's width.
 struct AffineOp {

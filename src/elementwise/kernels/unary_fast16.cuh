@@ -35,22 +35,40 @@ __device__ __forceinline__ float rcp(float x) {
   asm("rcp.approx.f32 %0, %1;" : "=f"(r) : "f"(x));
   return r;
 }
+// Flush-to-zero forms, one MUFU instruction each (the forms above add a subnormal rescale):
+// for arguments that are never subnormal, and exponentials whose subnormal results do not
+// matter (they are added to 1).
+__device__ __forceinline__ float ex2_ftz(float x) {
+  float r;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
+__device__ __forceinline__ float lg2_ftz(float x) {
+  float r;
+  asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
+__device__ __forceinline__ float rcp_ftz(float x) {
+  float r;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
 inline constexpr float kLog2e = 1.44269504088896340736f, kLn2 = 0.69314718055994530942f;
 
 // log1p(e) for e >= 0 (e = exp(x) in softplus): e (1 - e / 2) below 2^-10 (error e^3 / 3),
 // else log2(1 + e) ln 2, where rounding 1 + e costs at most 2^-24 / e <= 2^-14 relative.
 __device__ __forceinline__ float log1p_of_exp(float e) {
-  return e < 0.0009765625f ? e * fmaf(-0.5f, e, 1.0f) : lg2(1.0f + e) * kLn2;
+  return e < 0.0009765625f ? e * fmaf(-0.5f, e, 1.0f) : lg2_ftz(1.0f + e) * kLn2;  // 1 + e >= 1
 }
 
 // erf(|v|) - sign restored by the caller: Abramowitz & Stegun 7.1.26 (|error| <= 1.5e-7)
 // for |v| >= 1/64, the Taylor series 2/sqrt(pi) (v - v^3 / 3) below (relative error
 // v^4 / 10 < 2^-25), where 1.5e-7 would be too coarse relative to erf's size.
 __device__ __forceinline__ float erf_abs(float t) {
-  const float k = rcp(fmaf(0.3275911f, t, 1.0f));
+  const float k = rcp_ftz(fmaf(0.3275911f, t, 1.0f));  // argument >= 1
   const float p =
       fmaf(fmaf(fmaf(fmaf(1.061405429f, k, -1.453152027f), k, 1.421413741f), k, -0.284496736f), k, 0.254829592f) * k;
-  const float far = fmaf(-p, ex2(-t * t * kLog2e), 1.0f);
+  const float far = fmaf(-p, ex2_ftz(-t * t * kLog2e), 1.0f);  // a subnormal term is lost against 1 anyway
   const float near = t * fmaf(-0.37612638903183752f, t * t, 1.12837916709551257390f);
   return t < 0.015625f ? near : far;
 }
@@ -81,12 +99,12 @@ struct UnaryFast16Op {
       y[0] = fmaf(hv, copysignf(erf_abs(fabsf(v) * 0.70710678118654752440f), v), hv);  // NaN and -inf give NaN as torch
     } else if constexpr (K == UnaryKind::kSoftplus) {
       const float bx = v * a;  // torch: x when beta x > threshold, else log1p(exp(beta x)) / beta
-      y[0] = bx > b ? v : log1p_of_exp(ex2(bx * kLog2e)) * rcp(a);
+      y[0] = bx > b ? v : log1p_of_exp(ex2(bx * kLog2e)) * rcp(a);  // rcp(a): same for every element
     } else if constexpr (K == UnaryKind::kMish) {
       // tanh(log(1 + e)) = n / (n + 2) with n = e (e + 2), e = exp(x): no log and no tanh;
       // from x > 15 the factor is 1 in f32 (and n would overflow at x > 44)
       const float e = ex2(v * kLog2e), n = e * (e + 2.0f);
-      y[0] = v > 15.0f ? v : v * n * rcp(n + 2.0f);
+      y[0] = v > 15.0f ? v : v * n * rcp_ftz(n + 2.0f);  // n + 2 >= 2
     }
   }
 };
