@@ -67,6 +67,7 @@ Status launch_where(DType d, const MapParams& p, cudaStream_t s) { BARACUDA_SIZE
 Status launch_where_grad(DType d, int which, const MapParams& p, cudaStream_t s) {
   BARACUDA_SIZE_SWITCH(launch_where_grad, d, which, p, s)
 }
+Status launch_where_grads(DType d, const MapParams& p, cudaStream_t s) { BARACUDA_SIZE_SWITCH(launch_where_grads, d, p, s) }
 Status launch_fill(DType d, std::uint64_t bits, const MapParams& p, cudaStream_t s) {
   BARACUDA_SIZE_SWITCH(launch_fill, d, bits, p, s)
 }

@@ -27,6 +27,8 @@ Status launch_ternary_grads(TernaryKind kind, std::span<const int> which, double
 // (mask cond, g; which 0: grad_a, 1: grad_b) and fill with the element's bits.
 template <int Bytes> Status launch_where(const MapParams& p, cudaStream_t s);
 template <int Bytes> Status launch_where_grad(int which, const MapParams& p, cudaStream_t s);
+// Both of where's gradients in one contiguous map (out 0: grad_a, out 1: grad_b).
+template <int Bytes> Status launch_where_grads(const MapParams& p, cudaStream_t s);
 template <int Bytes> Status launch_fill(std::uint64_t bits, const MapParams& p, cudaStream_t s);
 
 #define BARACUDA_TERNARY_FLOAT_SPECS(D)                                                                              \
@@ -40,6 +42,7 @@ template <int Bytes> Status launch_fill(std::uint64_t bits, const MapParams& p, 
 #define BARACUDA_SELECT_SPECS(B)                                                   \
   template <> Status launch_where<B>(const MapParams&, cudaStream_t);              \
   template <> Status launch_where_grad<B>(int, const MapParams&, cudaStream_t);    \
+  template <> Status launch_where_grads<B>(const MapParams&, cudaStream_t);        \
   template <> Status launch_fill<B>(std::uint64_t, const MapParams&, cudaStream_t);
 BARACUDA_TERNARY_FLOAT_SPECS(kF64)
 BARACUDA_TERNARY_FLOAT_SPECS(kF32)
@@ -67,6 +70,7 @@ Status launch_ternary_grads(DType d, TernaryKind kind, std::span<const int> whic
                             cudaStream_t s);
 Status launch_where(DType d, const MapParams& p, cudaStream_t s);  // d: a's dtype
 Status launch_where_grad(DType d, int which, const MapParams& p, cudaStream_t s);
+Status launch_where_grads(DType d, const MapParams& p, cudaStream_t s);
 Status launch_fill(DType d, std::uint64_t bits, const MapParams& p, cudaStream_t s);
 
 }  // namespace baracuda::elementwise

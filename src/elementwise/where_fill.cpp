@@ -5,6 +5,7 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <utility>
 
 #include "baracuda/core/numeric.hpp"
 #include "baracuda/ops/elementwise.hpp"
@@ -211,7 +212,11 @@ struct WhereBackwardCandidate {
     int n = 0;
     const auto ptrs = where_pass_pointers(d, a, &n);
     return run_grad_passes(*static_cast<const GradPasses*>(state), std::span(ptrs.data(), static_cast<std::size_t>(n)), ws,
-                           s, [&](int which, bool, const MapParams& p) { return launch_where_grad(d.grad_out.dtype, which, p, s); });
+                           s, [&](int which, bool, const MapParams& p) { return launch_where_grad(d.grad_out.dtype, which, p, s); },
+                           [&](std::span<const int> which, MapParams p) {
+                             if (which[0] == 1) std::swap(p.out[0], p.out[1]);  // the kernel writes grad_a first
+                             return launch_where_grads(d.grad_out.dtype, p, s);
+                           });
   }
   static constexpr Candidate<Desc, Args> make() { return {&probe, &prepare, &launch}; }
 };

@@ -20,6 +20,10 @@ Status launch_where_grad<kBytes>(int which, const MapParams& p, cudaStream_t s) 
   return kernels::launch_select<W>(kernels::WhereGradOp<W>{which}, p, s);
 }
 template <>
+Status launch_where_grads<kBytes>(const MapParams& p, cudaStream_t s) {
+  return kernels::launch_where_grads_contig<W>(p, s);
+}
+template <>
 Status launch_fill<kBytes>(std::uint64_t bits, const MapParams& p, cudaStream_t s) {
   return kernels::launch_select<W>(kernels::FillOp<W>{static_cast<W>(bits)}, p, s);
 }

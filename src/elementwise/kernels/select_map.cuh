@@ -9,6 +9,7 @@
 //  * select_contig_kernel: every operand dense and 16-byte aligned; a thread maps
 //    kSelectUnroll vectors of VEC = 16 / sizeof(W) elements (16-byte loads and stores of
 //    words, VEC-byte loads of the mask).
+//  * where_grads_contig_kernel: both gradients of where in one contiguous pass.
 //  * select_strided_kernel: any strides / broadcast after collapse_dims, 32- or 64-bit
 //    index math (StridedIndex32 / StridedIndex64 of indexing.cuh).
 // Deterministic, no atomics.
@@ -96,6 +97,61 @@ __global__ void __launch_bounds__(kMapBlock) select_strided_kernel(elementwise::
     const bool m = NM ? static_cast<const std::uint8_t*>(p.in[0])[off[1]] != 0 : false;
     static_cast<W*>(p.out[0])[off[0]] = op(m, xs);
   }
+}
+
+// Both gradients of where in one contiguous pass (operands: grad_a, grad_b, mask, g):
+// grad_a = cond ? g : 0 and grad_b = cond ? 0 : g, each of mask and g read once.
+template <class W>
+__global__ void __launch_bounds__(kContigBlock) where_grads_contig_kernel(elementwise::MapParams p) {
+  constexpr int VEC = 16 / sizeof(W);
+  constexpr int kPerBlock = kContigBlock * VEC * kSelectUnroll;
+  const int64_t base = static_cast<int64_t>(blockIdx.x) * kPerBlock;
+  W* ga = static_cast<W*>(p.out[0]);
+  W* gb = static_cast<W*>(p.out[1]);
+  const auto* mask = static_cast<const std::uint8_t*>(p.in[0]);
+  const W* g = static_cast<const W*>(p.in[1]);
+  if (base + kPerBlock <= p.numel) {
+    Vec<W, VEC> x[kSelectUnroll];
+    MaskVec<VEC> m[kSelectUnroll];
+#pragma unroll
+    for (int u = 0; u < kSelectUnroll; ++u) {
+      const int64_t i = base + (static_cast<int64_t>(u) * kContigBlock + threadIdx.x) * VEC;
+      m[u] = *reinterpret_cast<const MaskVec<VEC>*>(mask + i);
+      x[u] = load_vec<W, VEC>(g + i);
+    }
+#pragma unroll
+    for (int u = 0; u < kSelectUnroll; ++u) {
+      const int64_t i = base + (static_cast<int64_t>(u) * kContigBlock + threadIdx.x) * VEC;
+      Vec<W, VEC> a, b;
+#pragma unroll
+      for (int j = 0; j < VEC; ++j) {
+        const bool c = m[u].v[j] != 0;
+        a.v[j] = c ? x[u].v[j] : W(0);
+        b.v[j] = c ? W(0) : x[u].v[j];
+      }
+      store_vec<W, VEC>(ga + i, a);
+      store_vec<W, VEC>(gb + i, b);
+    }
+  } else {
+    for (int u = 0; u < kSelectUnroll; ++u)
+      for (int j = 0; j < VEC; ++j) {
+        const int64_t i = base + (static_cast<int64_t>(u) * kContigBlock + threadIdx.x) * VEC + j;
+        if (i >= p.numel) continue;
+        const bool c = mask[i] != 0;
+        ga[i] = c ? g[i] : W(0);
+        gb[i] = c ? W(0) : g[i];
+      }
+  }
+}
+
+template <class W>
+Status launch_where_grads_contig(const elementwise::MapParams& p, cudaStream_t stream) {
+  if (p.numel == 0) return Status::ok();
+  if (p.path != elementwise::MapPath::kVecContig || p.num_out != 2)
+    return Status(Code::kInternal, "launch_where_grads_contig: needs the contiguous path and two outputs");
+  constexpr int64_t kPerBlock = kContigBlock * (16 / sizeof(W)) * kSelectUnroll;
+  where_grads_contig_kernel<W><<<static_cast<unsigned>((p.numel + kPerBlock - 1) / kPerBlock), kContigBlock, 0, stream>>>(p);
+  return map_launch_status("where_grads_contig_kernel");
 }
 
 template <class W, class Op>
