@@ -30,7 +30,7 @@ Variant make(const char* name, std::vector<elementwise::MapParams>* sets, double
   return {std::string(name) + " f" + std::to_string(kInFlight) + " b" + std::to_string(kBlock), bytes, [=](int s) {
             auto& p = (*sets)[s];
             const int64_t blocks = (p.numel + Shape::kPerBlock - 1) / Shape::kPerBlock;
-            map_contig_kernel<TIn, TOut, Op, kInFlight, false, kBlock><<<static_cast<unsigned>(blocks), kBlock>>>(p, Op{});
+            map_contig_kernel<TIn, TOut, Op, kInFlight, false, kBlock><<<static_cast<unsigned>(blocks), kBlock>>>(contig_params(p), Op{});
           }};
 }
 

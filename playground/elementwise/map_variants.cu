@@ -121,7 +121,7 @@ float time_variant(const char* name, Op op, std::vector<elementwise::MapParams>&
   for (int r = 0; r < 60; ++r) {
     auto& p = sets[r % sets.size()];
     cudaEventRecord(a);
-    map_contig_kernel<TIn, TOut, Op, kInFlight, kStream, kBlock><<<static_cast<unsigned>(blocks), kBlock>>>(p, op);
+    map_contig_kernel<TIn, TOut, Op, kInFlight, kStream, kBlock><<<static_cast<unsigned>(blocks), kBlock>>>(contig_params(p), op);
     cudaEventRecord(b);
     cudaEventSynchronize(b);
     float t;

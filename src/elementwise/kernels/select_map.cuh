@@ -36,7 +36,7 @@ struct alignas(N) MaskVec {
 // Op: static constexpr int kMask (0 or 1), kIn (0..2), kOut (1);
 //     __device__ W operator()(bool mask, const W* in) const.
 template <class W, class Op>
-__global__ void __launch_bounds__(kContigBlock) select_contig_kernel(elementwise::MapParams p, Op op) {
+__global__ void __launch_bounds__(kContigBlock) select_contig_kernel(MapContigParams p, Op op) {
   constexpr int VEC = 16 / sizeof(W);
   constexpr int NI = Op::kIn, NM = Op::kMask;
   constexpr int kPerBlock = kContigBlock * VEC * kSelectUnroll;
@@ -102,7 +102,7 @@ __global__ void __launch_bounds__(kMapBlock) select_strided_kernel(elementwise::
 // Both gradients of where in one contiguous pass (operands: grad_a, grad_b, mask, g):
 // grad_a = cond ? g : 0 and grad_b = cond ? 0 : g, each of mask and g read once.
 template <class W>
-__global__ void __launch_bounds__(kContigBlock) where_grads_contig_kernel(elementwise::MapParams p) {
+__global__ void __launch_bounds__(kContigBlock) where_grads_contig_kernel(MapContigParams p) {
   constexpr int VEC = 16 / sizeof(W);
   constexpr int kPerBlock = kContigBlock * VEC * kSelectUnroll;
   const int64_t base = static_cast<int64_t>(blockIdx.x) * kPerBlock;
@@ -150,7 +150,7 @@ Status launch_where_grads_contig(const elementwise::MapParams& p, cudaStream_t s
   if (p.path != elementwise::MapPath::kVecContig || p.num_out != 2)
     return Status(Code::kInternal, "launch_where_grads_contig: needs the contiguous path and two outputs");
   constexpr int64_t kPerBlock = kContigBlock * (16 / sizeof(W)) * kSelectUnroll;
-  where_grads_contig_kernel<W><<<static_cast<unsigned>((p.numel + kPerBlock - 1) / kPerBlock), kContigBlock, 0, stream>>>(p);
+  where_grads_contig_kernel<W><<<static_cast<unsigned>((p.numel + kPerBlock - 1) / kPerBlock), kContigBlock, 0, stream>>>(contig_params(p));
   return map_launch_status("where_grads_contig_kernel");
 }
 
@@ -162,7 +162,8 @@ Status launch_select(const Op& op, const elementwise::MapParams& p, cudaStream_t
   switch (p.path) {
     case elementwise::MapPath::kVecContig: {
       constexpr int64_t kPerBlock = kContigBlock * (16 / sizeof(W)) * kSelectUnroll;
-      select_contig_kernel<W, Op><<<static_cast<unsigned>((p.numel + kPerBlock - 1) / kPerBlock), kContigBlock, 0, stream>>>(p, op);
+      select_contig_kernel<W, Op>
+          <<<static_cast<unsigned>((p.numel + kPerBlock - 1) / kPerBlock), kContigBlock, 0, stream>>>(contig_params(p), op);
       break;
     }
     case elementwise::MapPath::kStrided32: {
