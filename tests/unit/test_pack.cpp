@@ -146,17 +146,10 @@ TEST(PackPlanSelect, VecContigForDenseAlignedOperands) {
   }
 }
 
-std::string vec_contig_rejection(const PackDescriptor& d) {
-  auto reports = PackPlan::candidates(caps90(), d);
-  EXPECT_TRUE(reports.has_value());
-  if (!reports) return "";
-  for (const auto& r : reports.value())
-    if (r.sku.impl == "vec16_contig") return r.rejection;
-  ADD_FAILURE() << "no vec16_contig candidate";
-  return "";
-}
-std::string vec_contig_rejection(const UnpackDescriptor& d) {
-  auto reports = UnpackPlan::candidates(caps90(), d);
+// The vec16_contig candidate's rejection ("" = it accepts).
+template <class PlanT>
+std::string vec_contig_rejection(const typename PlanT::Descriptor& d) {
+  auto reports = PlanT::candidates(caps90(), d);
   EXPECT_TRUE(reports.has_value());
   if (!reports) return "";
   for (const auto& r : reports.value())
@@ -181,17 +174,17 @@ TEST(PackPlanSelect, VecContigRefusesPaddedStridedBroadcastMisaligned) {
       {{i8, TensorLayout::contiguous(DType::kS4, {33, 129}, 4)}, "y.alignment = 4 < 16 bytes"},
   };
   for (const auto& r : refused) {
-    const std::string why = vec_contig_rejection(r.d);
+    const std::string why = vec_contig_rejection<PackPlan>(r.d);
     EXPECT_NE(why.find(r.needle), std::string::npos) << r.d.to_string() << ": \"" << why << "\"";
     auto plan = PackPlan::select_for_caps(caps90(), r.d);  // the general SKU still takes it
     ASSERT_TRUE(plan.has_value()) << plan.error().to_string();
     EXPECT_EQ(plan->sku().impl, "bytes_i64") << r.d.to_string();
   }
-  const std::string padded = vec_contig_rejection(
+  const std::string padded = vec_contig_rejection<UnpackPlan>(
       UnpackDescriptor{TensorLayout::strided(DType::kBit, {5, 3, 9}, {3 * 40, 40, 1}), TensorLayout::contiguous(DType::kBool, {5, 3, 9})});
   EXPECT_NE(padded.find("x has padded rows (row stride 40 > shape[2] = 9)"), std::string::npos) << padded;
   const std::string strided_out =
-      vec_contig_rejection(UnpackDescriptor{TensorLayout::contiguous(DType::kU4, {2, 5, 7}),
+      vec_contig_rejection<UnpackPlan>(UnpackDescriptor{TensorLayout::contiguous(DType::kU4, {2, 5, 7}),
                                             TensorLayout::strided(DType::kU8, {2, 5, 7}, {1, 2, 10})});
   EXPECT_NE(strided_out.find("y = u8[2,5,7]{1,2,10} is not dense row-major"), std::string::npos) << strided_out;
 }
