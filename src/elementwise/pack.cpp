@@ -1,6 +1,11 @@
 // PackPlan / UnpackPlan: s4 <-> i8, u4 <-> u8, bit <-> bool (include/baracuda/ops/pack.hpp
-// has the packed layout and the saturation rule). One SKU each ("bytes_i64": a thread per
-// packed byte for pack, per element for unpack, 64-bit indexing).
+// has the packed layout and the saturation rule). Two SKUs each, in this order:
+//  * vec16_contig: both operands dense row-major (no row padding, no broadcast) and
+//    declared 16-byte aligned (run() checks the pointers against the declaration): flat
+//    16-byte vectors, memory-bound.
+//  * bytes_i64: any accepted layout; a thread per packed byte for pack, per element for
+//    unpack, 64-bit indexing.
+// kernels/pack.cuh has both kernels and the shared per-element rules.
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -115,46 +120,85 @@ Status check_pack_args(const TensorLayout& x, const void* xp, const TensorLayout
   return Status::ok();
 }
 
-KernelSku pack_sku(const char* family, DType in, DType out) {
+enum class PackPath { kVecContig, kBytes };
+
+const char* pack_path_impl(PackPath path) { return path == PackPath::kVecContig ? "vec16_contig" : "bytes_i64"; }
+
+// Why vec16_contig cannot run these operands ("" = it can). `plain` is the unpacked operand
+// as iterated (pack: x broadcast to y's shape).
+std::string vec_contig_rejection(const TensorLayout& packed, const char* packed_field, const TensorLayout& plain,
+                                 const char* plain_field) {
+  if (!packed.is_contiguous()) {
+    const int last = packed.rank - 1;
+    const std::int64_t r = packed_row_stride(packed, packed_field).value();
+    if (r != packed.shape[last])
+      return std::string(packed_field) + " has padded rows (row stride " + std::to_string(r) + " > shape[" +
+             std::to_string(last) + "] = " + std::to_string(packed.shape[last]) + ")";
+    return std::string(packed_field) + " = " + packed.to_string() + " is not dense row-major";
+  }
+  if (!plain.is_contiguous())
+    return std::string(plain_field) + " = " + plain.to_string() + " is not dense row-major" +
+           (plain.has_broadcast() ? " (broadcast)" : "");
+  for (const auto& [t, field] : {std::pair{&packed, packed_field}, std::pair{&plain, plain_field}})
+    if (t->alignment < 16) return std::string(field) + ".alignment = " + std::to_string(t->alignment) + " < 16 bytes";
+  return "";
+}
+
+KernelSku pack_sku(const char* family, DType in, DType out, PackPath path) {
   KernelSku s;
   s.family = family;
-  s.impl = "bytes_i64";
+  s.impl = pack_path_impl(path);
   s.in = in;
   s.out = out;
   s.compute = s.precision.accumulator = dtype_is_packed(in) ? out : in;
   return s;
 }
 
-template <class Desc, class Args, bool kPack>
+template <class Desc, class Args, bool kPack, PackPath P>
 struct PackCandidate {
+  static TensorLayout plain_view(const Desc& d) {
+    if constexpr (kPack) return broadcast_to(d.x, d.y.rank, d.y.shape, "x").value();
+    else return d.y;
+  }
   static typename Candidate<Desc, Args>::Probe probe(const Desc& d, const DeviceCaps&) {
     typename Candidate<Desc, Args>::Probe pr;
-    pr.sku = pack_sku(kPack ? "pack" : "unpack", d.x.dtype, d.y.dtype);
+    pr.sku = pack_sku(kPack ? "pack" : "unpack", d.x.dtype, d.y.dtype, P);
+    if constexpr (P == PackPath::kVecContig) {
+      TensorLayout plain = plain_view(d);
+      plain.alignment = kPack ? d.x.alignment : d.y.alignment;
+      pr.rejection = kPack ? vec_contig_rejection(d.y, "y", plain, "x") : vec_contig_rejection(d.x, "x", plain, "y");
+    }
     return pr;
   }
   static Expected<std::shared_ptr<const void>> prepare(const Desc& d, const DeviceCaps&) {
-    PackParams p = kPack ? make_params(d.y, broadcast_to(d.x, d.y.rank, d.y.shape, "x").value()) : make_params(d.x, d.y);
+    PackParams p = make_params(kPack ? d.y : d.x, plain_view(d));
     return std::shared_ptr<const void>(std::make_shared<PackParams>(p));
+  }
+  template <DType Packed>
+  static Status launch_for(const PackParams& p, cudaStream_t s) {
+    if constexpr (P == PackPath::kVecContig) return kPack ? launch_pack_contig<Packed>(p, s) : launch_unpack_contig<Packed>(p, s);
+    else return kPack ? launch_pack<Packed>(p, s) : launch_unpack<Packed>(p, s);
   }
   static Status launch(const void* state, const Desc& d, const Args& a, Workspace, cudaStream_t s) {
     PackParams p = *static_cast<const PackParams*>(state);
     p.in = a.x;
     p.out = a.y;
-    const DType packed = kPack ? d.y.dtype : d.x.dtype;
-    switch (packed) {
-      case DType::kS4: return kPack ? launch_pack<DType::kS4>(p, s) : launch_unpack<DType::kS4>(p, s);
-      case DType::kU4: return kPack ? launch_pack<DType::kU4>(p, s) : launch_unpack<DType::kU4>(p, s);
-      case DType::kBit: return kPack ? launch_pack<DType::kBit>(p, s) : launch_unpack<DType::kBit>(p, s);
+    switch (kPack ? d.y.dtype : d.x.dtype) {
+      case DType::kS4: return launch_for<DType::kS4>(p, s);
+      case DType::kU4: return launch_for<DType::kU4>(p, s);
+      case DType::kBit: return launch_for<DType::kBit>(p, s);
       default: return Status(Code::kInternal, "pack: unexpected packed dtype");
     }
   }
   static constexpr Candidate<Desc, Args> make() { return {&probe, &prepare, &launch}; }
 };
 
-inline constexpr std::array<Candidate<PackDescriptor, PackArgs>, 1> kPackCandidates = {
-    PackCandidate<PackDescriptor, PackArgs, true>::make()};
-inline constexpr std::array<Candidate<UnpackDescriptor, UnpackArgs>, 1> kUnpackCandidates = {
-    PackCandidate<UnpackDescriptor, UnpackArgs, false>::make()};
+inline constexpr std::array<Candidate<PackDescriptor, PackArgs>, 2> kPackCandidates = {
+    PackCandidate<PackDescriptor, PackArgs, true, PackPath::kVecContig>::make(),
+    PackCandidate<PackDescriptor, PackArgs, true, PackPath::kBytes>::make()};
+inline constexpr std::array<Candidate<UnpackDescriptor, UnpackArgs>, 2> kUnpackCandidates = {
+    PackCandidate<UnpackDescriptor, UnpackArgs, false, PackPath::kVecContig>::make(),
+    PackCandidate<UnpackDescriptor, UnpackArgs, false, PackPath::kBytes>::make()};
 
 }  // namespace
 }  // namespace elementwise

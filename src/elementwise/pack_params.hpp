@@ -29,13 +29,24 @@ struct PackParams {
 };
 
 // packed: kS4, kU4 or kBit (instances in inst/pack.inl, one file per packed dtype).
+// launch_pack / launch_unpack: any accepted layout (SKU bytes_i64). The *_contig forms
+// (SKU vec16_contig) need both operands dense row-major, no row padding, and both
+// pointers 16-byte aligned (the plan checks this at select and run).
 template <DType Packed> Status launch_pack(const PackParams& p, cudaStream_t s);
 template <DType Packed> Status launch_unpack(const PackParams& p, cudaStream_t s);
+template <DType Packed> Status launch_pack_contig(const PackParams& p, cudaStream_t s);
+template <DType Packed> Status launch_unpack_contig(const PackParams& p, cudaStream_t s);
 template <> Status launch_pack<DType::kS4>(const PackParams&, cudaStream_t);
 template <> Status launch_pack<DType::kU4>(const PackParams&, cudaStream_t);
 template <> Status launch_pack<DType::kBit>(const PackParams&, cudaStream_t);
 template <> Status launch_unpack<DType::kS4>(const PackParams&, cudaStream_t);
 template <> Status launch_unpack<DType::kU4>(const PackParams&, cudaStream_t);
 template <> Status launch_unpack<DType::kBit>(const PackParams&, cudaStream_t);
+template <> Status launch_pack_contig<DType::kS4>(const PackParams&, cudaStream_t);
+template <> Status launch_pack_contig<DType::kU4>(const PackParams&, cudaStream_t);
+template <> Status launch_pack_contig<DType::kBit>(const PackParams&, cudaStream_t);
+template <> Status launch_unpack_contig<DType::kS4>(const PackParams&, cudaStream_t);
+template <> Status launch_unpack_contig<DType::kU4>(const PackParams&, cudaStream_t);
+template <> Status launch_unpack_contig<DType::kBit>(const PackParams&, cudaStream_t);
 
 }  // namespace baracuda::elementwise

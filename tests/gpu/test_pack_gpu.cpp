@@ -1,8 +1,12 @@
 // GPU tests of PackPlan / UnpackPlan (s4 <-> i8, u4 <-> u8, bit <-> bool) against
 // reference::pack / unpack, byte-exact: every packed byte of the layout's span (padding 0
 // included) for pack, every element for unpack. Layouts: contiguous edge shapes (odd and
-// even last dims, rows sharing a byte), padded rows, strided / transposed / broadcast
-// unpacked operands; outputs poisoned, guard bytes checked; run-time refusals.
+// even last dims, rows sharing a byte, empty), sized for the vec16_contig kernel too (a
+// 16-element unit per thread, 1024 units a block): totals below one unit, whole units with
+// no tail, a guarded partial tile + tail (8193, 16383), a whole tile + tail in the same
+// last block (16385), many blocks + tail ([1024, 4097]); padded rows, strided / transposed
+// / broadcast unpacked operands, a contiguous pair declared 8-byte aligned (bytes_i64
+// only); outputs poisoned, guard bytes checked; run-time refusals.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -30,7 +34,8 @@ std::vector<PackCase> pack_cases(DType packed) {
   const std::int64_t per = packed == DType::kBit ? 8 : 2;
   std::vector<PackCase> cs;
   for (std::vector<std::int64_t> s : std::vector<std::vector<std::int64_t>>{
-           {0}, {1}, {7}, {16}, {1009}, {4097}, {33, 129}, {3, 5, 7, 11}, {257, 1031}, {1024, 4096}}) {
+           {0}, {1}, {7}, {16}, {17}, {31}, {1009}, {4097}, {8193}, {16383}, {16385}, {0, 33}, {3, 0}, {33, 128}, {33, 129}, {3, 5, 7, 11},
+           {257, 1031}, {1024, 4096}, {1024, 4097}}) {
     std::string n = "contig[";
     for (auto d : s) n += std::to_string(d) + ",";
     cs.push_back({n + "]", TensorLayout::contiguous(plain, s), TensorLayout::contiguous(packed, s)});
@@ -40,6 +45,7 @@ std::vector<PackCase> pack_cases(DType packed) {
   cs.push_back({"wide_padding", TensorLayout::contiguous(plain, {5, 3, 9}), TensorLayout::strided(packed, {5, 3, 9}, {3 * 40, 40, 1})});
   cs.push_back({"transposed_plain", TensorLayout::strided(plain, {33, 129}, {1, 33}), TensorLayout::contiguous(packed, {33, 129})});
   cs.push_back({"sliced_plain", TensorLayout::strided(plain, {33, 129}, {258, 2}), TensorLayout::contiguous(packed, {33, 129})});
+  cs.push_back({"contig_align8", TensorLayout::contiguous(plain, {33, 129}, 8), TensorLayout::contiguous(packed, {33, 129}, 8)});
   cs.push_back({"scalar", TensorLayout::contiguous(plain, std::vector<std::int64_t>{}),
                 TensorLayout::contiguous(packed, std::vector<std::int64_t>{})});
   return cs;

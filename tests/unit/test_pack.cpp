@@ -124,5 +124,70 @@ TEST(PackPlanSelect, RefusalsNameFieldAndValue) {
   EXPECT_NE(overlap.error().message().find("y = "), std::string::npos) << overlap.error().to_string();
 }
 
+// vec16_contig comes first and takes dense, aligned, unpadded operands; every other accepted
+// layout falls to bytes_i64, and the report says why.
+TEST(PackPlanSelect, VecContigForDenseAlignedOperands) {
+  for (auto [plain, packed] : {std::pair{DType::kI8, DType::kS4}, std::pair{DType::kU8, DType::kU4},
+                               std::pair{DType::kBool, DType::kBit}}) {
+    const auto pl = TensorLayout::contiguous(plain, {16384, 8192});
+    const auto pk = TensorLayout::contiguous(packed, {16384, 8192});
+    auto p = PackPlan::select_for_caps(caps90(), PackDescriptor{pl, pk});
+    ASSERT_TRUE(p.has_value()) << p.error().to_string();
+    EXPECT_EQ(p->sku().impl, "vec16_contig") << dtype_name(packed);
+    auto u = UnpackPlan::select_for_caps(caps90(), UnpackDescriptor{pk, pl});
+    ASSERT_TRUE(u.has_value()) << u.error().to_string();
+    EXPECT_EQ(u->sku().impl, "vec16_contig") << dtype_name(packed);
+    // Odd totals and scalars are still contiguous: the kernel's tail handles them.
+    for (std::vector<std::int64_t> s : {std::vector<std::int64_t>{1009}, {33, 129}, {}}) {
+      auto odd = PackPlan::select_for_caps(caps90(), PackDescriptor{TensorLayout::contiguous(plain, s), TensorLayout::contiguous(packed, s)});
+      ASSERT_TRUE(odd.has_value()) << odd.error().to_string();
+      EXPECT_EQ(odd->sku().impl, "vec16_contig");
+    }
+  }
+}
+
+// The vec16_contig candidate's rejection ("" = it accepts).
+template <class PlanT>
+std::string vec_contig_rejection(const typename PlanT::Descriptor& d) {
+  auto reports = PlanT::candidates(caps90(), d);
+  EXPECT_TRUE(reports.has_value());
+  if (!reports) return "";
+  for (const auto& r : reports.value())
+    if (r.sku.impl == "vec16_contig") return r.rejection;
+  ADD_FAILURE() << "no vec16_contig candidate";
+  return "";
+}
+
+TEST(PackPlanSelect, VecContigRefusesPaddedStridedBroadcastMisaligned) {
+  const auto i8 = TensorLayout::contiguous(DType::kI8, {33, 129});
+  const auto s4 = TensorLayout::contiguous(DType::kS4, {33, 129});
+  struct Refused {
+    PackDescriptor d;
+    const char* needle;
+  };
+  const Refused refused[] = {
+      {{i8, TensorLayout::strided(DType::kS4, {33, 129}, {130, 1})}, "y has padded rows (row stride 130 > shape[1] = 129)"},
+      {{TensorLayout::strided(DType::kI8, {33, 129}, {1, 33}), s4}, "x = i8[33,129]{1,33} is not dense row-major"},
+      {{TensorLayout::strided(DType::kI8, {33, 129}, {258, 2}), s4}, "is not dense row-major"},
+      {{TensorLayout::contiguous(DType::kI8, {129}), s4}, "(broadcast)"},
+      {{TensorLayout::contiguous(DType::kI8, {33, 129}, 8), s4}, "x.alignment = 8 < 16 bytes"},
+      {{i8, TensorLayout::contiguous(DType::kS4, {33, 129}, 4)}, "y.alignment = 4 < 16 bytes"},
+  };
+  for (const auto& r : refused) {
+    const std::string why = vec_contig_rejection<PackPlan>(r.d);
+    EXPECT_NE(why.find(r.needle), std::string::npos) << r.d.to_string() << ": \"" << why << "\"";
+    auto plan = PackPlan::select_for_caps(caps90(), r.d);  // the general SKU still takes it
+    ASSERT_TRUE(plan.has_value()) << plan.error().to_string();
+    EXPECT_EQ(plan->sku().impl, "bytes_i64") << r.d.to_string();
+  }
+  const std::string padded = vec_contig_rejection<UnpackPlan>(
+      UnpackDescriptor{TensorLayout::strided(DType::kBit, {5, 3, 9}, {3 * 40, 40, 1}), TensorLayout::contiguous(DType::kBool, {5, 3, 9})});
+  EXPECT_NE(padded.find("x has padded rows (row stride 40 > shape[2] = 9)"), std::string::npos) << padded;
+  const std::string strided_out =
+      vec_contig_rejection<UnpackPlan>(UnpackDescriptor{TensorLayout::contiguous(DType::kU4, {2, 5, 7}),
+                                            TensorLayout::strided(DType::kU8, {2, 5, 7}, {1, 2, 10})});
+  EXPECT_NE(strided_out.find("y = u8[2,5,7]{1,2,10} is not dense row-major"), std::string::npos) << strided_out;
+}
+
 }  // namespace
 }  // namespace baracuda::reference
