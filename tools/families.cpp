@@ -481,8 +481,13 @@ std::vector<CheckRow> check_gated(const Stream& s, DType t, std::mt19937_64& rng
 // ---- prelu
 std::vector<CheckRow> check_prelu(const Stream& s, DType t, std::mt19937_64& rng) {
   std::vector<CheckRow> rows;
-  const auto x = TensorLayout::contiguous(t, {4, 37, 129});
-  for (const auto& w : {TensorLayout::contiguous(t, {37}), TensorLayout::contiguous(t, {1})}) {
+  const auto nchw = TensorLayout::contiguous(t, {4, 37, 129});
+  const auto nc = TensorLayout::contiguous(t, {301, 256});  // rows_vec16 takes its backward
+  const std::pair<TensorLayout, TensorLayout> problems[] = {
+      {nchw, TensorLayout::contiguous(t, {37})},
+      {nchw, TensorLayout::contiguous(t, {1})},
+      {nc, TensorLayout::contiguous(t, {256})}};
+  for (const auto& [x, w] : problems) {
     PReluDescriptor d{x, w, x};
     HostTensor hx(x), hw(w), hy(x), hg(x), hgx(x), hgw(w);
     reference::fill_random(hx, rng, -4, 4, true);
@@ -762,7 +767,9 @@ const std::vector<FamilyEntry>& families() {
              info_row<PReluPlan>("prelu", c, PReluDescriptor{nchw, w, nchw}, t, "nchw[32,256,64,64]"),
              info_row<PReluPlan>("prelu", c, PReluDescriptor{nc, wn, nc}, t, "nc[4096,8192]"),
              info_row<PReluBackwardPlan>("prelu_backward", c, PReluBackwardDescriptor{nchw, nchw, w, nchw, w}, t,
-                                         "nchw[32,256,64,64]")};
+                                         "nchw[32,256,64,64]"),
+             info_row<PReluBackwardPlan>("prelu_backward", c, PReluBackwardDescriptor{nc, nc, wn, nc, wn}, t,
+                                         "nc[4096,8192]")};
        },
        check_prelu},
       {"ternary", kMathTypes, "clamp fma addcmul addcdiv",

@@ -389,16 +389,6 @@ struct ReduceCandidate {
 // (kernels/column_reduce.cuh). Accepts when exactly one requested gradient needs a
 // reduction and, in the reduction order, every operand touched is [rows, cols] with a row
 // stride and one unit-stride run of cols elements (a whole number of 16-byte vectors).
-struct ColumnReduceSetup {
-  std::string rejection;
-  ColumnReduceParams params;
-  std::size_t workspace = 0;
-};
-ColumnReduceSetup column_reduce_refusal(std::string why) {
-  ColumnReduceSetup cr;
-  cr.rejection = std::move(why);
-  return cr;
-}
 
 // `l` (broadcast to grad_out) in the order [reduced (nr dims)..., kept...]: the reduced
 // dims must collapse to one row stride (a multiple of vec) and the kept dims to one
@@ -422,22 +412,6 @@ std::string rows_layout_rejection(const TensorLayout& l, const char* field, int 
     return std::string(field) + " row stride " + std::to_string(*row_stride) + " is not a multiple of " +
            std::to_string(vec);
   return "";
-}
-
-// Rows per chunk: about two waves of resident pass-1 blocks (kColumnBlocksPerSm per SM: one
-// wave would leave the kernel waiting on its slowest SM, many more would grow the workspace
-// and pass 2), at least 4 rows per row lane.
-void choose_column_chunks(ColumnReduceParams& p, std::int64_t vec, const DeviceCaps& caps) {
-  const std::int64_t vecs = p.cols / vec;
-  p.block_cols = 1;
-  while (p.block_cols < 32 && p.block_cols < vecs) p.block_cols *= 2;
-  const std::int64_t lanes = kColumnBlock / p.block_cols;
-  const std::int64_t col_blocks = (vecs + p.block_cols - 1) / p.block_cols;
-  const std::int64_t target = static_cast<std::int64_t>(std::max(caps.sm_count, 1)) * kColumnBlocksPerSm * 2;
-  std::int64_t chunks = std::max<std::int64_t>(1, target / col_blocks);
-  chunks = std::min({chunks, (p.rows + lanes * 4 - 1) / (lanes * 4), std::int64_t{65535}});
-  p.chunk_len = (p.rows + chunks - 1) / chunks;
-  p.chunks = (p.rows + p.chunk_len - 1) / p.chunk_len;
 }
 
 ColumnReduceSetup make_column_reduce(const BinaryBackwardDescriptor& d, const DeviceCaps& caps) {

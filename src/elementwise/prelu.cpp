@@ -1,8 +1,14 @@
 // PReluPlan (a map with the weight as a broadcast view: every map path) and
-// PReluBackwardPlan (one SKU, "chunked_reduce_i64": grad_x and the per-channel weight
-// gradient in two deterministic passes through the workspace; kernels/prelu.cuh).
+// PReluBackwardPlan, two SKUs, both deterministic (two passes through the workspace):
+//  * "rows_vec16" first: x, grad_y and grad_x collapse to [rows, C] with the channel dim
+//    innermost and unit-stride (x [N, C], [N, C, 1, ...]); the column reduction of
+//    kernels/column_reduce.cuh with 16-byte vectors (a = x, b = weight);
+//  * "chunked_reduce_i64": any layout; one block per (channel, chunk), 64-bit offsets
+//    through x's rank (kernels/prelu.cuh).
 #include <algorithm>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 #include "baracuda/ops/elementwise.hpp"
 #include "core/hash.hpp"
@@ -60,23 +66,25 @@ KernelSku prelu_sku(DType t, Direction dir) {
   return s;
 }
 
-Status launch_fwd(DType t, const MapParams& p, cudaStream_t s) {
+// Calls launch(std::integral_constant<DType, D>) for the floating dtypes built.
+template <class Launch>
+Status with_float_dtype(DType t, const char* what, Launch&& launch) {
   switch (t) {
-    case DType::kF64: return launch_prelu_fwd<DType::kF64>(p, s);
-    case DType::kF32: return launch_prelu_fwd<DType::kF32>(p, s);
-    case DType::kF16: return launch_prelu_fwd<DType::kF16>(p, s);
-    case DType::kBF16: return launch_prelu_fwd<DType::kBF16>(p, s);
-    default: return Status(Code::kNotBuilt, "prelu: no kernels for dtype " + std::string(dtype_name(t)));
+    case DType::kF64: return launch(std::integral_constant<DType, DType::kF64>{});
+    case DType::kF32: return launch(std::integral_constant<DType, DType::kF32>{});
+    case DType::kF16: return launch(std::integral_constant<DType, DType::kF16>{});
+    case DType::kBF16: return launch(std::integral_constant<DType, DType::kBF16>{});
+    default: return Status(Code::kNotBuilt, std::string(what) + ": no kernels for dtype " + std::string(dtype_name(t)));
   }
 }
+Status launch_fwd(DType t, const MapParams& p, cudaStream_t s) {
+  return with_float_dtype(t, "prelu", [&](auto d) { return launch_prelu_fwd<decltype(d)::value>(p, s); });
+}
 Status launch_bwd(DType t, const PReluBwdParams& p, cudaStream_t s) {
-  switch (t) {
-    case DType::kF64: return launch_prelu_bwd<DType::kF64>(p, s);
-    case DType::kF32: return launch_prelu_bwd<DType::kF32>(p, s);
-    case DType::kF16: return launch_prelu_bwd<DType::kF16>(p, s);
-    case DType::kBF16: return launch_prelu_bwd<DType::kBF16>(p, s);
-    default: return Status(Code::kNotBuilt, "prelu_backward: no kernels for dtype " + std::string(dtype_name(t)));
-  }
+  return with_float_dtype(t, "prelu_backward", [&](auto d) { return launch_prelu_bwd<decltype(d)::value>(p, s); });
+}
+Status launch_rows(DType t, const ColumnReduceParams& p, cudaStream_t s) {
+  return with_float_dtype(t, "prelu_backward", [&](auto d) { return launch_prelu_bwd_rows<decltype(d)::value>(p, s); });
 }
 
 struct PReluFwdSpec {
@@ -113,10 +121,6 @@ Status check_weight(const TensorLayout& x, const TensorLayout& w) {
 }
 
 // ---- backward
-struct PReluBwdState {
-  PReluBwdParams params;
-};
-
 PReluBwdParams make_bwd_params(const PReluBackwardDescriptor& d) {
   PReluBwdParams p;
   p.compute_grad_x = d.compute_grad_x;
@@ -151,39 +155,142 @@ PReluBwdParams make_bwd_params(const PReluBackwardDescriptor& d) {
   return p;
 }
 
-std::size_t bwd_workspace(const PReluBackwardDescriptor& d, const PReluBwdParams& p) {
+// Workspace of both SKUs: chunks x channels partial sums in the compute type, none without
+// the weight gradient.
+std::size_t partials_workspace(const PReluBackwardDescriptor& d, std::int64_t chunks, std::int64_t channels) {
   if (!d.compute_grad_weight) return 0;
-  const std::size_t bytes = static_cast<std::size_t>(p.chunks * p.channels) * (d.x.dtype == DType::kF64 ? 8 : 4);
+  const std::size_t bytes = static_cast<std::size_t>(chunks * channels) * (d.x.dtype == DType::kF64 ? 8 : 4);
   return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
 }
 
+// ---- rows_vec16: the channel dim is the innermost unit-stride run: [rows, C].
+// Why `l` ([rows, C, 1, ...]) is not rows of C unit-stride elements, 16-byte aligned,
+// with a row stride that keeps every row aligned ("" = it is); sets *row_stride.
+std::string rows_operand_rejection(const TensorLayout& l, const char* field, std::int64_t vec,
+                                   std::int64_t* row_stride) {
+  if (l.alignment < 16) return std::string(field) + ".alignment = " + std::to_string(l.alignment) + " < 16 bytes";
+  if (l.strides[1] != 1)
+    return std::string(field) + " = " + l.to_string() + " has channel stride " + std::to_string(l.strides[1]) +
+           " (needs 1)";
+  *row_stride = l.shape[0] > 1 ? l.strides[0] : 0;
+  if (*row_stride % vec != 0)
+    return std::string(field) + " row stride " + std::to_string(*row_stride) + " is not a multiple of " +
+           std::to_string(vec);
+  return "";
+}
+// The 1-D weight or its gradient: unit stride, 16-byte aligned.
+std::string rows_channel_rejection(const TensorLayout& l, const char* field) {
+  if (l.alignment < 16) return std::string(field) + ".alignment = " + std::to_string(l.alignment) + " < 16 bytes";
+  if (l.strides[0] != 1) return std::string(field) + " = " + l.to_string() + " is not unit-stride";
+  return "";
+}
+
+ColumnReduceSetup make_rows(const PReluBackwardDescriptor& d, const DeviceCaps& caps) {
+  const TensorLayout& x = d.x;
+  if (d.weight.numel() == 1)
+    return column_reduce_refusal("weight = " + d.weight.to_string() + " is a single weight (no channel dim)");
+  if (x.numel() == 0) return column_reduce_refusal("x is empty");
+  for (int i = 2; i < x.rank; ++i)
+    if (x.shape[i] != 1)
+      return column_reduce_refusal("x = " + x.to_string() + " has dims of size > 1 after the channel dim 1");
+  const std::int64_t vec = 16 / static_cast<std::int64_t>(dtype_size(x.dtype));
+  ColumnReduceSetup r;
+  ColumnReduceParams& p = r.params;
+  p.which = 1;  // a = x, b = weight: the weight's gradient is reduced
+  p.write_other = d.compute_grad_x;
+  p.write_reduced = d.compute_grad_weight;
+  p.rows = x.shape[0];
+  p.cols = x.shape[1];
+  if (p.cols % vec != 0)
+    return column_reduce_refusal("channels = " + std::to_string(p.cols) + " is not a multiple of the " +
+                                 std::to_string(vec) + "-element vector");
+  struct Touched {
+    const TensorLayout* layout;
+    const char* field;
+    bool used;
+  };
+  const Touched rows[] = {{&d.grad_y, "grad_y", true}, {&x, "x", true}, {&d.grad_x, "grad_x", d.compute_grad_x}};
+  for (int k = 0; k < 3; ++k) {
+    if (!rows[k].used) continue;
+    std::string why = rows_operand_rejection(*rows[k].layout, rows[k].field, vec, &p.row_stride[k]);
+    if (!why.empty()) return column_reduce_refusal(why);
+  }
+  std::string why = rows_channel_rejection(d.weight, "weight");
+  if (why.empty() && d.compute_grad_weight) why = rows_channel_rejection(d.grad_weight, "grad_weight");
+  if (!why.empty()) return column_reduce_refusal(why);
+  choose_column_chunks(p, vec, caps);
+  r.workspace = partials_workspace(d, p.chunks, p.cols);
+  return r;
+}
+
+// Run: the pointers of `a` into the SKU's parameters, then its launcher.
+Status launch_rows_with(ColumnReduceParams p, DType t, const PReluBackwardArgs& a, Workspace ws, cudaStream_t s) {
+  p.grad_out = a.grad_y;
+  p.a = a.x;
+  p.b = a.weight;
+  p.grad_other = a.grad_x;
+  p.grad_reduced = a.grad_weight;
+  p.partial = ws.data;
+  return launch_rows(t, p, s);
+}
+Status launch_chunked_with(PReluBwdParams p, DType t, const PReluBackwardArgs& a, Workspace ws, cudaStream_t s) {
+  p.grad_y = a.grad_y;
+  p.x = a.x;
+  p.weight = a.weight;
+  p.grad_x = a.grad_x;
+  p.grad_weight = a.grad_weight;
+  p.partial = ws.data;
+  return launch_bwd(t, p, s);
+}
+
+// The two SKUs: their names, select-time setup (rejection, parameters, workspace) and run.
+struct RowsSku {
+  static constexpr const char* kImpl = "rows_vec16";
+  static ColumnReduceSetup setup(const PReluBackwardDescriptor& d, const DeviceCaps& caps) {
+    return make_rows(d, caps);
+  }
+  static constexpr auto launch = &launch_rows_with;
+};
+struct ChunkedSku {
+  static constexpr const char* kImpl = "chunked_reduce_i64";
+  struct Setup {
+    std::string rejection;  // none: any layout
+    PReluBwdParams params;
+    std::size_t workspace = 0;
+  };
+  static Setup setup(const PReluBackwardDescriptor& d, const DeviceCaps&) {
+    Setup r{"", make_bwd_params(d)};
+    r.workspace = partials_workspace(d, r.params.chunks, r.params.channels);
+    return r;
+  }
+  static constexpr auto launch = &launch_chunked_with;
+};
+
+template <class Sku>
 struct PReluBwdCandidate {
   using Desc = PReluBackwardDescriptor;
   using Args = PReluBackwardArgs;
-  static Candidate<Desc, Args>::Probe probe(const Desc& d, const DeviceCaps&) {
+  using Params = decltype(Sku::setup(std::declval<const Desc&>(), std::declval<const DeviceCaps&>()).params);
+  static Candidate<Desc, Args>::Probe probe(const Desc& d, const DeviceCaps& caps) {
     Candidate<Desc, Args>::Probe pr;
     pr.sku = prelu_sku(d.x.dtype, Direction::kBackward);
-    pr.sku.impl = "chunked_reduce_i64";
-    pr.workspace_bytes = bwd_workspace(d, make_bwd_params(d));
+    pr.sku.impl = Sku::kImpl;
+    auto r = Sku::setup(d, caps);
+    pr.rejection = r.rejection;
+    pr.workspace_bytes = r.workspace;
     return pr;
   }
-  static Expected<std::shared_ptr<const void>> prepare(const Desc& d, const DeviceCaps&) {
-    return std::shared_ptr<const void>(std::make_shared<PReluBwdState>(PReluBwdState{make_bwd_params(d)}));
+  static Expected<std::shared_ptr<const void>> prepare(const Desc& d, const DeviceCaps& caps) {
+    return std::shared_ptr<const void>(std::make_shared<Params>(Sku::setup(d, caps).params));
   }
   static Status launch(const void* state, const Desc& d, const Args& a, Workspace ws, cudaStream_t s) {
-    PReluBwdParams p = static_cast<const PReluBwdState*>(state)->params;
-    p.grad_y = a.grad_y;
-    p.x = a.x;
-    p.weight = a.weight;
-    p.grad_x = a.grad_x;
-    p.grad_weight = a.grad_weight;
-    p.partial = ws.data;
-    return launch_bwd(d.x.dtype, p, s);
+    return Sku::launch(*static_cast<const Params*>(state), d.x.dtype, a, ws, s);
   }
   static constexpr Candidate<Desc, Args> make() { return {&probe, &prepare, &launch}; }
 };
-inline constexpr std::array<Candidate<PReluBackwardDescriptor, PReluBackwardArgs>, 1> kPReluBwdCandidates = {
-    PReluBwdCandidate::make()};
+// rows_vec16 first: it refuses every layout but [rows, C] with C unit-stride.
+inline constexpr std::array<Candidate<PReluBackwardDescriptor, PReluBackwardArgs>, 2> kPReluBwdCandidates = {
+    PReluBwdCandidate<RowsSku>::make(), PReluBwdCandidate<ChunkedSku>::make()};
 
 // Outputs first (grad_weight, then grad_x), then grad_y, x, weight, for the pointer checks.
 MapOperands bwd_operands(const PReluBackwardDescriptor& d) {

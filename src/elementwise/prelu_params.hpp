@@ -5,13 +5,15 @@
 // weight: outer = 1, inner = numel); the weight gradient of channel c sums the terms of
 // its outer * inner elements in `chunks` fixed chunks of `chunk_len` (pass 1, one block per
 // (channel, chunk), a fixed-order tree inside the block) and then adds the chunks in order
-// (pass 2).
+// (pass 2). The rows_vec16 SKU ([rows, C] with C unit-stride) takes ColumnReduceParams
+// instead (launch_column_reduce.hpp).
 #pragma once
 
 #include <cstdint>
 
 #include "baracuda/core/dtype.hpp"
 #include "baracuda/core/status.hpp"
+#include "elementwise/launch_column_reduce.hpp"
 #include "elementwise/map_params.hpp"
 
 typedef struct CUstream_st* cudaStream_t;
@@ -37,9 +39,12 @@ struct PReluBwdParams {
 
 template <DType D> Status launch_prelu_fwd(const MapParams& p, cudaStream_t s);
 template <DType D> Status launch_prelu_bwd(const PReluBwdParams& p, cudaStream_t s);
-#define BARACUDA_PRELU_SPECS(D)                                                  \
-  template <> Status launch_prelu_fwd<DType::D>(const MapParams&, cudaStream_t); \
-  template <> Status launch_prelu_bwd<DType::D>(const PReluBwdParams&, cudaStream_t);
+// The rows_vec16 SKU: the column reduction (column_reduce.cuh) with a = x, b = weight, which = 1.
+template <DType D> Status launch_prelu_bwd_rows(const ColumnReduceParams& p, cudaStream_t s);
+#define BARACUDA_PRELU_SPECS(D)                                                    \
+  template <> Status launch_prelu_fwd<DType::D>(const MapParams&, cudaStream_t);   \
+  template <> Status launch_prelu_bwd<DType::D>(const PReluBwdParams&, cudaStream_t); \
+  template <> Status launch_prelu_bwd_rows<DType::D>(const ColumnReduceParams&, cudaStream_t);
 BARACUDA_PRELU_SPECS(kF64)
 BARACUDA_PRELU_SPECS(kF32)
 BARACUDA_PRELU_SPECS(kF16)

@@ -2,7 +2,8 @@
 // dtype, per-channel and single weights, contiguous / strided / channels-last-like /
 // edge shapes, in place, grad_x only / grad_weight only, determinism of the weight
 // gradient (two runs, identical bits), every accepting SKU, poisoned outputs and guard
-// bytes; and the run-time refusals (null, misaligned, aliasing, workspace too small).
+// bytes; and the run-time refusals (null, misaligned, aliasing, workspace too small), also
+// of the rows_vec16 SKU ([rows, C] layouts).
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -40,6 +41,13 @@ std::vector<PReluCase> prelu_cases(DType t) {
       {"channels_last", TensorLayout::strided(t, {4, 24, 9, 11}, {24 * 99, 1, 11 * 24, 24}), c({24})},
       {"strided_weight", c({5, 12, 31}), TensorLayout::strided(t, {12}, {3})},
       {"in_place", c({8, 16, 33, 17}), c({16}), true},
+      // channel dim innermost ([rows, C]): rows_vec16 accepts these too
+      {"rows_narrow", c({4096, 8}), c({8})},
+      {"rows_trailing_one", c({300, 64, 1}), c({64})},
+      {"rows_partial_block", c({2000, 24}), c({24})},
+      {"rows_padded", TensorLayout::strided(t, {100, 64}, {72, 1}), c({64})},
+      {"rows_many_chunks", c({600, 4096}), c({4096})},
+      {"rows_in_place", c({513, 256}), c({256}), true},
   };
 }
 
@@ -133,13 +141,14 @@ TEST_P(PReluGpu, Backward) {
 INSTANTIATE_TEST_SUITE_P(Types, PReluGpu, ::testing::Values(DType::kF64, DType::kF32, DType::kF16, DType::kBF16),
                          [](const auto& info) { return std::string(dtype_name(info.param)); });
 
-TEST(PReluGpuRefusals, LeaveOutputsUntouched) {
-  BARACUDA_REQUIRE_GPU();
-  const auto x = TensorLayout::contiguous(DType::kF32, {4, 8, 16});
-  const auto w = TensorLayout::contiguous(DType::kF32, {8});
+// Run-time refusals of the SKU that select picks for x / w (want_impl): null, pointers off
+// their declared 16-byte alignment, unsafe aliasing, workspace too small; the outputs keep
+// their poison.
+void expect_run_refusals(const TensorLayout& x, const TensorLayout& w, const std::string& want_impl) {
   PReluBackwardDescriptor d{x, x, w, x, w};
   auto plan = PReluBackwardPlan::select(test_stream(), d);
   ASSERT_TRUE(plan.has_value()) << plan.error().to_string();
+  ASSERT_EQ(plan->sku().impl, want_impl);
   HostTensor hx(x), hw(w), hgx(x), hgw(w);
   fill_random(hx, -2, 2);
   fill_random(hw, -1, 1);
@@ -148,18 +157,29 @@ TEST(PReluGpuRefusals, LeaveOutputsUntouched) {
   dgx.poison(0x5A, test_stream());
   dgw.poison(0x5A, test_stream());
   const Workspace ws = test_workspace(plan->workspace_size());
-  PReluBackwardArgs ok{.grad_y = dg.data(), .x = dx.data(), .weight = dw.data(), .grad_x = dgx.data(), .grad_weight = dgw.data()};
+  const PReluBackwardArgs ok{.grad_y = dg.data(), .x = dx.data(), .weight = dw.data(), .grad_x = dgx.data(),
+                            .grad_weight = dgw.data()};
   auto expect_refused = [&](PReluBackwardArgs a, Workspace wsp, const char* needle) {
     const Status st = plan->run(test_stream(), wsp, a);
-    EXPECT_FALSE(st.is_ok());
+    EXPECT_FALSE(st.is_ok()) << needle;
     EXPECT_NE(st.message().find(needle), std::string::npos) << st.to_string();
   };
+  // "args.<field> = 0x... is not aligned to <field>.alignment = 16 bytes"
+  auto expect_misaligned = [&](PReluBackwardArgs a, const char* field) {
+    expect_refused(a, ws, "is not aligned");
+    expect_refused(a, ws, ("aligned to " + std::string(field) + ".alignment = 16").c_str());
+  };
+  auto offset = [](void* p, int bytes) { return static_cast<char*>(p) + bytes; };
+  PReluBackwardArgs misaligned[4] = {ok, ok, ok, ok};
+  misaligned[0].grad_weight = offset(dgw.data(), 2);
+  misaligned[1].x = offset(dx.data(), 4);
+  misaligned[2].grad_x = offset(dgx.data(), 4);
+  misaligned[3].weight = offset(dw.data(), 8);
+  const char* misaligned_field[4] = {"grad_weight", "x", "grad_x", "weight"};
+  for (int k = 0; k < 4; ++k) expect_misaligned(misaligned[k], misaligned_field[k]);
   PReluBackwardArgs a = ok;
   a.x = nullptr;
   expect_refused(a, ws, "args.x is null");
-  a = ok;
-  a.grad_weight = static_cast<char*>(dgw.data()) + 2;
-  expect_refused(a, ws, "not aligned");
   a = ok;
   a.grad_weight = dx.data();  // grad_weight inside x
   expect_refused(a, ws, "unsafe aliasing");
@@ -168,6 +188,19 @@ TEST(PReluGpuRefusals, LeaveOutputsUntouched) {
   ASSERT_TRUE(dgw.download(hgw, test_stream()));
   for (std::size_t i = 0; i < hgx.storage_bytes(); ++i) ASSERT_EQ(static_cast<unsigned>(hgx.storage()[i]), 0x5Au);
   for (std::size_t i = 0; i < hgw.storage_bytes(); ++i) ASSERT_EQ(static_cast<unsigned>(hgw.storage()[i]), 0x5Au);
+}
+
+TEST(PReluGpuRefusals, LeaveOutputsUntouched) {
+  BARACUDA_REQUIRE_GPU();
+  expect_run_refusals(TensorLayout::contiguous(DType::kF32, {4, 8, 16}), TensorLayout::contiguous(DType::kF32, {8}),
+                      "chunked_reduce_i64");
+}
+
+// rows_vec16 ([rows, C]) checks the 16-byte alignment it was selected for at run() too.
+TEST(PReluGpuRefusals, RowsVec16LeavesOutputsUntouched) {
+  BARACUDA_REQUIRE_GPU();
+  expect_run_refusals(TensorLayout::contiguous(DType::kF32, {64, 32}), TensorLayout::contiguous(DType::kF32, {32}),
+                      "rows_vec16");
 }
 
 }  // namespace

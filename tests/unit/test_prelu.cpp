@@ -92,6 +92,79 @@ TEST(PReluPlanSelect, PathsAndWorkspace) {
   EXPECT_TRUE(single.has_value());
 }
 
+// rows_vec16: the channel dim innermost and unit-stride ([N, C], [N, C, 1]) takes it, first in
+// the order; other layouts are refused with a reason and run chunked_reduce_i64.
+std::string rows_vec16_rejection(const PReluBackwardDescriptor& d) {
+  auto reports = PReluBackwardPlan::candidates(caps90(), d);
+  EXPECT_TRUE(reports.has_value());
+  if (!reports) return "?";
+  for (const auto& r : reports.value())
+    if (r.sku.impl == std::string("rows_vec16")) return r.rejection;
+  ADD_FAILURE() << "no rows_vec16 candidate";
+  return "?";
+}
+
+TEST(PReluPlanSelect, RowsVec16TakesChannelsInnermost) {
+  auto x = TensorLayout::contiguous(DType::kBF16, {16384, 8192});
+  auto w = TensorLayout::contiguous(DType::kBF16, {8192});
+  for (int which : {2, 0, 1}) {  // both, grad_x only, grad_weight only
+    PReluBackwardDescriptor d{x, x, w, x, w, which != 1, which != 0};
+    auto p = PReluBackwardPlan::select_for_caps(caps90(), d);
+    ASSERT_TRUE(p.has_value()) << p.error().to_string();
+    EXPECT_EQ(p->sku().impl, "rows_vec16") << d.to_string();
+    EXPECT_EQ(p->sku().name().find("prelu.bwd.rows_vec16"), 0u) << p->sku().name();
+    // 1024 vectors of 8 = 32 column blocks; 2 waves x 4 blocks x 132 SMs / 32 = 33 chunks,
+    // f32 sums; nothing without the weight gradient
+    EXPECT_EQ(p->workspace_size(), which == 0 ? 0u : std::size_t{33} * 8192 * 4) << d.to_string();
+  }
+  for (DType t : {DType::kF64, DType::kF32, DType::kF16, DType::kBF16}) {
+    auto x3 = TensorLayout::contiguous(t, {300, 64, 1});
+    auto w3 = TensorLayout::contiguous(t, {64});
+    auto padded = TensorLayout::strided(t, {100, 64}, {72, 1});
+    for (const auto& d :
+         {PReluBackwardDescriptor{x3, x3, w3, x3, w3}, PReluBackwardDescriptor{padded, padded, w3, padded, w3}}) {
+      auto p = PReluBackwardPlan::select_for_caps(caps90(), d);
+      ASSERT_TRUE(p.has_value()) << p.error().to_string();
+      EXPECT_EQ(p->sku().impl, "rows_vec16") << d.to_string();
+      EXPECT_GT(p->workspace_size(), 0u);
+      EXPECT_EQ(p->workspace_size() % kWorkspaceAlignment, 0u);
+    }
+  }
+}
+
+TEST(PReluPlanSelect, RowsVec16RefusesOtherLayoutsWithReasons) {
+  const DType t = DType::kBF16;
+  auto x = TensorLayout::contiguous(t, {257, 1024});
+  auto w = TensorLayout::contiguous(t, {1024});
+  auto expect_rejection = [](const PReluBackwardDescriptor& d, const std::string& needle) {
+    const std::string why = rows_vec16_rejection(d);
+    EXPECT_NE(why.find(needle), std::string::npos) << d.to_string() << ": '" << why << "'";
+    auto p = PReluBackwardPlan::select_for_caps(caps90(), d);  // the general SKU takes it
+    ASSERT_TRUE(p.has_value()) << p.error().to_string();
+    EXPECT_EQ(p->sku().impl, "chunked_reduce_i64") << d.to_string();
+  };
+  auto nchw = TensorLayout::contiguous(t, {8, 64, 32, 32});
+  auto w64 = TensorLayout::contiguous(t, {64});
+  expect_rejection({nchw, nchw, w64, nchw, w64}, "x = bf16[8,64,32,32] has dims of size > 1 after the channel dim 1");
+  auto odd = TensorLayout::contiguous(t, {257, 1031});
+  auto w_odd = TensorLayout::contiguous(t, {1031});
+  expect_rejection({odd, odd, w_odd, odd, w_odd}, "channels = 1031 is not a multiple of the 8-element vector");
+  auto one = TensorLayout::contiguous(t, {1});
+  expect_rejection({x, x, one, x, one}, "is a single weight");
+  auto transposed = TensorLayout::strided(t, {257, 1024}, {1, 257});
+  expect_rejection({x, transposed, w, x, w}, "has channel stride 257");
+  auto odd_rows = TensorLayout::strided(t, {257, 1024}, {1028, 1});
+  expect_rejection({odd_rows, x, w, x, w}, "grad_y row stride 1028 is not a multiple of 8");
+  auto x8 = TensorLayout::contiguous(t, {257, 1024}, 8);
+  expect_rejection({x, x, w, x8, w}, "grad_x.alignment = 8 < 16 bytes");
+  auto w_strided = TensorLayout::strided(t, {1024}, {2});
+  expect_rejection({x, x, w_strided, x, w}, "weight = ");
+  EXPECT_NE(rows_vec16_rejection({x, x, w_strided, x, w}).find("is not unit-stride"), std::string::npos);
+  expect_rejection({x, x, w, x, TensorLayout::contiguous(t, {1024}, 4)}, "grad_weight.alignment = 4 < 16 bytes");
+  // grad_x not requested: its layout does not matter
+  EXPECT_EQ(rows_vec16_rejection({x, x, w, x8, w, false, true}), "");
+}
+
 TEST(PReluPlanSelect, RefusalsNameFieldAndValue) {
   auto x = TensorLayout::contiguous(DType::kF32, {2, 3, 4});
   auto w = TensorLayout::contiguous(DType::kF32, {3});

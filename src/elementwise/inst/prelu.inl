@@ -1,6 +1,8 @@
-// Instance body: PReLU forward (map, every path) and backward (two passes) for one dtype.
+// Instance body: PReLU forward (map, every path) and backward (chunked_reduce_i64: two
+// passes; rows_vec16: the column reduction of column_reduce.cuh) for one dtype.
 #include <string>
 
+#include "elementwise/kernels/column_reduce.cuh"
 #include "elementwise/kernels/map.cuh"
 #include "elementwise/kernels/prelu.cuh"
 #include "elementwise/prelu_params.hpp"
@@ -28,5 +30,10 @@ Status launch_prelu_bwd<DType::BARACUDA_INSTANCE_DTYPE>(const PReluBwdParams& p,
     return kernels::map_launch_status("prelu_bwd_pass2");
   }
   return Status::ok();
+}
+
+template <>
+Status launch_prelu_bwd_rows<DType::BARACUDA_INSTANCE_DTYPE>(const ColumnReduceParams& p, cudaStream_t s) {
+  return kernels::launch_column_reduce<T>(p, kernels::PReluGradXFn{}, kernels::PReluGradWFn{}, s);
 }
 }  // namespace baracuda::elementwise

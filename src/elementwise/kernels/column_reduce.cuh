@@ -7,6 +7,10 @@
 // unit-stride rows, cols a multiple of the 16-byte vector width V = 16 / sizeof(T), row
 // strides multiples of V, every pointer 16-byte aligned (launch_column_reduce.hpp).
 //
+// The gradients are functors of (g, a, b) with a static kReads (binary_ops.cuh
+// BinaryGradFn; PReLU's in prelu.cuh). write_reduced = false (PReLU's grad_x alone): pass 1
+// writes only the other gradient and pass 2 does not run.
+//
 // Scheme (deterministic, no atomics):
 //  * Pass 1: a 256-thread block is block_cols column vectors x lanes = 256 / block_cols row
 //    lanes; grid = (ceil(cols / V / block_cols), chunks), block (x, y) covers rows
@@ -119,6 +123,7 @@ __global__ void __launch_bounds__(kColumnBlock, column_min_blocks<GradA>())
       else column_rows<T, 1, false>(p, col, r0, r1, lanes, grad_a, grad_b, acc);
     }
   }
+  if (!p.write_reduced) return;  // the same for the whole block
 
   // Add the row lanes in lane order: lane_sums[ty][tx * V + e].
   const int width = p.block_cols * V;  // columns of this block
@@ -163,6 +168,7 @@ Status launch_column_reduce(const elementwise::ColumnReduceParams& p, GradA grad
   const dim3 grid1(static_cast<unsigned>(col_blocks), static_cast<unsigned>(p.chunks));
   column_reduce_pass1<T><<<grid1, kColumnBlock, 0, stream>>>(p, grad_a, grad_b);
   BARACUDA_TRY(map_launch_status("column_reduce_pass1"));
+  if (!p.write_reduced) return Status::ok();
   const int64_t blocks2 = (p.cols + kColumnPass2Cols - 1) / kColumnPass2Cols;
   column_reduce_pass2<T><<<static_cast<unsigned>(blocks2), kColumnBlock, 0, stream>>>(p);
   return map_launch_status("column_reduce_pass2");

@@ -7,7 +7,10 @@
 //    sum, stored as partial[k * C + c].
 //  * prelu_bwd_pass2: one thread per channel adds its chunks in order and stores the
 //    weight gradient. No atomics anywhere: the result depends only on the descriptor.
-// 64-bit index math (offsets from the logical index through x's rank).
+//    64-bit index math (offsets from the logical index through x's rank).
+//  * PReluGradXFn / PReluGradWFn: the two gradients as functors of (g, a = x, b = w) for
+//    the column reduction of column_reduce.cuh (the rows_vec16 SKU: x collapses to
+//    [rows, C] with C unit-stride; the weight is the reduced operand b).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -23,6 +26,22 @@ struct PReluFwdOp {  // in: x, w   out: y
   template <class C>
   __device__ __forceinline__ void operator()(const C* in, C* out) const {
     out[0] = in[0] > C(0) ? in[0] : in[1] * in[0];
+  }
+};
+
+// grad_x = x > 0 ? g : w * g and the weight-gradient term x > 0 ? 0 : x * g.
+struct PReluGradXFn {
+  static constexpr bool kReads = true;
+  template <class C>
+  __device__ __forceinline__ C operator()(C g, C x, C w) const {
+    return x > C(0) ? g : w * g;
+  }
+};
+struct PReluGradWFn {
+  static constexpr bool kReads = true;
+  template <class C>
+  __device__ __forceinline__ C operator()(C g, C x, C) const {
+    return x > C(0) ? C(0) : x * g;
   }
 };
 
