@@ -41,13 +41,26 @@ Status launch_ternary_grad<DType::BARACUDA_INSTANCE_DTYPE>(TernaryKind kind, int
   return kernels::launch_map<T, T>(op, p, s);
 }
 
+namespace {
+template <TernaryKind K>
+Status grads_of_kind(std::span<const int> which, double value, const MapParams& p, cudaStream_t s) {
+  if (which.size() == 2)
+    return kernels::launch_map_contig<T, T>(kernels::TernaryGradsOp<K, 2>{{which[0], which[1]}, value}, p, s);
+  if (which.size() == 3)
+    return kernels::launch_map_contig<T, T>(kernels::TernaryGradsOp<K, 3>{{which[0], which[1], which[2]}, value}, p, s);
+  return Status(Code::kInternal, "launch_ternary_grads: " + std::to_string(which.size()) + " gradients (2 or 3)");
+}
+}  // namespace
+
 template <>
 Status launch_ternary_grads<DType::BARACUDA_INSTANCE_DTYPE>(TernaryKind kind, std::span<const int> which, double value,
                                                            const MapParams& p, cudaStream_t s) {
-  if (which.size() == 2)
-    return kernels::launch_map_contig<T, T>(kernels::TernaryGradsOp<2>{kind, {which[0], which[1]}, value}, p, s);
-  if (which.size() == 3)
-    return kernels::launch_map_contig<T, T>(kernels::TernaryGradsOp<3>{kind, {which[0], which[1], which[2]}, value}, p, s);
-  return Status(Code::kInternal, "launch_ternary_grads: " + std::to_string(which.size()) + " gradients (2 or 3)");
+  switch (kind) {
+    case TernaryKind::kClamp: return grads_of_kind<TernaryKind::kClamp>(which, value, p, s);
+    case TernaryKind::kFma: return grads_of_kind<TernaryKind::kFma>(which, value, p, s);
+    case TernaryKind::kAddcmul: return grads_of_kind<TernaryKind::kAddcmul>(which, value, p, s);
+    case TernaryKind::kAddcdiv: return grads_of_kind<TernaryKind::kAddcdiv>(which, value, p, s);
+  }
+  return Status(Code::kInvalidArgument, "launch_ternary_grads: kind = " + std::to_string(static_cast<int>(kind)));
 }
 }  // namespace baracuda::elementwise
