@@ -50,4 +50,14 @@ void expect_refused(const Status& st, Code code, const std::string& needle) {
   EXPECT_NE(st.message().find(needle), std::string::npos) << st.message();
 }
 
+void expect_run_refusals(const std::vector<RunRefusal>& rows, const std::vector<Untouched*>& outputs) {
+  for (const auto& r : rows) {
+    SCOPED_TRACE(r.what);
+    expect_refused(r.run(), r.code, r.needle);
+  }
+  const Status sync = test_stream().synchronize();
+  ASSERT_TRUE(sync.is_ok()) << sync.to_string();
+  for (Untouched* o : outputs) EXPECT_TRUE(o->check());
+}
+
 }  // namespace baracuda::test

@@ -62,4 +62,15 @@ class Untouched {
 // st has `code` and its message contains `needle`.
 void expect_refused(const Status& st, Code code, const std::string& needle);
 
+// One run-time refusal of a table: `run` calls plan.run() with one bad argument (null,
+// misaligned, unsafely aliased pointer, or a too-small workspace).
+struct RunRefusal {
+  std::string what;
+  std::function<Status()> run;
+  Code code;
+  std::string needle;  // the field and its value
+};
+// Every row is refused with its code and needle, then every output still holds its poison.
+void expect_run_refusals(const std::vector<RunRefusal>& rows, const std::vector<Untouched*>& outputs);
+
 }  // namespace baracuda::test
