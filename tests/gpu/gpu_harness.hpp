@@ -72,5 +72,10 @@ struct RunRefusal {
 };
 // Every row is refused with its code and needle, then every output still holds its poison.
 void expect_run_refusals(const std::vector<RunRefusal>& rows, const std::vector<Untouched*>& outputs);
+// The workspace rows of a plan whose workspace_size() is `need` > 0: need - 1 bytes, a null
+// and a misaligned buffer. `run(ws)` runs it with otherwise valid args; `buf` holds at least
+// need + kWorkspaceAlignment bytes.
+std::vector<RunRefusal> workspace_refusals(const std::string& plan, const std::function<Status(Workspace)>& run,
+                                           Workspace buf, std::size_t need);
 
 }  // namespace baracuda::test
