@@ -245,7 +245,7 @@ Status validate_fwd(const Desc& d) {
 }
 
 template <class Desc>
-Status validate_bwd(const Desc& d) {
+Status validate_bwd(const Desc& d, const char* family) {
   BARACUDA_TRY(check_kind(d.kind));
   BARACUDA_TRY(validate_layout(d.grad_out, "grad_out"));
   BARACUDA_TRY(validate_layout(d.x, "x"));
@@ -253,7 +253,7 @@ Status validate_bwd(const Desc& d) {
   const UnaryKindInfo& info = unary_kind_info(d.kind);
   if (!info.differentiable)
     return Status(Code::kInvalidArgument, std::string("kind = ") + info.name + " has no backward (not differentiable)");
-  BARACUDA_TRY(check_math_dtype(d.x, "x", "unary_backward"));
+  BARACUDA_TRY(check_math_dtype(d.x, "x", family));
   BARACUDA_TRY(check_same_dtype(d.grad_out, "grad_out", d.x, "x"));
   BARACUDA_TRY(check_same_dtype(d.grad_in, "grad_in", d.x, "x"));
   BARACUDA_TRY(check_same_shape(d.grad_out, "grad_out", d.grad_in, "grad_in"));
@@ -295,7 +295,7 @@ struct FamilyTraits<UnaryBackwardDescriptor> {
   static Status validate(const UnaryBackwardDescriptor& d) {
     BARACUDA_TRY(elementwise::check_kind(d.kind));
     BARACUDA_TRY(elementwise::check_plain(d.kind));
-    return elementwise::validate_bwd(d);
+    return elementwise::validate_bwd(d, kFamily);
   }
   static std::span<const Candidate<UnaryBackwardDescriptor, UnaryBackwardArgs>> candidates() {
     return elementwise::kMapCandidates<Spec, UnaryBackwardDescriptor, UnaryBackwardArgs>;
@@ -329,7 +329,7 @@ struct FamilyTraits<UnaryParamBackwardDescriptor> {
   static Status validate(const UnaryParamBackwardDescriptor& d) {
     BARACUDA_TRY(elementwise::check_kind(d.kind));
     BARACUDA_TRY(elementwise::check_params(d.kind, d.params));
-    return elementwise::validate_bwd(d);
+    return elementwise::validate_bwd(d, kFamily);
   }
   static std::span<const Candidate<UnaryParamBackwardDescriptor, UnaryBackwardArgs>> candidates() {
     return elementwise::kMapCandidates<Spec, UnaryParamBackwardDescriptor, UnaryBackwardArgs>;

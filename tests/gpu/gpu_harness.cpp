@@ -50,4 +50,26 @@ void expect_refused(const Status& st, Code code, const std::string& needle) {
   EXPECT_NE(st.message().find(needle), std::string::npos) << st.message();
 }
 
+void expect_run_refusals(const std::vector<RunRefusal>& rows, const std::vector<Untouched*>& outputs) {
+  for (const auto& r : rows) {
+    SCOPED_TRACE(r.what);
+    expect_refused(r.run(), r.code, r.needle);
+  }
+  const Status sync = test_stream().synchronize();
+  ASSERT_TRUE(sync.is_ok()) << sync.to_string();
+  for (Untouched* o : outputs) EXPECT_TRUE(o->check());
+}
+
+std::vector<RunRefusal> workspace_refusals(const std::string& plan, const std::function<Status(Workspace)>& run,
+                                           Workspace buf, std::size_t need) {
+  void* misaligned = static_cast<char*>(buf.data) + 64;
+  return {
+      {plan + " workspace too small", [=] { return run({buf.data, need - 1}); }, Code::kWorkspaceTooSmall,
+       "workspace.bytes = " + std::to_string(need - 1) + " is below the " + std::to_string(need)},
+      {plan + " workspace null", [=] { return run({nullptr, need}); }, Code::kInvalidArgument, "workspace.data is null"},
+      {plan + " workspace misaligned", [=] { return run({misaligned, need}); }, Code::kMisaligned,
+       "workspace.data is not 256-byte aligned"},
+  };
+}
+
 }  // namespace baracuda::test

@@ -62,4 +62,20 @@ class Untouched {
 // st has `code` and its message contains `needle`.
 void expect_refused(const Status& st, Code code, const std::string& needle);
 
+// One run-time refusal of a table: `run` calls plan.run() with one bad argument (null,
+// misaligned, unsafely aliased pointer, or a too-small workspace).
+struct RunRefusal {
+  std::string what;
+  std::function<Status()> run;
+  Code code;
+  std::string needle;  // the field and its value
+};
+// Every row is refused with its code and needle, then every output still holds its poison.
+void expect_run_refusals(const std::vector<RunRefusal>& rows, const std::vector<Untouched*>& outputs);
+// The workspace rows of a plan whose workspace_size() is `need` > 0: need - 1 bytes, a null
+// and a misaligned buffer. `run(ws)` runs it with otherwise valid args; `buf` holds at least
+// need + kWorkspaceAlignment bytes.
+std::vector<RunRefusal> workspace_refusals(const std::string& plan, const std::function<Status(Workspace)>& run,
+                                           Workspace buf, std::size_t need);
+
 }  // namespace baracuda::test

@@ -616,5 +616,80 @@ TEST(BinaryRefusals, BackwardPlansCheckArgsAndWorkspace) {
   EXPECT_TRUE(pgb.check());
 }
 
+// The five binary plans, table-driven: a null, a misaligned and an unsafely aliased pointer
+// each, and for BinaryBackwardPlan (the one with a workspace: a broadcast b is reduced) a
+// workspace too small, null and misaligned; outputs poisoned and untouched after.
+TEST(BinaryRefusals, EveryPlanRunTable) {
+  BARACUDA_REQUIRE_GPU();
+  const auto l = contig(DType::kF32, {64, 64});
+  const auto row = contig(DType::kF32, {64});
+  const auto lb = contig(DType::kBool, {64, 64});
+  HostTensor hx(l), hr(row);
+  fill_random(hx, 0.5, 1);
+  fill_random(hr, 0.5, 1);
+  DeviceTensor da(hx, test_stream()), db(hx, test_stream()), dw(hx, test_stream()), drow(hr, test_stream());
+  Untouched out(l), bout(lb), ga(l), gb(row), pga(l), pgb(l), pgw(l);
+  const void* a = da.data();
+  const void* b = db.data();
+  const void* w = dw.data();
+  const void* a_plus4 = static_cast<const char*>(a) + 4;  // breaks the promised 16 bytes
+  void* out_plus4 = static_cast<char*>(out.data()) + 4;
+  void* a_row1 = static_cast<float*>(da.data()) + 64;     // overlaps a one row on
+  void* b_row1 = static_cast<float*>(db.data()) + 64;
+  void* w_row1 = static_cast<float*>(dw.data()) + 64;
+  auto bin = BinaryPlan::select(test_stream(), BinaryDescriptor{K::kAtan2, l, l, l});
+  auto bwd = BinaryBackwardPlan::select(test_stream(), BinaryBackwardDescriptor{K::kMul, l, l, row, l, row});
+  auto cmp = BinaryCmpPlan::select(test_stream(), BinaryCmpDescriptor{BinaryCmpKind::kGt, 0, 0, false, l, l, lb});
+  auto par = BinaryParamPlan::select(test_stream(), BinaryParamDescriptor{BinaryParamKind::kLerpTensor, 0, l, l, l, l});
+  auto pbw = BinaryParamBackwardPlan::select(
+      test_stream(), BinaryParamBackwardDescriptor{BinaryParamKind::kLerpTensor, 0, l, l, l, l, l, l, l});
+  ASSERT_TRUE(bin && bwd && cmp && par && pbw);
+  const std::size_t need = bwd->workspace_size();
+  ASSERT_GT(need, 0u);
+  for (std::size_t ws : {bin->workspace_size(), cmp->workspace_size(), par->workspace_size(), pbw->workspace_size()})
+    EXPECT_EQ(ws, 0u);
+  const Workspace ws = test_workspace(need + kWorkspaceAlignment);
+  const BinaryBackwardArgs bargs{.grad_out = b, .a = a, .b = drow.data(), .grad_a = ga.data(), .grad_b = gb.data()};
+  auto bwd_with = [&](BinaryBackwardArgs args, Workspace wsp) { return bwd->run(test_stream(), wsp, args); };
+  const BinaryParamBackwardArgs pargs{.grad_out = a, .a = a, .b = b, .weight = w,
+                                      .grad_a = pga.data(), .grad_b = pgb.data(), .grad_weight = pgw.data()};
+  auto pbw_with = [&](BinaryParamBackwardArgs args) { return pbw->run(test_stream(), {}, args); };
+  const Stream& s = test_stream();
+  const Code kBad = Code::kInvalidArgument, kMis = Code::kMisaligned;
+  std::vector<RunRefusal> rows = workspace_refusals("backward", [&](Workspace w) { return bwd_with(bargs, w); }, ws, need);
+  rows.insert(rows.end(),
+      {
+          {"binary null b", [&] { return bin->run(s, {}, {.a = a, .b = nullptr, .out = out.data()}); }, kBad, "args.b is null"},
+          {"binary misaligned out", [&] { return bin->run(s, {}, {.a = a, .b = b, .out = out_plus4}); }, kMis,
+           "not aligned to out.alignment = 16"},
+          {"binary out over b", [&] { return bin->run(s, {}, {.a = a, .b = b, .out = b_row1}); }, kBad, "args.out overlaps args.b"},
+          {"backward null grad_out", [&] { auto g = bargs; g.grad_out = nullptr; return bwd_with(g, {ws.data, need}); }, kBad,
+           "args.grad_out is null"},
+          {"backward misaligned a", [&] { auto g = bargs; g.a = a_plus4; return bwd_with(g, {ws.data, need}); }, kMis,
+           "not aligned to a.alignment = 16"},
+          {"backward grad_a over a", [&] { auto g = bargs; g.grad_a = a_row1; return bwd_with(g, {ws.data, need}); }, kBad,
+           "args.grad_a overlaps args.a"},
+          {"backward grad_b inside grad_a", [&] { auto g = bargs; g.grad_b = ga.data(); return bwd_with(g, {ws.data, need}); },
+           kBad, "args.grad_a and args.grad_b overlap"},
+          {"cmp null a", [&] { return cmp->run(s, {}, {.a = nullptr, .b = b, .out = bout.data()}); }, kBad, "args.a is null"},
+          {"cmp misaligned a", [&] { return cmp->run(s, {}, {.a = a_plus4, .b = b, .out = bout.data()}); }, kMis,
+           "not aligned to a.alignment = 16"},
+          {"cmp out over a", [&] { return cmp->run(s, {}, {.a = a, .b = b, .out = a_row1}); }, kBad, "args.out overlaps args.a"},
+          {"param null weight", [&] { return par->run(s, {}, {.a = a, .b = b, .weight = nullptr, .out = out.data()}); }, kBad,
+           "args.weight is null"},
+          {"param misaligned out", [&] { return par->run(s, {}, {.a = a, .b = b, .weight = w, .out = out_plus4}); }, kMis,
+           "not aligned to out.alignment = 16"},
+          {"param out over weight", [&] { return par->run(s, {}, {.a = a, .b = b, .weight = w, .out = w_row1}); }, kBad,
+           "args.out overlaps args.weight"},
+          {"param backward null weight", [&] { auto g = pargs; g.weight = nullptr; return pbw_with(g); }, kBad,
+           "args.weight is null"},
+          {"param backward misaligned a", [&] { auto g = pargs; g.a = a_plus4; return pbw_with(g); }, kMis,
+           "not aligned to a.alignment = 16"},
+          {"param backward grad_b over weight", [&] { auto g = pargs; g.grad_b = w_row1; return pbw_with(g); }, kBad,
+           "args.grad_b overlaps args.weight"},
+      });
+  expect_run_refusals(rows, {&out, &bout, &ga, &gb, &pga, &pgb, &pgw});
+}
+
 }  // namespace
 }  // namespace baracuda::test

@@ -220,5 +220,33 @@ TEST(CastGpuRefusals, NullMisalignedAndAliasingLeaveOutputUntouched) {
   }
 }
 
+// Table-driven: every pointer refusal names its field (CastPlan has no workspace).
+TEST(CastGpuRefusals, RunTable) {
+  BARACUDA_REQUIRE_GPU();
+  const auto x = TensorLayout::contiguous(DType::kI32, {1024});
+  const auto y = TensorLayout::contiguous(DType::kF32, {1024});
+  auto plan = CastPlan::select(test_stream(), CastDescriptor{x, y});
+  ASSERT_TRUE(plan.has_value()) << plan.error().to_string();
+  EXPECT_EQ(plan->workspace_size(), 0u);
+  HostTensor hx(x);
+  fill_source(hx, false);
+  DeviceTensor dx(hx, test_stream());
+  Untouched out(y);
+  const void* xp = dx.data();
+  auto run = [&](const void* in, void* o) { return plan->run(test_stream(), {}, CastArgs{.x = in, .y = o}); };
+  expect_run_refusals(
+      {
+          {"null x", [&] { return run(nullptr, out.data()); }, Code::kInvalidArgument, "args.x is null"},
+          {"null y", [&] { return run(xp, nullptr); }, Code::kInvalidArgument, "args.y is null"},
+          {"misaligned x", [&] { return run(static_cast<const char*>(xp) + 4, out.data()); }, Code::kMisaligned,
+           "not aligned to x.alignment = 16"},
+          {"misaligned y", [&] { return run(xp, static_cast<char*>(out.data()) + 4); }, Code::kMisaligned,
+           "not aligned to y.alignment = 16"},
+          {"y over x (i32 -> f32 in place)", [&] { return run(xp, dx.data()); }, Code::kInvalidArgument,
+           "args.y overlaps args.x"},
+      },
+      {&out});
+}
+
 }  // namespace
 }  // namespace baracuda::test

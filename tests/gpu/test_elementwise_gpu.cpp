@@ -478,6 +478,56 @@ TEST(ElementwiseRefusals, BackwardWorkspaceAndAliasing) {
   EXPECT_TRUE(gb.check());
 }
 
+// The four unary plans, table-driven: a null, a misaligned and an unsafely aliased pointer
+// each (no unary plan has a workspace), outputs poisoned and untouched after.
+TEST(ElementwiseRefusals, UnaryPlansRunTable) {
+  BARACUDA_REQUIRE_GPU();
+  const auto l = TensorLayout::contiguous(DType::kF32, {64, 64});
+  HostTensor hx(l);
+  fill_random(hx, -1, 1);
+  DeviceTensor dx(hx, test_stream()), dg(hx, test_stream());
+  Untouched y(l);
+  const void* x = dx.data();
+  const void* g = dg.data();
+  const void* x_plus4 = static_cast<const char*>(x) + 4;       // breaks the promised 16 bytes
+  void* y_plus4 = static_cast<char*>(y.data()) + 4;
+  void* x_row1 = static_cast<float*>(dx.data()) + 64;          // overlaps x one row on
+  void* g_row1 = static_cast<float*>(dg.data()) + 64;
+  auto fwd = UnaryPlan::select(test_stream(), UnaryDescriptor{UnaryKind::kRelu, l, l});
+  auto bwd = UnaryBackwardPlan::select(test_stream(), UnaryBackwardDescriptor{UnaryKind::kSilu, l, l, l});
+  auto pfwd = UnaryParamPlan::select(test_stream(), UnaryParamDescriptor{UnaryKind::kLeakyRelu, {0.1, 0, 0}, l, l});
+  auto pbwd = UnaryParamBackwardPlan::select(test_stream(),
+                                             UnaryParamBackwardDescriptor{UnaryKind::kElu, {1, 0, 0}, l, l, l});
+  ASSERT_TRUE(fwd && bwd && pfwd && pbwd);
+  for (std::size_t ws : {fwd->workspace_size(), bwd->workspace_size(), pfwd->workspace_size(), pbwd->workspace_size()})
+    EXPECT_EQ(ws, 0u);
+  const Stream& s = test_stream();
+  const Code kBad = Code::kInvalidArgument, kMis = Code::kMisaligned;
+  expect_run_refusals(
+      {
+          {"unary null x", [&] { return fwd->run(s, {}, {.x = nullptr, .y = y.data()}); }, kBad, "args.x is null"},
+          {"unary misaligned y", [&] { return fwd->run(s, {}, {.x = x, .y = y_plus4}); }, kMis, "not aligned to y.alignment = 16"},
+          {"unary y over x", [&] { return fwd->run(s, {}, {.x = x, .y = x_row1}); }, kBad, "args.y overlaps args.x"},
+          {"backward null grad_out", [&] { return bwd->run(s, {}, {.grad_out = nullptr, .x = x, .grad_in = y.data()}); },
+           kBad, "args.grad_out is null"},
+          {"backward misaligned x", [&] { return bwd->run(s, {}, {.grad_out = g, .x = x_plus4, .grad_in = y.data()}); },
+           kMis, "not aligned to x.alignment = 16"},
+          {"backward grad_in over x", [&] { return bwd->run(s, {}, {.grad_out = g, .x = x, .grad_in = x_row1}); },
+           kBad, "args.grad_in overlaps args.x without the identical layout"},
+          {"param null y", [&] { return pfwd->run(s, {}, {.x = x, .y = nullptr}); }, kBad, "args.y is null"},
+          {"param misaligned x", [&] { return pfwd->run(s, {}, {.x = x_plus4, .y = y.data()}); }, kMis,
+           "not aligned to x.alignment = 16"},
+          {"param y over x", [&] { return pfwd->run(s, {}, {.x = x, .y = x_row1}); }, kBad, "args.y overlaps args.x"},
+          {"param backward null x", [&] { return pbwd->run(s, {}, {.grad_out = g, .x = nullptr, .grad_in = y.data()}); },
+           kBad, "args.x is null"},
+          {"param backward misaligned grad_in", [&] { return pbwd->run(s, {}, {.grad_out = g, .x = x, .grad_in = y_plus4}); },
+           kMis, "not aligned to grad_in.alignment = 16"},
+          {"param backward grad_in over grad_out", [&] { return pbwd->run(s, {}, {.grad_out = g, .x = x, .grad_in = g_row1}); },
+           kBad, "args.grad_in overlaps args.grad_out without the identical layout"},
+      },
+      {&y});
+}
+
 TEST(ElementwiseRefusals, ForcedSkuThatCannotRun) {
   BARACUDA_REQUIRE_GPU();
   auto x = TensorLayout::strided(DType::kBF16, {64, 64}, {1, 64});

@@ -206,5 +206,63 @@ TEST(GatedGpuRefusals, NullMisalignedAliasingLeaveOutputUntouched) {
   for (std::size_t i = 0; i < hy.storage_bytes(); ++i) ASSERT_EQ(static_cast<unsigned>(hy.storage()[i]), 0x5Au) << i;
 }
 
+// Both plans, packed and split, table-driven: null, misaligned and aliased pointers name
+// their field (no gated plan has a workspace); outputs poisoned and untouched after.
+TEST(GatedGpuRefusals, RunTable) {
+  BARACUDA_REQUIRE_GPU();
+  const auto x = contig(DType::kBF16, {64, 256});
+  const auto h = contig(DType::kBF16, {64, 128});
+  using GI = GatedInput;
+  auto fwd = GatedActivationPlan::select(test_stream(), {GatedKind::kSwiglu, GI::kPacked, GateHalf::kFirst, x, {}, {}, h});
+  auto fsp = GatedActivationPlan::select(test_stream(), {GatedKind::kGlu, GI::kSplit, GateHalf::kSecond, {}, h, h, h});
+  auto bwd = GatedActivationBackwardPlan::select(
+      test_stream(), {GatedKind::kGegluTanh, GI::kPacked, GateHalf::kSecond, h, x, {}, {}, x, {}, {}});
+  auto bsp = GatedActivationBackwardPlan::select(
+      test_stream(), {GatedKind::kReglu, GI::kSplit, GateHalf::kSecond, h, {}, h, h, {}, h, h});
+  ASSERT_TRUE(fwd && fsp && bwd && bsp);
+  for (std::size_t ws : {fwd->workspace_size(), fsp->workspace_size(), bwd->workspace_size(), bsp->workspace_size()})
+    EXPECT_EQ(ws, 0u);
+  HostTensor hx(x), hh(h);
+  fill_random(hx, -4, 4);
+  fill_random(hh, -4, 4);
+  DeviceTensor dx(hx, test_stream()), dg(hh, test_stream()), du(hh, test_stream()), dgy(hh, test_stream());
+  Untouched y(h), gx(x), ggate(h), gup(h);
+  const void *xp = dx.data(), *gate = dg.data(), *up = du.data(), *gy = dgy.data();
+  void* x_plus16 = static_cast<char*>(dx.data()) + 16;
+  void* up_row1 = static_cast<char*>(du.data()) + 256;  // one bf16 row of 128 on
+  const Stream& s = test_stream();
+  const Code kBad = Code::kInvalidArgument, kMis = Code::kMisaligned;
+  expect_run_refusals(
+      {
+          {"packed null x", [&] { return fwd->run(s, {}, {.x = nullptr, .y = y.data()}); }, kBad, "args.x is null"},
+          {"packed misaligned y", [&] { return fwd->run(s, {}, {.x = xp, .y = static_cast<char*>(y.data()) + 2}); }, kMis,
+           "not aligned to y.alignment = 16"},
+          {"packed y over x", [&] { return fwd->run(s, {}, {.x = xp, .y = x_plus16}); }, kBad, "args.y overlaps args.x"},
+          {"split null up", [&] { return fsp->run(s, {}, {.gate = gate, .up = nullptr, .y = y.data()}); }, kBad,
+           "args.up is null"},
+          {"split misaligned gate", [&] { return fsp->run(s, {}, {.gate = static_cast<const char*>(gate) + 2, .up = up, .y = y.data()}); },
+           kMis, "not aligned to gate.alignment = 16"},
+          {"split y over up", [&] { return fsp->run(s, {}, {.gate = gate, .up = up, .y = up_row1}); }, kBad,
+           "args.y overlaps args.up"},
+          {"backward null grad_y", [&] { return bwd->run(s, {}, {.grad_y = nullptr, .x = xp, .grad_x = gx.data()}); }, kBad,
+           "args.grad_y is null"},
+          {"backward misaligned x", [&] { return bwd->run(s, {}, {.grad_y = gy, .x = static_cast<const char*>(xp) + 2, .grad_x = gx.data()}); },
+           kMis, "not aligned to x.alignment = 16"},
+          {"backward grad_x over x", [&] { return bwd->run(s, {}, {.grad_y = gy, .x = xp, .grad_x = x_plus16}); }, kBad,
+           "args.grad_x overlaps args.x"},
+          {"split backward null gate", [&] {
+             return bsp->run(s, {}, {.grad_y = gy, .gate = nullptr, .up = up, .grad_gate = ggate.data(), .grad_up = gup.data()});
+           }, kBad, "args.gate is null"},
+          {"split backward misaligned grad_up", [&] {
+             return bsp->run(s, {}, {.grad_y = gy, .gate = gate, .up = up, .grad_gate = ggate.data(),
+                                     .grad_up = static_cast<char*>(gup.data()) + 2});
+           }, kMis, "not aligned to grad_up.alignment = 16"},
+          {"split backward grad_up inside grad_gate", [&] {
+             return bsp->run(s, {}, {.grad_y = gy, .gate = gate, .up = up, .grad_gate = ggate.data(), .grad_up = ggate.data()});
+           }, kBad, "args.grad_gate and args.grad_up overlap"},
+      },
+      {&y, &gx, &ggate, &gup});
+}
+
 }  // namespace
 }  // namespace baracuda::test

@@ -202,5 +202,39 @@ TEST(PackGpuRefusals, NullAndAliasingLeaveOutputUntouched) {
   for (std::size_t i = 0; i < hy.storage_bytes(); ++i) ASSERT_EQ(static_cast<unsigned>(hy.storage()[i]), 0x5Au) << i;
 }
 
+// Both plans, table-driven: null, misaligned and aliased pointers name their field; pack and
+// unpack change the element size, so any overlap of x and y is refused. No workspace.
+TEST(PackGpuRefusals, RunTable) {
+  BARACUDA_REQUIRE_GPU();
+  const auto plain = TensorLayout::contiguous(DType::kI8, {64});
+  const auto pk = TensorLayout::contiguous(DType::kS4, {64});
+  auto pack = PackPlan::select(test_stream(), PackDescriptor{plain, pk});
+  auto unpack = UnpackPlan::select(test_stream(), UnpackDescriptor{pk, plain});
+  ASSERT_TRUE(pack && unpack);
+  EXPECT_EQ(pack->workspace_size(), 0u);
+  EXPECT_EQ(unpack->workspace_size(), 0u);
+  HostTensor hx(plain), hp(pk);
+  fill_plain_bytes(hx);
+  DeviceTensor dx(hx, test_stream()), dp(hp, test_stream());
+  Untouched packed(pk), unpacked(plain);
+  const void* x = dx.data();
+  const void* p = dp.data();
+  auto pk_run = [&](const void* in, void* o) { return pack->run(test_stream(), {}, PackArgs{.x = in, .y = o}); };
+  auto un_run = [&](const void* in, void* o) { return unpack->run(test_stream(), {}, UnpackArgs{.x = in, .y = o}); };
+  const Code kBad = Code::kInvalidArgument, kMis = Code::kMisaligned;
+  expect_run_refusals(
+      {
+          {"pack null y", [&] { return pk_run(x, nullptr); }, kBad, "args.y is null"},
+          {"pack misaligned x", [&] { return pk_run(static_cast<const char*>(x) + 1, packed.data()); }, kMis,
+           "not aligned to x.alignment = 16"},
+          {"pack y over x", [&] { return pk_run(x, static_cast<char*>(dx.data()) + 16); }, kBad, "args.y overlaps args.x"},
+          {"unpack null x", [&] { return un_run(nullptr, unpacked.data()); }, kBad, "args.x is null"},
+          {"unpack misaligned y", [&] { return un_run(p, static_cast<char*>(unpacked.data()) + 1); }, kMis,
+           "not aligned to y.alignment = 16"},
+          {"unpack y over x", [&] { return un_run(p, dp.data()); }, kBad, "args.y overlaps args.x"},
+      },
+      {&packed, &unpacked});
+}
+
 }  // namespace
 }  // namespace baracuda::test

@@ -206,5 +206,55 @@ TEST(PReluGpuRefusals, RowsVec16LeavesOutputsUntouched) {
                       "rows_vec16");
 }
 
+// Both plans, table-driven: null, misaligned and aliased pointers name their field, and the
+// backward's workspace (the deterministic grad_weight reduction) is refused too small, null
+// or misaligned; outputs poisoned and untouched after.
+TEST(PReluGpuRefusals, RunTable) {
+  BARACUDA_REQUIRE_GPU();
+  const auto x = TensorLayout::contiguous(DType::kF32, {4, 8, 16});
+  const auto w = TensorLayout::contiguous(DType::kF32, {8});
+  auto fwd = PReluPlan::select(test_stream(), PReluDescriptor{x, w, x});
+  auto bwd = PReluBackwardPlan::select(test_stream(), PReluBackwardDescriptor{x, x, w, x, w});
+  ASSERT_TRUE(fwd && bwd);
+  EXPECT_EQ(fwd->workspace_size(), 0u);
+  const std::size_t need = bwd->workspace_size();
+  ASSERT_GT(need, 0u);
+  HostTensor hx(x), hw(w);
+  fill_random(hx, -2, 2);
+  fill_random(hw, -1, 1);
+  DeviceTensor dx(hx, test_stream()), dg(hx, test_stream()), dw(hw, test_stream());
+  Untouched y(x), gx(x), gw(w);
+  const void *xp = dx.data(), *gp = dg.data(), *wp = dw.data();
+  void* x_row1 = static_cast<float*>(dx.data()) + 16;  // overlaps x one row on
+  void* g_row1 = static_cast<float*>(dg.data()) + 16;
+  const Workspace ws = test_workspace(need + kWorkspaceAlignment);
+  const PReluBackwardArgs bargs{.grad_y = gp, .x = xp, .weight = wp, .grad_x = gx.data(), .grad_weight = gw.data()};
+  auto bwd_with = [&](PReluBackwardArgs a, Workspace wsp) { return bwd->run(test_stream(), wsp, a); };
+  const Stream& s = test_stream();
+  const Code kBad = Code::kInvalidArgument, kMis = Code::kMisaligned;
+  std::vector<RunRefusal> rows = workspace_refusals("backward", [&](Workspace w) { return bwd_with(bargs, w); }, ws, need);
+  rows.insert(rows.end(),
+      {
+          {"forward null weight", [&] { return fwd->run(s, {}, {.x = xp, .weight = nullptr, .y = y.data()}); }, kBad,
+           "args.weight is null"},
+          {"forward misaligned x", [&] { return fwd->run(s, {}, {.x = static_cast<const char*>(xp) + 4, .weight = wp, .y = y.data()}); },
+           kMis, "not aligned to x.alignment = 16"},
+          {"forward y over x", [&] { return fwd->run(s, {}, {.x = xp, .weight = wp, .y = x_row1}); }, kBad,
+           "args.y overlaps args.x"},
+          {"backward null grad_y", [&] { auto a = bargs; a.grad_y = nullptr; return bwd_with(a, {ws.data, need}); }, kBad,
+           "args.grad_y is null"},
+          {"backward misaligned grad_weight", [&] {
+             auto a = bargs;
+             a.grad_weight = static_cast<char*>(gw.data()) + 4;
+             return bwd_with(a, {ws.data, need});
+           }, kMis, "not aligned to grad_weight.alignment = 16"},
+          {"backward grad_x over grad_y", [&] { auto a = bargs; a.grad_x = g_row1; return bwd_with(a, {ws.data, need}); }, kBad,
+           "args.grad_x overlaps args.grad_y"},
+          {"backward grad_x inside grad_weight", [&] { auto a = bargs; a.grad_x = gw.data(); return bwd_with(a, {ws.data, need}); },
+           kBad, "args.grad_weight and args.grad_x overlap"},
+      });
+  expect_run_refusals(rows, {&y, &gx, &gw});
+}
+
 }  // namespace
 }  // namespace baracuda::test

@@ -7,6 +7,7 @@
 // (null, misaligned, aliasing, workspace) that must leave the outputs untouched.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <limits>
 #include <string>
 #include <utility>
@@ -575,6 +576,88 @@ TEST(TernaryRefusals, BackwardWorkspaceAndAliasing) {
                  "args.cond is null");
   EXPECT_TRUE(ga.check());
   EXPECT_TRUE(gb.check());
+}
+
+// The six plans of this file, table-driven: a null, a misaligned and an unsafely aliased
+// pointer each (FillPlan has no input to alias), and for the two backward plans (whose
+// broadcast operands are reduced through the workspace) a workspace too small, null and
+// misaligned; outputs poisoned and untouched after.
+TEST(TernaryRefusals, EveryPlanRunTable) {
+  BARACUDA_REQUIRE_GPU();
+  const auto l = contig(DType::kF32, {64, 64});
+  const auto row = contig(DType::kF32, {64});
+  const auto bl = contig(DType::kBool, {64, 64});
+  HostTensor hx(l), hr(row), hc(bl);
+  fill_random(hx, -1, 1);
+  fill_random(hr, -1, 1);
+  DeviceTensor dg(hx, test_stream()), da(hx, test_stream()), db(hx, test_stream()), dc(hx, test_stream());
+  DeviceTensor dlo(hr, test_stream()), dhi(hr, test_stream()), dcond(hc, test_stream());
+  Untouched out(l), ga(l), gb(row), gc(row), wga(row), wgb(l);
+  const void *g = dg.data(), *a = da.data(), *b = db.data(), *c = dc.data(), *cond = dcond.data();
+  const void* b_plus4 = static_cast<const char*>(b) + 4;  // breaks the promised 16 bytes
+  const void* hi_plus4 = static_cast<const char*>(dhi.data()) + 4;
+  const void* cond_plus1 = static_cast<const char*>(cond) + 1;
+  void* out_plus4 = static_cast<char*>(out.data()) + 4;
+  void* a_row1 = static_cast<float*>(da.data()) + 64;  // overlaps a one row on
+  void* c_row1 = static_cast<float*>(dc.data()) + 64;
+  void* g_row1 = static_cast<float*>(dg.data()) + 64;
+  auto ter = TernaryPlan::select(test_stream(), TernaryDescriptor{TernaryKind::kClamp, 1, l, l, l, l});
+  auto tbw = TernaryBackwardPlan::select(test_stream(),
+                                         TernaryBackwardDescriptor{TernaryKind::kClamp, 1, l, l, row, row, l, row, row});
+  auto whr = WherePlan::select(test_stream(), WhereDescriptor{bl, l, l, l});
+  auto wbw = WhereBackwardPlan::select(test_stream(), WhereBackwardDescriptor{bl, l, row, l});
+  auto aff = AffinePlan::select(test_stream(), AffineDescriptor{2, 1, l, l});
+  auto fil = FillPlan::select(test_stream(), FillDescriptor{l, 3});
+  ASSERT_TRUE(ter && tbw && whr && wbw && aff && fil);
+  const std::size_t tneed = tbw->workspace_size(), wneed = wbw->workspace_size();
+  ASSERT_GT(tneed, 0u);
+  ASSERT_GT(wneed, 0u);
+  for (std::size_t ws : {ter->workspace_size(), whr->workspace_size(), aff->workspace_size(), fil->workspace_size()})
+    EXPECT_EQ(ws, 0u);
+  const Workspace ws = test_workspace(std::max(tneed, wneed) + kWorkspaceAlignment);
+  const TernaryBackwardArgs targs{.grad_out = g, .a = a, .b = dlo.data(), .c = dhi.data(),
+                                  .grad_a = ga.data(), .grad_b = gb.data(), .grad_c = gc.data()};
+  auto tbw_with = [&](TernaryBackwardArgs args, Workspace wsp) { return tbw->run(test_stream(), wsp, args); };
+  const WhereBackwardArgs wargs{.cond = cond, .grad_out = g, .grad_a = wga.data(), .grad_b = wgb.data()};
+  auto wbw_with = [&](WhereBackwardArgs args, Workspace wsp) { return wbw->run(test_stream(), wsp, args); };
+  const Stream& s = test_stream();
+  const Code kBad = Code::kInvalidArgument, kMis = Code::kMisaligned;
+  std::vector<RunRefusal> rows = workspace_refusals("backward", [&](Workspace w) { return tbw_with(targs, w); }, ws, tneed);
+  for (auto& r : workspace_refusals("where backward", [&](Workspace w) { return wbw_with(wargs, w); }, ws, wneed))
+    rows.push_back(std::move(r));
+  rows.insert(rows.end(),
+      {
+          {"ternary null a", [&] { return ter->run(s, {}, {.a = nullptr, .b = b, .c = c, .out = out.data()}); }, kBad,
+           "args.a is null"},
+          {"ternary misaligned b", [&] { return ter->run(s, {}, {.a = a, .b = b_plus4, .c = c, .out = out.data()}); }, kMis,
+           "not aligned to b.alignment = 16"},
+          {"ternary out over c", [&] { return ter->run(s, {}, {.a = a, .b = b, .c = c, .out = c_row1}); }, kBad,
+           "args.out overlaps args.c"},
+          {"backward null grad_out", [&] { auto t = targs; t.grad_out = nullptr; return tbw_with(t, {ws.data, tneed}); }, kBad,
+           "args.grad_out is null"},
+          {"backward misaligned c", [&] { auto t = targs; t.c = hi_plus4; return tbw_with(t, {ws.data, tneed}); }, kMis,
+           "not aligned to c.alignment = 16"},
+          {"backward grad_a over a", [&] { auto t = targs; t.grad_a = a_row1; return tbw_with(t, {ws.data, tneed}); }, kBad,
+           "args.grad_a overlaps args.a"},
+          {"where null b", [&] { return whr->run(s, {}, {.cond = cond, .a = a, .b = nullptr, .out = out.data()}); }, kBad,
+           "args.b is null"},
+          {"where misaligned out", [&] { return whr->run(s, {}, {.cond = cond, .a = a, .b = b, .out = out_plus4}); }, kMis,
+           "not aligned to out.alignment = 16"},
+          {"where out over a", [&] { return whr->run(s, {}, {.cond = cond, .a = a, .b = b, .out = a_row1}); }, kBad,
+           "args.out overlaps args.a"},
+          {"where backward null grad_out", [&] { auto w = wargs; w.grad_out = nullptr; return wbw_with(w, {ws.data, wneed}); },
+           kBad, "args.grad_out is null"},
+          {"where backward misaligned cond", [&] { auto w = wargs; w.cond = cond_plus1; return wbw_with(w, {ws.data, wneed}); },
+           kMis, "not aligned to cond.alignment = 16"},
+          {"where backward grad_b over grad_out", [&] { auto w = wargs; w.grad_b = g_row1; return wbw_with(w, {ws.data, wneed}); },
+           kBad, "args.grad_b overlaps args.grad_out"},
+          {"affine null x", [&] { return aff->run(s, {}, {.x = nullptr, .y = out.data()}); }, kBad, "args.x is null"},
+          {"affine misaligned y", [&] { return aff->run(s, {}, {.x = a, .y = out_plus4}); }, kMis, "not aligned to y.alignment = 16"},
+          {"affine y over x", [&] { return aff->run(s, {}, {.x = a, .y = a_row1}); }, kBad, "args.y overlaps args.x"},
+          {"fill null y", [&] { return fil->run(s, {}, {.y = nullptr}); }, kBad, "args.y is null"},
+          {"fill misaligned y", [&] { return fil->run(s, {}, {.y = out_plus4}); }, kMis, "not aligned to y.alignment = 16"},
+      });
+  expect_run_refusals(rows, {&out, &ga, &gb, &gc, &wga, &wgb});
 }
 
 }  // namespace
