@@ -515,7 +515,8 @@ constexpr std::array<BwdCandidate, 7> kBackwardCandidates = {
 }  // namespace elementwise
 
 template <>
-struct FamilyTraits<BinaryDescriptor> {
+struct FamilyTraits<BinaryDescriptor>
+    : elementwise::MapFamilyTraits<elementwise::BinarySpec, BinaryDescriptor, BinaryArgs> {
   using Spec = elementwise::BinarySpec;
   static constexpr const char* kFamily = "binary";
   static Status validate(const BinaryDescriptor& d) {
@@ -529,12 +530,6 @@ struct FamilyTraits<BinaryDescriptor> {
     if (!shape) return shape.error();
     BARACUDA_TRY(elementwise::check_same_shape(d.out, "out", shape.value(), "broadcast(a, b)"));
     return elementwise::check_output_layout(d.out, "out");
-  }
-  static std::span<const Candidate<BinaryDescriptor, BinaryArgs>> candidates() {
-    return elementwise::kMapCandidates<Spec, BinaryDescriptor, BinaryArgs>;
-  }
-  static Status check_args(const BinaryDescriptor& d, const BinaryArgs& a) {
-    return elementwise::check_map_pointers(Spec::operands(d), Spec::pointers(a));
   }
 };
 

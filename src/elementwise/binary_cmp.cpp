@@ -99,7 +99,8 @@ Status check_tolerance(double v, const char* field) {
 }  // namespace elementwise
 
 template <>
-struct FamilyTraits<BinaryCmpDescriptor> {
+struct FamilyTraits<BinaryCmpDescriptor>
+    : elementwise::MapFamilyTraits<elementwise::BinaryCmpSpec, BinaryCmpDescriptor, BinaryArgs> {
   using Spec = elementwise::BinaryCmpSpec;
   static constexpr const char* kFamily = "binary_cmp";
   static Status validate(const BinaryCmpDescriptor& d) {
@@ -122,12 +123,6 @@ struct FamilyTraits<BinaryCmpDescriptor> {
     if (!shape) return shape.error();
     BARACUDA_TRY(elementwise::check_same_shape(d.out, "out", shape.value(), "broadcast(a, b)"));
     return elementwise::check_output_layout(d.out, "out");
-  }
-  static std::span<const Candidate<BinaryCmpDescriptor, BinaryArgs>> candidates() {
-    return elementwise::kMapCandidates<Spec, BinaryCmpDescriptor, BinaryArgs>;
-  }
-  static Status check_args(const BinaryCmpDescriptor& d, const BinaryArgs& a) {
-    return elementwise::check_map_pointers(Spec::operands(d), Spec::pointers(a));
   }
 };
 

@@ -237,7 +237,8 @@ Status check_grad(const TensorLayout& grad, const char* field, const TensorLayou
 }  // namespace elementwise
 
 template <>
-struct FamilyTraits<BinaryParamDescriptor> {
+struct FamilyTraits<BinaryParamDescriptor>
+    : elementwise::MapFamilyTraits<elementwise::ParamFwdSpec, BinaryParamDescriptor, BinaryParamArgs> {
   using Spec = elementwise::ParamFwdSpec;
   static constexpr const char* kFamily = "binary_param";
   static Status validate(const BinaryParamDescriptor& d) {
@@ -257,12 +258,6 @@ struct FamilyTraits<BinaryParamDescriptor> {
     BARACUDA_TRY(elementwise::check_same_shape(d.out, "out", shape.value(),
                                                tensor_weight(d.kind) ? "broadcast(a, b, weight)" : "broadcast(a, b)"));
     return elementwise::check_output_layout(d.out, "out");
-  }
-  static std::span<const Candidate<BinaryParamDescriptor, BinaryParamArgs>> candidates() {
-    return elementwise::kMapCandidates<Spec, BinaryParamDescriptor, BinaryParamArgs>;
-  }
-  static Status check_args(const BinaryParamDescriptor& d, const BinaryParamArgs& a) {
-    return elementwise::check_map_pointers(Spec::operands(d), Spec::pointers(a));
   }
 };
 

@@ -74,7 +74,7 @@ struct CastSpec {
 }  // namespace elementwise
 
 template <>
-struct FamilyTraits<CastDescriptor> {
+struct FamilyTraits<CastDescriptor> : elementwise::MapFamilyTraits<elementwise::CastSpec, CastDescriptor, CastArgs> {
   using Spec = elementwise::CastSpec;
   static constexpr const char* kFamily = "cast";
   static Status validate(const CastDescriptor& d) {
@@ -90,12 +90,6 @@ struct FamilyTraits<CastDescriptor> {
     auto b = broadcast_to(d.x, d.y.rank, d.y.shape, "x");
     if (!b) return b.error();
     return elementwise::check_output_layout(d.y, "y");
-  }
-  static std::span<const Candidate<CastDescriptor, CastArgs>> candidates() {
-    return elementwise::kMapCandidates<Spec, CastDescriptor, CastArgs>;
-  }
-  static Status check_args(const CastDescriptor& d, const CastArgs& a) {
-    return elementwise::check_map_pointers(Spec::operands(d), Spec::pointers(a));
   }
 };
 

@@ -279,7 +279,8 @@ Status check_packed_shape(const TensorLayout& packed, const char* field, const T
 }  // namespace elementwise
 
 template <>
-struct FamilyTraits<GatedActivationDescriptor> {
+struct FamilyTraits<GatedActivationDescriptor>
+    : elementwise::MapFamilyTraits<elementwise::GatedFwdSpec, GatedActivationDescriptor, GatedActivationArgs> {
   using Spec = elementwise::GatedFwdSpec;
   static constexpr const char* kFamily = "gated";
   static Status validate(const GatedActivationDescriptor& d) {
@@ -301,16 +302,11 @@ struct FamilyTraits<GatedActivationDescriptor> {
     }
     return check_output_layout(d.y, "y");
   }
-  static std::span<const Candidate<GatedActivationDescriptor, GatedActivationArgs>> candidates() {
-    return elementwise::kMapCandidates<Spec, GatedActivationDescriptor, GatedActivationArgs>;
-  }
-  static Status check_args(const GatedActivationDescriptor& d, const GatedActivationArgs& a) {
-    return elementwise::check_map_pointers(Spec::whole_operands(d), Spec::whole_pointers(d, a));
-  }
 };
 
 template <>
-struct FamilyTraits<GatedActivationBackwardDescriptor> {
+struct FamilyTraits<GatedActivationBackwardDescriptor>
+    : elementwise::MapFamilyTraits<elementwise::GatedBwdSpec, GatedActivationBackwardDescriptor, GatedActivationBackwardArgs> {
   using Spec = elementwise::GatedBwdSpec;
   static constexpr const char* kFamily = "gated_backward";
   static Status validate(const GatedActivationBackwardDescriptor& d) {
@@ -334,12 +330,6 @@ struct FamilyTraits<GatedActivationBackwardDescriptor> {
     }
     BARACUDA_TRY(check_output_layout(d.grad_gate, "grad_gate"));
     return check_output_layout(d.grad_up, "grad_up");
-  }
-  static std::span<const Candidate<GatedActivationBackwardDescriptor, GatedActivationBackwardArgs>> candidates() {
-    return elementwise::kMapCandidates<Spec, GatedActivationBackwardDescriptor, GatedActivationBackwardArgs>;
-  }
-  static Status check_args(const GatedActivationBackwardDescriptor& d, const GatedActivationBackwardArgs& a) {
-    return elementwise::check_map_pointers(Spec::whole_operands(d), Spec::whole_pointers(d, a));
   }
 };
 

@@ -87,4 +87,19 @@ inline constexpr std::array<Candidate<Desc, Args>, 4> kMapCandidates = {
     MapCandidate<Spec, Desc, Args, MapPath::kStrided64>::make(),
 };
 
+// What a plan that is one map adds to its FamilyTraits (which inherit this and give kFamily
+// and validate): the standard candidates, and the pointer checks of the operands as the
+// caller passes them (Spec::whole_operands / whole_pointers where the map sees views inside
+// them, e.g. the two halves of a packed gated x; else Spec::operands / pointers).
+template <class Spec, class Desc, class Args>
+struct MapFamilyTraits {
+  static std::span<const Candidate<Desc, Args>> candidates() { return kMapCandidates<Spec, Desc, Args>; }
+  static Status check_args(const Desc& d, const Args& a) {
+    if constexpr (requires { Spec::whole_operands(d); })
+      return check_map_pointers(Spec::whole_operands(d), Spec::whole_pointers(d, a));
+    else
+      return check_map_pointers(Spec::operands(d), Spec::pointers(a));
+  }
+};
+
 }  // namespace baracuda::elementwise

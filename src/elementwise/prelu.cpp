@@ -317,7 +317,8 @@ MapPointers bwd_pointers(const PReluBackwardDescriptor& d, const PReluBackwardAr
 }  // namespace elementwise
 
 template <>
-struct FamilyTraits<PReluDescriptor> {
+struct FamilyTraits<PReluDescriptor>
+    : elementwise::MapFamilyTraits<elementwise::PReluFwdSpec, PReluDescriptor, PReluArgs> {
   using Spec = elementwise::PReluFwdSpec;
   static constexpr const char* kFamily = "prelu";
   static Status validate(const PReluDescriptor& d) {
@@ -331,12 +332,6 @@ struct FamilyTraits<PReluDescriptor> {
     BARACUDA_TRY(check_same_shape(d.y, "y", d.x, "x"));
     BARACUDA_TRY(check_weight(d.x, d.weight));
     return check_output_layout(d.y, "y");
-  }
-  static std::span<const Candidate<PReluDescriptor, PReluArgs>> candidates() {
-    return elementwise::kMapCandidates<Spec, PReluDescriptor, PReluArgs>;
-  }
-  static Status check_args(const PReluDescriptor& d, const PReluArgs& a) {
-    return elementwise::check_map_pointers(Spec::operands(d), Spec::pointers(a));
   }
 };
 

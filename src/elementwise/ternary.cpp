@@ -292,7 +292,8 @@ Status check_integral_scalar(const char* field, double v) {
 }  // namespace elementwise
 
 template <>
-struct FamilyTraits<TernaryDescriptor> {
+struct FamilyTraits<TernaryDescriptor>
+    : elementwise::MapFamilyTraits<elementwise::TernarySpec, TernaryDescriptor, TernaryArgs> {
   using Spec = elementwise::TernarySpec;
   static constexpr const char* kFamily = "ternary";
   static Status validate(const TernaryDescriptor& d) {
@@ -308,12 +309,6 @@ struct FamilyTraits<TernaryDescriptor> {
     BARACUDA_TRY(elementwise::check_same_dtype(d.out, "out", d.a, "a"));
     BARACUDA_TRY(elementwise::check_broadcast3(d.a, "a", d.b, "b", d.c, "c", d.out, "out"));
     return elementwise::check_output_layout(d.out, "out");
-  }
-  static std::span<const Candidate<TernaryDescriptor, TernaryArgs>> candidates() {
-    return elementwise::kMapCandidates<Spec, TernaryDescriptor, TernaryArgs>;
-  }
-  static Status check_args(const TernaryDescriptor& d, const TernaryArgs& a) {
-    return elementwise::check_map_pointers(Spec::operands(d), Spec::pointers(a));
   }
 };
 
@@ -356,7 +351,8 @@ struct FamilyTraits<TernaryBackwardDescriptor> {
 };
 
 template <>
-struct FamilyTraits<AffineDescriptor> {
+struct FamilyTraits<AffineDescriptor>
+    : elementwise::MapFamilyTraits<elementwise::AffineSpec, AffineDescriptor, AffineArgs> {
   using Spec = elementwise::AffineSpec;
   static constexpr const char* kFamily = "affine";
   static Status validate(const AffineDescriptor& d) {
@@ -377,12 +373,6 @@ struct FamilyTraits<AffineDescriptor> {
     auto b = broadcast_to(d.x, d.y.rank, d.y.shape, "x");
     if (!b) return b.error();
     return elementwise::check_output_layout(d.y, "y");
-  }
-  static std::span<const Candidate<AffineDescriptor, AffineArgs>> candidates() {
-    return elementwise::kMapCandidates<Spec, AffineDescriptor, AffineArgs>;
-  }
-  static Status check_args(const AffineDescriptor& d, const AffineArgs& a) {
-    return elementwise::check_map_pointers(Spec::operands(d), Spec::pointers(a));
   }
 };
 

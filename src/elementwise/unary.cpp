@@ -272,7 +272,8 @@ Status check_plain(UnaryKind k) {
 }  // namespace elementwise
 
 template <>
-struct FamilyTraits<UnaryDescriptor> {
+struct FamilyTraits<UnaryDescriptor>
+    : elementwise::MapFamilyTraits<elementwise::UnaryFwdSpec<UnaryDescriptor>, UnaryDescriptor, UnaryArgs> {
   using Spec = elementwise::UnaryFwdSpec<UnaryDescriptor>;
   static constexpr const char* kFamily = "unary";
   static Status validate(const UnaryDescriptor& d) {
@@ -280,16 +281,11 @@ struct FamilyTraits<UnaryDescriptor> {
     BARACUDA_TRY(elementwise::check_plain(d.kind));
     return elementwise::validate_fwd(d);
   }
-  static std::span<const Candidate<UnaryDescriptor, UnaryArgs>> candidates() {
-    return elementwise::kMapCandidates<Spec, UnaryDescriptor, UnaryArgs>;
-  }
-  static Status check_args(const UnaryDescriptor& d, const UnaryArgs& a) {
-    return elementwise::check_map_pointers(Spec::operands(d), Spec::pointers(a));
-  }
 };
 
 template <>
-struct FamilyTraits<UnaryBackwardDescriptor> {
+struct FamilyTraits<UnaryBackwardDescriptor>
+    : elementwise::MapFamilyTraits<elementwise::UnaryBwdSpec<UnaryBackwardDescriptor>, UnaryBackwardDescriptor, UnaryBackwardArgs> {
   using Spec = elementwise::UnaryBwdSpec<UnaryBackwardDescriptor>;
   static constexpr const char* kFamily = "unary_backward";
   static Status validate(const UnaryBackwardDescriptor& d) {
@@ -297,16 +293,11 @@ struct FamilyTraits<UnaryBackwardDescriptor> {
     BARACUDA_TRY(elementwise::check_plain(d.kind));
     return elementwise::validate_bwd(d, kFamily);
   }
-  static std::span<const Candidate<UnaryBackwardDescriptor, UnaryBackwardArgs>> candidates() {
-    return elementwise::kMapCandidates<Spec, UnaryBackwardDescriptor, UnaryBackwardArgs>;
-  }
-  static Status check_args(const UnaryBackwardDescriptor& d, const UnaryBackwardArgs& a) {
-    return elementwise::check_map_pointers(Spec::operands(d), Spec::pointers(a));
-  }
 };
 
 template <>
-struct FamilyTraits<UnaryParamDescriptor> {
+struct FamilyTraits<UnaryParamDescriptor>
+    : elementwise::MapFamilyTraits<elementwise::UnaryFwdSpec<UnaryParamDescriptor>, UnaryParamDescriptor, UnaryArgs> {
   using Spec = elementwise::UnaryFwdSpec<UnaryParamDescriptor>;
   static constexpr const char* kFamily = "unary_param";
   static Status validate(const UnaryParamDescriptor& d) {
@@ -314,28 +305,17 @@ struct FamilyTraits<UnaryParamDescriptor> {
     BARACUDA_TRY(elementwise::check_params(d.kind, d.params));
     return elementwise::validate_fwd(d);
   }
-  static std::span<const Candidate<UnaryParamDescriptor, UnaryArgs>> candidates() {
-    return elementwise::kMapCandidates<Spec, UnaryParamDescriptor, UnaryArgs>;
-  }
-  static Status check_args(const UnaryParamDescriptor& d, const UnaryArgs& a) {
-    return elementwise::check_map_pointers(Spec::operands(d), Spec::pointers(a));
-  }
 };
 
 template <>
-struct FamilyTraits<UnaryParamBackwardDescriptor> {
+struct FamilyTraits<UnaryParamBackwardDescriptor>
+    : elementwise::MapFamilyTraits<elementwise::UnaryBwdSpec<UnaryParamBackwardDescriptor>, UnaryParamBackwardDescriptor, UnaryBackwardArgs> {
   using Spec = elementwise::UnaryBwdSpec<UnaryParamBackwardDescriptor>;
   static constexpr const char* kFamily = "unary_param_backward";
   static Status validate(const UnaryParamBackwardDescriptor& d) {
     BARACUDA_TRY(elementwise::check_kind(d.kind));
     BARACUDA_TRY(elementwise::check_params(d.kind, d.params));
     return elementwise::validate_bwd(d, kFamily);
-  }
-  static std::span<const Candidate<UnaryParamBackwardDescriptor, UnaryBackwardArgs>> candidates() {
-    return elementwise::kMapCandidates<Spec, UnaryParamBackwardDescriptor, UnaryBackwardArgs>;
-  }
-  static Status check_args(const UnaryParamBackwardDescriptor& d, const UnaryBackwardArgs& a) {
-    return elementwise::check_map_pointers(Spec::operands(d), Spec::pointers(a));
   }
 };
 
