@@ -96,16 +96,8 @@ KernelSku binary_sku(DType t, Direction dir) { return binary_sku(t, t, dir); }
 
 // a's dtype must be one the kind runs on; out's is a's, or bool for the logical kinds.
 Status check_kind_dtypes(BinaryKind k, const TensorLayout& a, const TensorLayout& out) {
-  const BinaryKindInfo& info = binary_kind_info(k);
-  const DType t = a.dtype;
-  if (!dtype_in_classes(t, info.floating, info.integer, info.boolean))
-    return Status(Code::kInvalidArgument, "a.dtype = " + std::string(dtype_name(t)) + " is not supported by binary kind " +
-                                              info.name + " (" + dtype_class_list(info.floating, info.integer, info.boolean) + ")");
-  const DType want = info.to_bool ? DType::kBool : t;
-  if (out.dtype != want)
-    return Status(Code::kInvalidArgument, "out.dtype = " + std::string(dtype_name(out.dtype)) + " must be " +
-                                              std::string(dtype_name(want)) + " for binary kind " + info.name);
-  return Status::ok();
+  const BinaryKindInfo& i = binary_kind_info(k);
+  return check_dtypes_of_kind(KindDtypes{"binary", i.name, i.floating, i.integer, i.boolean, i.to_bool}, a, "a", out, "out");
 }
 
 struct BinarySpec {

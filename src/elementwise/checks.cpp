@@ -49,6 +49,21 @@ std::string dtype_class_list(bool floating, bool integer, bool boolean) {
   return s;
 }
 
+Status check_dtypes_of_kind(const KindDtypes& k, const TensorLayout& in, const char* in_field, const TensorLayout& out,
+                            const char* out_field) {
+  const std::string kind = std::string(k.family) + " kind " + k.name;
+  const DType t = in.dtype;
+  if (!dtype_in_classes(t, k.floating, k.integer, k.boolean))
+    return Status(Code::kInvalidArgument, std::string(in_field) + ".dtype = " + std::string(dtype_name(t)) +
+                                              " is not supported by " + kind + " (" +
+                                              dtype_class_list(k.floating, k.integer, k.boolean) + ")");
+  const DType want = k.to_bool ? DType::kBool : t;
+  if (out.dtype != want)
+    return Status(Code::kInvalidArgument, std::string(out_field) + ".dtype = " + std::string(dtype_name(out.dtype)) +
+                                              " must be " + std::string(dtype_name(want)) + " for " + kind);
+  return Status::ok();
+}
+
 std::string number_text(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.17g", v);

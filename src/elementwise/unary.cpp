@@ -199,16 +199,8 @@ Status check_kind(UnaryKind k) {
 
 // x's dtype must be one the kind runs on; y's is x's, or bool for the predicates.
 Status check_kind_dtypes(UnaryKind k, const TensorLayout& x, const TensorLayout& y) {
-  const UnaryKindInfo& info = unary_kind_info(k);
-  const DType t = x.dtype;
-  if (!dtype_in_classes(t, info.floating, info.integer, info.boolean))
-    return Status(Code::kInvalidArgument, "x.dtype = " + std::string(dtype_name(t)) + " is not supported by unary kind " +
-                                              info.name + " (" + dtype_class_list(info.floating, info.integer, info.boolean) + ")");
-  const DType want = info.to_bool ? DType::kBool : t;
-  if (y.dtype != want)
-    return Status(Code::kInvalidArgument, "y.dtype = " + std::string(dtype_name(y.dtype)) + " must be " +
-                                              std::string(dtype_name(want)) + " for unary kind " + info.name);
-  return Status::ok();
+  const UnaryKindInfo& i = unary_kind_info(k);
+  return check_dtypes_of_kind(KindDtypes{"unary", i.name, i.floating, i.integer, i.boolean, i.to_bool}, x, "x", y, "y");
 }
 
 Status check_params(UnaryKind k, const UnaryParams& p) {
