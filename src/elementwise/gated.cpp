@@ -2,6 +2,7 @@
 // plans whose operands are the halves of a packed x [..., 2D] (two views of one tensor, at
 // byte offsets 0 and D * stride) or the separate gate and up tensors. The four map paths
 // of map_family.hpp apply; a packed x usually takes vec16_rows (rows of 2D, halves of D).
+#include <array>
 #include <string>
 
 #include "baracuda/ops/elementwise.hpp"
@@ -72,27 +73,39 @@ namespace {
 
 DType compute_of(DType t) { return t == DType::kF64 ? DType::kF64 : DType::kF32; }
 
-// Half h (0 = first, 1 = second) of a packed [..., 2D] layout, and its byte offset.
+// Half h (0 = first, 1 = second) of a packed [..., 2D] layout: its byte offset, and its view.
+std::int64_t half_offset_bytes(const TensorLayout& t, int h) {
+  if (t.rank == 0) return 0;
+  const int last = t.rank - 1;
+  return static_cast<std::int64_t>(h) * (t.shape[last] / 2) * t.strides[last] * static_cast<std::int64_t>(dtype_size(t.dtype));
+}
 TensorLayout half_view(const TensorLayout& t, int h) {
   TensorLayout v = t;
   if (t.rank == 0) return v;
   const int last = t.rank - 1;
   v.shape[last] = t.shape[last] / 2;
-  const std::int64_t off = static_cast<std::int64_t>(h) * v.shape[last] * t.strides[last] * static_cast<std::int64_t>(dtype_size(t.dtype));
+  const std::int64_t off = half_offset_bytes(t, h);
   if (off != 0) {
     const std::int64_t low = off < 0 ? -off & off : off & -off;  // largest power of two dividing off
     if (low < v.alignment) v.alignment = static_cast<int>(low);
   }
   return v;
 }
-std::int64_t half_offset_bytes(const TensorLayout& t, int h) {
-  if (t.rank == 0) return 0;
-  const int last = t.rank - 1;
-  return static_cast<std::int64_t>(h) * (t.shape[last] / 2) * t.strides[last] * static_cast<std::int64_t>(dtype_size(t.dtype));
-}
 const void* at(const void* p, std::int64_t off) { return p == nullptr ? nullptr : static_cast<const char*>(p) + off; }
 void* at(void* p, std::int64_t off) { return p == nullptr ? nullptr : static_cast<char*>(p) + off; }
 int gate_index(GateHalf h) { return h == GateHalf::kFirst ? 0 : 1; }
+
+// The gate and up halves of a packed operand: as map operands, and their addresses.
+std::array<MapOperand, 2> gate_up_operands(const TensorLayout& t, GateHalf h, const char* gate_field, const char* up_field) {
+  const int g = gate_index(h);
+  const TensorLayout gv = half_view(t, g), uv = half_view(t, 1 - g);
+  return {MapOperand{gv, gate_field, gv.alignment}, MapOperand{uv, up_field, uv.alignment}};
+}
+template <class P>
+std::array<P, 2> gate_up_addresses(P p, const TensorLayout& t, GateHalf h) {
+  const int g = gate_index(h);
+  return {at(p, half_offset_bytes(t, g)), at(p, half_offset_bytes(t, 1 - g))};
+}
 
 Status launch_fwd(DType t, GatedKind k, const MapParams& p, cudaStream_t s) {
   switch (t) {
@@ -130,10 +143,9 @@ struct GatedFwdSpec {
     o.num_in = 2;
     o.out[0] = {d.y, "y", d.y.alignment};
     if (d.input == GatedInput::kPacked) {
-      const int g = gate_index(d.gate_half);
-      const TensorLayout gv = half_view(d.x, g), uv = half_view(d.x, 1 - g);
-      o.in[0] = {gv, "x (gate half)", gv.alignment};
-      o.in[1] = {uv, "x (up half)", uv.alignment};
+      const auto x = gate_up_operands(d.x, d.gate_half, "x (gate half)", "x (up half)");
+      o.in[0] = x[0];
+      o.in[1] = x[1];
     } else {
       o.in[0] = {broadcast_or_self(d.gate, d.y), "gate", d.gate.alignment};
       o.in[1] = {broadcast_or_self(d.up, d.y), "up", d.up.alignment};
@@ -163,9 +175,9 @@ struct GatedFwdSpec {
     MapPointers p;
     p.out[0] = a.y;
     if (d.input == GatedInput::kPacked) {
-      const int g = gate_index(d.gate_half);
-      p.in[0] = at(a.x, half_offset_bytes(d.x, g));
-      p.in[1] = at(a.x, half_offset_bytes(d.x, 1 - g));
+      const auto x = gate_up_addresses(a.x, d.x, d.gate_half);
+      p.in[0] = x[0];
+      p.in[1] = x[1];
     } else {
       p.in[0] = a.gate;
       p.in[1] = a.up;
@@ -187,13 +199,12 @@ struct GatedBwdSpec {
     o.num_in = 3;
     o.in[0] = {d.grad_y, "grad_y", d.grad_y.alignment};
     if (d.input == GatedInput::kPacked) {
-      const int g = gate_index(d.gate_half);
-      const TensorLayout dg = half_view(d.grad_x, g), du = half_view(d.grad_x, 1 - g);
-      const TensorLayout gv = half_view(d.x, g), uv = half_view(d.x, 1 - g);
-      o.out[0] = {dg, "grad_x (gate half)", dg.alignment};
-      o.out[1] = {du, "grad_x (up half)", du.alignment};
-      o.in[1] = {gv, "x (gate half)", gv.alignment};
-      o.in[2] = {uv, "x (up half)", uv.alignment};
+      const auto gx = gate_up_operands(d.grad_x, d.gate_half, "grad_x (gate half)", "grad_x (up half)");
+      const auto x = gate_up_operands(d.x, d.gate_half, "x (gate half)", "x (up half)");
+      o.out[0] = gx[0];
+      o.out[1] = gx[1];
+      o.in[1] = x[0];
+      o.in[2] = x[1];
     } else {
       o.out[0] = {d.grad_gate, "grad_gate", d.grad_gate.alignment};
       o.out[1] = {d.grad_up, "grad_up", d.grad_up.alignment};
@@ -233,11 +244,12 @@ struct GatedBwdSpec {
     MapPointers p;
     p.in[0] = a.grad_y;
     if (d.input == GatedInput::kPacked) {
-      const int g = gate_index(d.gate_half);
-      p.out[0] = at(a.grad_x, half_offset_bytes(d.grad_x, g));
-      p.out[1] = at(a.grad_x, half_offset_bytes(d.grad_x, 1 - g));
-      p.in[1] = at(a.x, half_offset_bytes(d.x, g));
-      p.in[2] = at(a.x, half_offset_bytes(d.x, 1 - g));
+      const auto gx = gate_up_addresses(a.grad_x, d.grad_x, d.gate_half);
+      const auto x = gate_up_addresses(a.x, d.x, d.gate_half);
+      p.out[0] = gx[0];
+      p.out[1] = gx[1];
+      p.in[1] = x[0];
+      p.in[2] = x[1];
     } else {
       p.out[0] = a.grad_gate;
       p.out[1] = a.grad_up;
