@@ -20,39 +20,23 @@
 namespace baracuda::kernels {
 
 namespace fast16 {
-__device__ __forceinline__ float ex2(float x) {  // 2^x
-  float r;
-  asm("ex2.approx.f32 %0, %1;" : "=f"(r) : "f"(x));
-  return r;
-}
-__device__ __forceinline__ float lg2(float x) {  // log2 x: -inf at 0, NaN below 0
-  float r;
-  asm("lg2.approx.f32 %0, %1;" : "=f"(r) : "f"(x));
-  return r;
-}
-__device__ __forceinline__ float rcp(float x) {
-  float r;
-  asm("rcp.approx.f32 %0, %1;" : "=f"(r) : "f"(x));
-  return r;
-}
-// Flush-to-zero forms, one MUFU instruction each (the forms above add a subnormal rescale):
-// for arguments that are never subnormal, and exponentials whose subnormal results do not
+// One MUFU approximation each: 2^x, log2 x (-inf at 0, NaN below 0) and 1/x, then their
+// flush-to-zero forms (one instruction; the forms without .ftz add a subnormal rescale),
+// for arguments that are never subnormal and exponentials whose subnormal results do not
 // matter (they are added to 1).
-__device__ __forceinline__ float ex2_ftz(float x) {
-  float r;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
-  return r;
-}
-__device__ __forceinline__ float lg2_ftz(float x) {
-  float r;
-  asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
-  return r;
-}
-__device__ __forceinline__ float rcp_ftz(float x) {
-  float r;
-  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
-  return r;
-}
+#define BARACUDA_MUFU(name, instruction)                          \
+  __device__ __forceinline__ float name(float x) {                \
+    float r;                                                      \
+    asm(instruction " %0, %1;" : "=f"(r) : "f"(x));               \
+    return r;                                                     \
+  }
+BARACUDA_MUFU(ex2, "ex2.approx.f32")
+BARACUDA_MUFU(lg2, "lg2.approx.f32")
+BARACUDA_MUFU(rcp, "rcp.approx.f32")
+BARACUDA_MUFU(ex2_ftz, "ex2.approx.ftz.f32")
+BARACUDA_MUFU(lg2_ftz, "lg2.approx.ftz.f32")
+BARACUDA_MUFU(rcp_ftz, "rcp.approx.ftz.f32")
+#undef BARACUDA_MUFU
 inline constexpr float kLog2e = 1.44269504088896340736f, kLn2 = 0.69314718055994530942f;
 
 // log1p(e) for e >= 0 (e = exp(x) in softplus): e (1 - e / 2) below 2^-10 (error e^3 / 3),
