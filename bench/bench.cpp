@@ -303,8 +303,11 @@ Expected<std::vector<Case>> suite_cases(const SuiteSpec& s) {
     BARACUDA_TRY(add("prelu", "bf16", s.shape));
     for (const char* op : kTernarySpreadOps) BARACUDA_TRY(add(op, "bf16", s.shape));
     for (const char* op : kPlanSpreadOps) BARACUDA_TRY(add(op, "bf16", s.shape));
-    BARACUDA_TRY(add("pack_s4", "i8", s.shape));
-    BARACUDA_TRY(add("unpack_s4", "i8", s.shape));
+    // pack / unpack move bytes, not bf16: twice the rows keeps the i8 operand at the
+    // >= 256 MiB the issue-3 gate asks of every plan (at 128 MiB a same-size memcpy itself
+    // reaches only ~93% of the 1 GiB copy ceiling).
+    BARACUDA_TRY(add("pack_s4", "i8", "32768x8192"));
+    BARACUDA_TRY(add("unpack_s4", "i8", "32768x8192"));
   }
   return cases;
 }

@@ -9,8 +9,9 @@
 //    (-1.0 -> 255) and i8 (300.0 -> 44).
 //  * integer -> narrower integer: wrap (two's complement, the low bits are kept).
 //  * anything -> bool: x != 0 (NaN -> true); bool -> number: 0 / 1.
-//  * i64 / i32 -> a float of p significant bits: rounded to p bits once, in integer
-//    arithmetic (no rounding through f32 or f64 first), then stored exactly.
+//  * i64 / i32 -> a float of p significant bits: rounded to p bits once (cvt.rn for f32; for
+//    the narrower formats through f32 only where the int is exact in f32, else in integer
+//    arithmetic), never rounded twice.
 // Every branch is explicit, so no result depends on C++'s undefined conversions or on the
 // saturation/NaN behaviour of a particular cvt instruction.
 #pragma once
@@ -74,8 +75,17 @@ __device__ __forceinline__ TOut cast_value(TIn x, int fp8_mode) {
     if constexpr (std::is_integral_v<TIn>) return static_cast<double>(x);  // i64: one rounding (cvt.rn.f64.s64)
     else return static_cast<double>(to_compute(x));
   } else if constexpr (std::is_integral_v<TIn>) {
-    if constexpr (sizeof(TIn) >= 4) return from_compute<TOut>(int_to_float_rounded(x, kSignificandBits<TOut>), fp8_mode);
-    else return from_compute<TOut>(static_cast<float>(x), fp8_mode);  // |x| < 2^16: exact in f32
+    if constexpr (std::is_same_v<TOut, float>) {
+      return static_cast<float>(x);  // cvt.rn.f32.s32 / .s64: already one rounding to 24 bits
+    } else if constexpr (sizeof(TIn) >= 4) {
+      // Below 2^24 the int is exact in f32, so from_compute rounds once; beyond, going
+      // through f32 would round twice and the integer path rounds instead.
+      constexpr TIn kExactF32 = TIn{1} << 24;
+      if (x > -kExactF32 && x < kExactF32) return from_compute<TOut>(static_cast<float>(x), fp8_mode);
+      return from_compute<TOut>(int_to_float_rounded(x, kSignificandBits<TOut>), fp8_mode);
+    } else {
+      return from_compute<TOut>(static_cast<float>(x), fp8_mode);  // |x| < 2^16: exact in f32
+    }
   } else {
     // floating -> f32 / f16 / bf16 / fp8; f64 inputs round to f32 first (PyTorch's path).
     return from_compute<TOut>(static_cast<float>(to_compute(x)), fp8_mode);
