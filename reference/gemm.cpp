@@ -169,6 +169,40 @@ Expected<GemmOracle> gemm(const GemmDescriptor& d, const HostTensor& a, const Ho
   return batched_gemm(bd, a, b, c, bias, alpha, beta, tf32);
 }
 
+Expected<GemmBackwardOracle> gemm_backward(const GemmBackwardDescriptor& d, const HostTensor& a, const HostTensor& b,
+                                           const HostTensor& grad_d, double alpha) {
+  // X read as X^T: the same buffer, rows and cols swapped, the other order.
+  auto flip = [](MatrixLayout m) {
+    std::swap(m.rows, m.cols);
+    m.order = m.order == MatrixOrder::kRowMajor ? MatrixOrder::kColMajor : MatrixOrder::kRowMajor;
+    return m;
+  };
+  GemmBackwardOracle o;
+  if (d.compute_grad_a) {
+    GemmDescriptor g;
+    g.a = d.grad_d;
+    g.b = flip(d.b);
+    g.d = d.grad_a;
+    auto r = gemm(g, grad_d, b, nullptr, nullptr, alpha, 0.0, false);
+    if (!r) return r.error();
+    o.grad_a = std::move(r.value());
+  }
+  if (d.compute_grad_b) {
+    GemmDescriptor g;
+    g.a = flip(d.a);
+    g.b = d.grad_d;
+    g.d = d.grad_b;
+    if (d.compute_grad_bias) {
+      g.epilogue.bias_grad = GemmBiasGrad::kB;
+      g.bias_grad = d.grad_bias;
+    }
+    auto r = gemm(g, a, grad_d, nullptr, nullptr, alpha, 0.0, false);
+    if (!r) return r.error();
+    o.grad_b = std::move(r.value());
+  }
+  return o;
+}
+
 namespace {
 
 // got(idx) against want[idx] within bound[idx], idx over the oracle's dense order.

@@ -5,6 +5,7 @@
 //    select takes it only when PlanPreference::math.allow_tf32, and then after the strict one
 //    unless that is skipped or another SKU is forced).
 // The cuBLASLt frame change, heuristic and launch are in lt_gemm.cpp.
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cstdint>
@@ -252,6 +253,9 @@ Status check_gemm_args(const BatchedGemmDescriptor& b, const GemmArgs& a) {
       {"bias_grad", a.bias_grad, gemm_batched_layout(g.bias_grad, n, b.stride_bias), bgrad},
   }};
   if (g.m() == 0 || g.n() == 0 || n == 0) return Status::ok();  // nothing is read or written
+  if (bgrad && a.alpha != 1.0)
+    return invalid("args.alpha = " + std::to_string(a.alpha) +
+                   " with epilogue " + e.to_string() + ": the bias gradient is of the unscaled operand; use alpha = 1");
   auto check_one = [](const Operand& o) -> Status {
     if (!o.used) return Status::ok();
     if (o.ptr == nullptr) return invalid(std::string("args.") + o.field + " is null");
@@ -358,7 +362,172 @@ struct FamilyTraits<BatchedGemmDescriptor> {
   static Status check_args(const BatchedGemmDescriptor& d, const GemmArgs& a) { return gemm::check_gemm_args(d, a); }
 };
 
+// ------------------------------------------------------------------------------ backward
+MatrixLayout gemm_transposed(const MatrixLayout& m) {
+  MatrixLayout t = m;
+  t.rows = m.cols;
+  t.cols = m.rows;
+  t.order = m.order == MatrixOrder::kRowMajor ? MatrixOrder::kColMajor : MatrixOrder::kRowMajor;
+  return t;
+}
+
+std::size_t GemmBackwardDescriptor::hash() const noexcept {
+  std::size_t h = matrix_hash(a);
+  for (const MatrixLayout* m : {&b, &grad_d, &grad_a, &grad_b}) h = detail::hash_combine(h, matrix_hash(*m));
+  h = detail::hash_combine(h, grad_bias.hash());
+  return detail::hash_combine(h, std::size_t{compute_grad_a} | (std::size_t{compute_grad_b} << 1) |
+                                     (std::size_t{compute_grad_bias} << 2));
+}
+
+std::string GemmBackwardDescriptor::to_string() const {
+  std::string s = "gemm_backward(a=" + matrix_string(a) + ", b=" + matrix_string(b) +
+                  ", grad_d=" + matrix_string(grad_d);
+  if (compute_grad_a) s += ", grad_a=" + matrix_string(grad_a);
+  if (compute_grad_b) s += ", grad_b=" + matrix_string(grad_b);
+  if (compute_grad_bias) s += ", grad_bias=" + grad_bias.to_string();
+  return s + ")";
+}
+
+namespace gemm {
+namespace {
+
+// grad_a = grad_d B^T
+GemmDescriptor grad_a_gemm(const GemmBackwardDescriptor& d) {
+  GemmDescriptor g;
+  g.a = d.grad_d;
+  g.b = gemm_transposed(d.b);
+  g.d = d.grad_a;
+  return g;
+}
+// grad_b = A^T grad_d (+ the column sums of grad_d as the bias gradient)
+GemmDescriptor grad_b_gemm(const GemmBackwardDescriptor& d) {
+  GemmDescriptor g;
+  g.a = gemm_transposed(d.a);
+  g.b = d.grad_d;
+  g.d = d.grad_b;
+  if (d.compute_grad_bias) {
+    g.epilogue.bias_grad = GemmBiasGrad::kB;
+    g.bias_grad = d.grad_bias;
+  }
+  return g;
+}
+
+Status validate_backward(const GemmBackwardDescriptor& d) {
+  if (!d.compute_grad_a && !d.compute_grad_b)
+    return invalid("compute_grad_a = false and compute_grad_b = false: nothing to compute");
+  if (d.compute_grad_bias && !d.compute_grad_b)
+    return invalid("compute_grad_bias = true needs compute_grad_b (the bias gradient is the grad_b GEMM's epilogue)");
+  // The two GEMMs' own checks name grad_d as "a" or "b"; check the forward shapes first.
+  BARACUDA_TRY(validate_matrix(d.a, "a"));
+  BARACUDA_TRY(validate_matrix(d.b, "b"));
+  BARACUDA_TRY(validate_matrix(d.grad_d, "grad_d"));
+  if (d.b.rows != d.a.cols) return invalid("b.rows = " + str(d.b.rows) + " differs from a.cols = " + str(d.a.cols) + " (K)");
+  BARACUDA_TRY(check_extent(d.grad_d, "grad_d", d.a.rows, d.b.cols, "a.rows x b.cols"));
+  if (d.compute_grad_a) BARACUDA_TRY(validate_gemm(grad_a_gemm(d)).add_context("grad_a = grad_d b^T"));
+  if (d.compute_grad_b) BARACUDA_TRY(validate_gemm(grad_b_gemm(d)).add_context("grad_b = a^T grad_d"));
+  return Status::ok();
+}
+
+struct BackwardState {
+  std::shared_ptr<const detail::PlanImpl<GemmDescriptor, GemmArgs>> grad_a, grad_b;
+};
+
+struct PairCandidate {
+  using Desc = GemmBackwardDescriptor;
+  static Candidate<Desc, GemmBackwardArgs>::Probe probe(const Desc& d, const DeviceCaps&) {
+    Candidate<Desc, GemmBackwardArgs>::Probe pr;
+    pr.sku = lt_sku(d.grad_d.dtype, false);
+    pr.sku.direction = Direction::kBackward;
+    pr.sku.impl = "cublaslt_pair";
+    if (d.compute_grad_a) pr.rejection = lt_rejection(grad_a_gemm(d));
+    if (pr.rejection.empty() && d.compute_grad_b) pr.rejection = lt_rejection(grad_b_gemm(d));
+    return pr;
+  }
+  static Expected<PreparedCandidate> prepare_pref(const Desc& d, const DeviceCaps& caps, const PlanPreference& pref) {
+    auto st = std::make_shared<BackwardState>();
+    PlanPreference sub = pref;
+    sub.force_sku.clear();  // the preference named the pair's SKU; each GEMM takes the strict cuBLASLt one
+    sub.skip_skus = {"gemm.fwd.cublaslt_tf32*"};
+    std::size_t ws = 0;
+    if (d.compute_grad_a) {
+      auto p = detail::select_impl<GemmDescriptor, GemmArgs>(caps, grad_a_gemm(d), sub, caps.ordinal);
+      if (!p) return Status(p.error()).add_context("grad_a");
+      st->grad_a = p.value();
+      ws = std::max(ws, st->grad_a->workspace_bytes);
+    }
+    if (d.compute_grad_b) {
+      auto p = detail::select_impl<GemmDescriptor, GemmArgs>(caps, grad_b_gemm(d), sub, caps.ordinal);
+      if (!p) return Status(p.error()).add_context("grad_b");
+      st->grad_b = p.value();
+      ws = std::max(ws, st->grad_b->workspace_bytes);
+    }
+    return PreparedCandidate{st, ws};
+  }
+  static Expected<std::shared_ptr<const void>> prepare(const Desc& d, const DeviceCaps& caps) {
+    auto p = prepare_pref(d, caps, PlanPreference{});
+    if (!p) return p.error();
+    return std::move(p->state);
+  }
+  // The two GEMMs in order on one stream, sharing the workspace.
+  static Status launch(const void* state, const Desc& d, const GemmBackwardArgs& a, Workspace ws, cudaStream_t s) {
+    const auto& st = *static_cast<const BackwardState*>(state);
+    if (st.grad_a)
+      BARACUDA_TRY(st.grad_a->candidate->launch(st.grad_a->state.get(), st.grad_a->desc,
+                                                GemmArgs{.a = a.grad_d, .b = a.b, .d = a.grad_a, .alpha = a.alpha}, ws, s));
+    if (st.grad_b)
+      BARACUDA_TRY(st.grad_b->candidate->launch(
+          st.grad_b->state.get(), st.grad_b->desc,
+          GemmArgs{.a = a.a, .b = a.grad_d, .d = a.grad_b, .bias_grad = a.grad_bias, .alpha = a.alpha}, ws, s));
+    return Status::ok();
+  }
+};
+inline constexpr std::array<Candidate<GemmBackwardDescriptor, GemmBackwardArgs>, 1> kBackwardCandidates = {
+    Candidate<GemmBackwardDescriptor, GemmBackwardArgs>{&PairCandidate::probe, &PairCandidate::prepare, &PairCandidate::launch}};
+
+Status check_backward_args(const GemmBackwardDescriptor& d, const GemmBackwardArgs& a) {
+  if (d.compute_grad_a)
+    BARACUDA_TRY(check_gemm_args(as_batched(grad_a_gemm(d)), GemmArgs{.a = a.grad_d, .b = a.b, .d = a.grad_a, .alpha = a.alpha})
+                     .add_context("grad_a = grad_d b^T"));
+  if (d.compute_grad_b)
+    BARACUDA_TRY(check_gemm_args(as_batched(grad_b_gemm(d)),
+                                 GemmArgs{.a = a.a, .b = a.grad_d, .d = a.grad_b, .bias_grad = a.grad_bias, .alpha = a.alpha})
+                     .add_context("grad_b = a^T grad_d"));
+  // grad_a is written before the grad_b GEMM reads a and grad_d and writes grad_b / grad_bias
+  if (d.compute_grad_a && d.compute_grad_b && d.grad_a.rows > 0 && d.grad_a.cols > 0) {
+    const TensorLayout ga = d.grad_a.as_tensor();
+    const std::pair<const void*, TensorLayout> others[] = {
+        {a.a, d.a.as_tensor()}, {a.grad_b, d.grad_b.as_tensor()}, {a.grad_bias, d.grad_bias}};
+    const char* names[] = {"a", "grad_b", "grad_bias"};
+    for (int i = 0; i < 3; ++i) {
+      if (i == 2 && !d.compute_grad_bias) continue;
+      if (byte_ranges_overlap(a.grad_a, ga, others[i].first, others[i].second))
+        return invalid(std::string("args.grad_a overlaps args.") + names[i]);
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace
+}  // namespace gemm
+
+template <>
+struct FamilyTraits<GemmBackwardDescriptor> {
+  static constexpr const char* kFamily = "gemm_backward";
+  static Status validate(const GemmBackwardDescriptor& d) { return gemm::validate_backward(d); }
+  static std::span<const Candidate<GemmBackwardDescriptor, GemmBackwardArgs>> candidates() {
+    return gemm::kBackwardCandidates;
+  }
+  static Expected<PreparedCandidate> prepare_with_preference(std::size_t, const GemmBackwardDescriptor& d,
+                                                             const DeviceCaps& caps, const PlanPreference& pref) {
+    return gemm::PairCandidate::prepare_pref(d, caps, pref);
+  }
+  static Status check_args(const GemmBackwardDescriptor& d, const GemmBackwardArgs& a) {
+    return gemm::check_backward_args(d, a);
+  }
+};
+
 template class Plan<GemmDescriptor, GemmArgs>;
 template class Plan<BatchedGemmDescriptor, GemmArgs>;
+template class Plan<GemmBackwardDescriptor, GemmBackwardArgs>;
 
 }  // namespace baracuda

@@ -62,8 +62,10 @@ void set_epilogue(GemmCase& c, GemmEpilogue e) {
   g.epilogue = e;
   c.name += " epi=" + e.to_string();
   if (e.bias) g.bias = TensorLayout::contiguous(t, {g.n()});
-  if (e.bias_grad != GemmBiasGrad::kNone)
+  if (e.bias_grad != GemmBiasGrad::kNone) {
     g.bias_grad = TensorLayout::contiguous(t, {e.bias_grad == GemmBiasGrad::kA ? g.m() : g.n()});
+    c.alpha = 1.0;  // run() refuses alpha != 1 with a bias gradient
+  }
   if (e.aux) {
     const bool relu = e.activation == GemmActivation::kRelu;
     const std::int64_t inner = g.d.order == R ? g.n() : g.m();
@@ -296,6 +298,65 @@ TEST_P(GemmGpu, Batched) {
     }
     run_case(c, true);
   }
+}
+
+// ------------------------------------------------------------------------ backward
+// GemmBackwardPlan over layouts of the forward operands and gradients, with the bias
+// gradient, and alpha != 1 without it; outputs poisoned, guard bytes checked.
+TEST_P(GemmGpu, Backward) {
+  BARACUDA_REQUIRE_GPU();
+  const DType t = GetParam();
+  struct Shape {
+    std::int64_t m, n, k;
+  };
+  for (const Shape sh : {Shape{64, 96, 128}, Shape{127, 131, 257}, Shape{3, 512, 64}})
+    for (const auto& lo : kLayouts)
+      for (bool bias : {false, true}) {
+        if (bias && t == DType::kF64) continue;  // no f64 epilogues in cuBLASLt
+        GemmBackwardDescriptor d;
+        d.a = mat(t, sh.m, sh.k, lo[0]);
+        d.b = mat(t, sh.k, sh.n, lo[1], 3);
+        d.grad_d = mat(t, sh.m, sh.n, R, 5);
+        d.grad_a = mat(t, sh.m, sh.k, R);
+        d.grad_b = mat(t, sh.k, sh.n, lo[1]);
+        d.compute_grad_bias = bias;
+        if (bias) d.grad_bias = TensorLayout::contiguous(t, {sh.n});
+        const double alpha = bias ? 1.0 : 1.5;
+        SCOPED_TRACE(d.to_string());
+        auto one = [](const TensorLayout& l) { return reference::batched_layout(l, 1, 0); };
+        HostTensor ha(one(d.a.as_tensor())), hb(one(d.b.as_tensor())), hg(one(d.grad_d.as_tensor()));
+        HostTensor hga(one(d.grad_a.as_tensor())), hgb(one(d.grad_b.as_tensor()));
+        HostTensor hgbias(one(bias ? d.grad_bias : TensorLayout::contiguous(t, {1})));
+        fill_random(ha, -1, 1);
+        fill_random(hb, -1, 1);
+        fill_random(hg, -1, 1);
+        const Stream& s = test_stream();
+        DeviceTensor da(ha, s), db(hb, s), dg(hg, s), dga(hga, s), dgb(hgb, s), dgbias(hgbias, s);
+        dga.poison(0xFF, s);
+        dgb.poison(0xFF, s);
+        dgbias.poison(0xFF, s);
+        auto plan = GemmBackwardPlan::select(s, d);
+        ASSERT_TRUE(plan.has_value()) << plan.error().to_string();
+        EXPECT_EQ(plan->sku().impl, "cublaslt_pair");
+        Status st = plan->run(s, test_workspace(plan->workspace_size()),
+                              GemmBackwardArgs{.a = da.data(), .b = db.data(), .grad_d = dg.data(), .grad_a = dga.data(),
+                                               .grad_b = dgb.data(), .grad_bias = bias ? dgbias.data() : nullptr,
+                                               .alpha = alpha});
+        ASSERT_TRUE(st.is_ok()) << st.to_string();
+        auto o = reference::gemm_backward(d, ha, hb, hg, alpha);
+        ASSERT_TRUE(o.has_value());
+        ASSERT_TRUE(dga.download(hga, s));
+        ASSERT_TRUE(dgb.download(hgb, s));
+        auto ca = reference::compare_gemm_d(hga, o->grad_a);
+        EXPECT_TRUE(ca.ok) << "grad_a: " << ca.detail;
+        auto cb = reference::compare_gemm_d(hgb, o->grad_b);
+        EXPECT_TRUE(cb.ok) << "grad_b: " << cb.detail;
+        if (bias) {
+          ASSERT_TRUE(dgbias.download(hgbias, s));
+          auto cc = reference::compare_gemm_bias_grad(hgbias, o->grad_b);
+          EXPECT_TRUE(cc.ok) << "grad_bias: " << cc.detail;
+        }
+      }
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, GemmGpu, ::testing::Values(DType::kF64, DType::kF32, DType::kF16, DType::kBF16),

@@ -149,6 +149,44 @@ TEST(GemmPlanSelect, ColumnMajorFrame) {
   EXPECT_FALSE(p.b.trans);
 }
 
+// GemmBackwardPlan: one SKU from two GEMMs; the refusals name the field (and the GEMM).
+TEST(GemmBackwardSelect, PairAndRefusals) {
+  GemmBackwardDescriptor d;
+  d.a = mat(DType::kBF16, 64, 32);
+  d.b = mat(DType::kBF16, 32, 48, MatrixOrder::kColMajor);
+  d.grad_d = mat(DType::kBF16, 64, 48);
+  d.grad_a = mat(DType::kBF16, 64, 32);
+  d.grad_b = mat(DType::kBF16, 32, 48);
+  d.compute_grad_bias = true;
+  d.grad_bias = TensorLayout::contiguous(DType::kBF16, {48});
+  auto p = GemmBackwardPlan::select_for_caps(caps90(), d);
+  ASSERT_TRUE(p.has_value()) << p.error().to_string();
+  EXPECT_EQ(p->sku().name(), "gemm.bwd.cublaslt_pair[bf16,f32].sm80+");
+  EXPECT_EQ(gemm_transposed(d.b).order, MatrixOrder::kRowMajor);
+  EXPECT_EQ(gemm_transposed(d.b).rows, 48);
+  auto refuse = [&](GemmBackwardDescriptor bad, const std::string& needle) {
+    auto q = GemmBackwardPlan::select_for_caps(caps90(), bad);
+    ASSERT_FALSE(q.has_value()) << bad.to_string();
+    EXPECT_EQ(q.error().code(), Code::kInvalidArgument);
+    EXPECT_NE(q.error().message().find(needle), std::string::npos) << q.error().message();
+  };
+  auto bad = d;
+  bad.compute_grad_b = false;
+  refuse(bad, "compute_grad_bias = true needs compute_grad_b");
+  bad = d;
+  bad.grad_d.cols = 47;
+  refuse(bad, "grad_d is 64 x 47, needs 64 x 48");
+  bad = d;
+  bad.grad_a.dtype = DType::kF16;
+  refuse(bad, "grad_a = grad_d b^T");
+  bad = d;
+  bad.grad_bias = TensorLayout::contiguous(DType::kBF16, {64});
+  refuse(bad, "bias_grad = bf16[64] must be [48]");
+  bad = d;
+  bad.compute_grad_a = bad.compute_grad_b = bad.compute_grad_bias = false;
+  refuse(bad, "nothing to compute");
+}
+
 // Select-time refusals: SelectRefusals.GemmPlan / BatchedGemmPlan in test_refusals.cpp.
 
 // ------------------------------------------------------------------------ run-time arg checks
@@ -188,6 +226,14 @@ TEST(GemmArgChecks, NullMisalignedAliasing) {
   EXPECT_TRUE(gemm::check_gemm_args(b, x).is_ok());
   x.c = static_cast<const unsigned char*>(x.d) + 32;  // shifted: refused
   expect(x, Code::kInvalidArgument, "args.d overlaps args.c");
+  // a bias gradient is of the unscaled operand
+  BatchedGemmDescriptor bg;
+  bg.gemm = plain(DType::kF32, 8, 8, 8);
+  bg.gemm.epilogue.bias_grad = GemmBiasGrad::kA;
+  bg.gemm.bias_grad = TensorLayout::contiguous(DType::kF32, {8});
+  GemmArgs y{.a = base, .b = base + 0x1000, .d = base + 0x2000, .bias_grad = base + 0x3000, .alpha = 2.0};
+  Status st = gemm::check_gemm_args(bg, y);
+  EXPECT_NE(st.message().find("args.alpha = 2.000000 with epilogue bgrad_a"), std::string::npos) << st.to_string();
 }
 
 }  // namespace

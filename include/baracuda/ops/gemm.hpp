@@ -107,7 +107,42 @@ using BatchedGemmPlan = Plan<BatchedGemmDescriptor, GemmArgs>;
 // a batched operand spans: the run-time overlap checks and the reference use it).
 TensorLayout gemm_batched_layout(const TensorLayout& one, std::int64_t batch, std::int64_t stride);
 
+// The backward of D = alpha * A B (+ bias[j]) from one descriptor, as two GemmPlans:
+//   grad_a    = alpha * grad_d B^T     (M x K: GEMM of grad_d and B read transposed)
+//   grad_b    = alpha * A^T grad_d     (K x N: GEMM of A read transposed and grad_d)
+//   grad_bias = sum_i grad_d[i, j]     ([N]: the bias-gradient epilogue of the grad_b GEMM,
+//                                       so it needs compute_grad_b, and alpha = 1 at run)
+// Transposed reads are layout flips (a row-major buffer read as its column-major transpose),
+// never copies; any orders and lds of the forward operands and of the gradients work.
+struct GemmBackwardDescriptor {
+  MatrixLayout a;          // forward A, M x K
+  MatrixLayout b;          // forward B, K x N
+  MatrixLayout grad_d;     // M x N
+  MatrixLayout grad_a;     // M x K, when compute_grad_a
+  MatrixLayout grad_b;     // K x N, when compute_grad_b
+  TensorLayout grad_bias;  // [N], when compute_grad_bias
+  bool compute_grad_a = true;
+  bool compute_grad_b = true;
+  bool compute_grad_bias = false;
+  std::size_t hash() const noexcept;
+  std::string to_string() const;
+  friend bool operator==(const GemmBackwardDescriptor&, const GemmBackwardDescriptor&) = default;
+};
+struct GemmBackwardArgs {
+  const void* a = nullptr;  // needed for grad_b
+  const void* b = nullptr;  // needed for grad_a
+  const void* grad_d = nullptr;
+  void* grad_a = nullptr;
+  void* grad_b = nullptr;
+  void* grad_bias = nullptr;
+  double alpha = 1.0;
+};
+using GemmBackwardPlan = Plan<GemmBackwardDescriptor, GemmBackwardArgs>;
+// m read as its transpose: cols x rows, same ld and alignment, the other order.
+MatrixLayout gemm_transposed(const MatrixLayout& m);
+
 extern template class Plan<GemmDescriptor, GemmArgs>;
 extern template class Plan<BatchedGemmDescriptor, GemmArgs>;
+extern template class Plan<GemmBackwardDescriptor, GemmBackwardArgs>;
 
 }  // namespace baracuda

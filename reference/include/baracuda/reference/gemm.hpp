@@ -43,6 +43,15 @@ Expected<GemmOracle> batched_gemm(const BatchedGemmDescriptor& d, const HostTens
 Expected<GemmOracle> gemm(const GemmDescriptor& d, const HostTensor& a, const HostTensor& b, const HostTensor* c,
                           const HostTensor* bias, double alpha, double beta, bool tf32);
 
+// The backward (GemmBackwardPlan): grad_a = alpha grad_d B^T, grad_b = alpha A^T grad_d, each
+// as a forward oracle over B and A read transposed; grad_bias = column sums of grad_d (the
+// grad_b oracle's bias_grad). a, b, grad_d: host tensors of the descriptor's layouts.
+struct GemmBackwardOracle {
+  GemmOracle grad_a, grad_b;  // grad_b.bias_grad holds grad_bias
+};
+Expected<GemmBackwardOracle> gemm_backward(const GemmBackwardDescriptor& d, const HostTensor& a, const HostTensor& b,
+                                           const HostTensor& grad_d, double alpha);
+
 // Device results (host copies, batched_layout of the outputs) against the oracle: every
 // element within its bound, NaN never passes, plus the zero-trust rule of compare.hpp.
 Comparison compare_gemm_d(const HostTensor& d, const GemmOracle& o);
