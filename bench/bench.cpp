@@ -31,6 +31,7 @@
 #include "baracuda/core/status.hpp"
 #include "baracuda/core/tensor.hpp"
 #include "baracuda/ops/elementwise.hpp"
+#include "baracuda/ops/gemm.hpp"
 
 namespace baracuda::bench {
 namespace {
@@ -40,7 +41,7 @@ using Shape = std::vector<std::int64_t>;
 // ============================================================================ ops and suites
 enum class Family { kCopy, kGemm, kBinary, kUnary, kUnaryBwd, kBinaryBwd, kCast, kCmp, kLerp, kGated, kPRelu,
                     kTernary, kWhere, kFill, kAffine, kUnaryParam, kUnaryParamBwd, kLerpBwd, kTernaryBwd, kWhereBwd,
-                    kGatedBwd, kPReluBwd, kPack, kUnpack };
+                    kGatedBwd, kPReluBwd, kPack, kUnpack, kGemmPlan };
 
 struct OpSpec {
   const char* name;
@@ -112,6 +113,12 @@ const OpSpec kOps[] = {
     {"prelu_bwd", Family::kPReluBwd},
     {"pack_s4", Family::kPack},
     {"unpack_s4", Family::kUnpack},
+    // GemmPlan (shape MxNxK, row-major A [M,K], B [K,N], D [M,N], as torch.matmul(a, b)):
+    // kind 0 plain, 1 with the fused bias + gelu_tanh epilogue, 2 the same as a plain GEMM
+    // followed by a separate bias add and gelu_tanh pass (what the fusion saves)
+    {"gemm", Family::kGemmPlan, 0},
+    {"gemm_bias_gelu", Family::kGemmPlan, 1},
+    {"gemm_then_bias_gelu", Family::kGemmPlan, 2},
 };
 
 const OpSpec* find_op(std::string_view name) {
@@ -124,7 +131,7 @@ const OpSpec* find_op(std::string_view name) {
 const char* default_dtype(const OpSpec& op) { return op.family == Family::kCast ? "f32:bf16" : "bf16"; }
 const char* default_shape(const OpSpec& op) {
   if (op.family == Family::kCopy) return "1073741824";  // 2 GiB of bf16
-  if (op.family == Family::kGemm) return "8192x8192x8192";
+  if (op.family == Family::kGemm || op.family == Family::kGemmPlan) return "8192x8192x8192";
   return "16384x8192";
 }
 constexpr int kDefaultReps = 50;
@@ -153,7 +160,16 @@ const SuiteSpec kSuites[] = {
      "1024x1024", 10},
     {"elementwise", "the foundation ops plus a spread of unary and binary kinds, bf16 16384x8192", "1073741824", "8192x8192x8192",
      "16384x8192", 50},
+    {"gemm", "GemmPlan (issue 4): bf16/f16 4096^3 and 8192^3, LLM shapes (bf16), fused bias+gelu vs separate passes",
+     "1073741824", "8192x8192x8192", "", 50},
 };
+
+// The "gemm" suite: square, LLM shapes M in {1, 16, 128, 2048} x (N, K) in {(4096, 4096),
+// (14336, 4096), (4096, 14336)}, and the epilogue fusion pair.
+const char* const kGemmSquare[] = {"4096x4096x4096", "8192x8192x8192"};
+const char* const kGemmLlmNK[] = {"4096x4096", "14336x4096", "4096x14336"};
+const char* const kGemmLlmM[] = {"1", "16", "128", "2048"};
+const char* const kGemmFusionShapes[] = {"4096x4096x4096", "2048x14336x4096", "128x14336x4096"};
 const char* const kSuiteOps[] = {"add",      "gelu_erf",     "gelu_tanh", "silu",    "relu",         "exp",
                                  "bias_add", "relu_bwd",     "gelu_erf_bwd", "silu_bwd", "add_bwd", "bias_add_bwd"};
 
@@ -223,6 +239,7 @@ Expected<Case> make_case(std::string_view op_name, std::string_view dtype, std::
   c.shape = *s;
   if (c.op->family == Family::kGemm && (c.shape.size() != 3 || c.in != DType::kBF16))
     return bad("gemm_bf16 takes --dtype bf16 and --shape MxNxK");
+  if (c.op->family == Family::kGemmPlan && c.shape.size() != 3) return bad(std::string(c.op->name) + " takes --shape MxNxK");
   return c;
 }
 
@@ -293,6 +310,17 @@ Expected<std::vector<Case>> suite_cases(const SuiteSpec& s) {
   };
   BARACUDA_TRY(add("copy", "bf16", s.copy_shape));
   BARACUDA_TRY(add("gemm_bf16", "bf16", s.gemm_shape));
+  if (std::string_view(s.name) == "gemm") {
+    for (const char* dt : {"bf16", "f16"})
+      for (const char* sh : kGemmSquare) BARACUDA_TRY(add("gemm", dt, sh));
+    for (const char* m : kGemmLlmM)
+      for (const char* nk : kGemmLlmNK) BARACUDA_TRY(add("gemm", "bf16", (std::string(m) + "x" + nk).c_str()));
+    for (const char* sh : kGemmFusionShapes) {
+      BARACUDA_TRY(add("gemm_bias_gelu", "bf16", sh));
+      BARACUDA_TRY(add("gemm_then_bias_gelu", "bf16", sh));
+    }
+    return cases;
+  }
   for (const char* op : kSuiteOps) BARACUDA_TRY(add(op, "bf16", s.shape));
   BARACUDA_TRY(add("cast", "f32:bf16", s.shape));
   if (std::string_view(s.name) == "elementwise") {
@@ -506,6 +534,56 @@ Expected<Workload> gemm_workload(const Case& c, const Stream& stream) {
   return w;
 }
 
+// ---------------------------------------------------------------------------- GemmPlan
+// Row-major D[M,N] = A[M,K] B[K,N] (torch.matmul(a, b)); kind 1 fuses bias + gelu_tanh in the
+// epilogue, kind 2 runs the plain GEMM then BinaryPlan (bias add, in place) and UnaryPlan
+// (gelu_tanh, in place): the same result in three passes.
+Expected<Workload> gemm_plan_workload(const Case& c, const Stream& s) {
+  const std::int64_t m = c.shape[0], n = c.shape[1], k = c.shape[2];
+  const DType t = c.in;
+  GemmDescriptor g;
+  g.a = MatrixLayout{t, m, k, k, MatrixOrder::kRowMajor, 16};
+  g.b = MatrixLayout{t, k, n, n, MatrixOrder::kRowMajor, 16};
+  g.d = MatrixLayout{t, m, n, n, MatrixOrder::kRowMajor, 16};
+  const TensorLayout ta = g.a.as_tensor(), tb = g.b.as_tensor(), td = g.d.as_tensor();
+  const TensorLayout bias = TensorLayout::contiguous(t, {n});
+  const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  if (c.op->kind == 1) {
+    g.epilogue.bias = true;
+    g.epilogue.activation = GemmActivation::kGeluTanh;
+    g.bias = bias;
+  }
+  if (c.op->kind != 2) {
+    auto w = c.op->kind == 0
+                 ? plan_workload<GemmPlan>(s, g, {ta, tb}, {td}, [](const Ptrs& p) { return GemmArgs{.a = p[0], .b = p[1], .d = p[2]}; })
+                 : plan_workload<GemmPlan>(s, g, {ta, tb, bias}, {td}, [](const Ptrs& p) {
+                     return GemmArgs{.a = p[0], .b = p[1], .d = p[3], .bias = p[2]};
+                   });
+    if (w) w->flops = flops;
+    return w;
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  auto gemm = GemmPlan::select(s, g, g_preference);
+  if (!gemm) return Status(gemm.error()).add_context("select gemm");
+  auto add = BinaryPlan::select(s, BinaryDescriptor{BinaryKind::kAdd, td, bias, td});
+  if (!add) return Status(add.error()).add_context("select bias add");
+  auto gelu = UnaryPlan::select(s, UnaryDescriptor{UnaryKind::kGeluTanh, td, td});
+  if (!gelu) return Status(gelu.error()).add_context("select gelu_tanh");
+  Workload w;
+  w.select_us = micros_since(t0);
+  w.inputs = {ta, tb, bias};
+  w.outputs = {td};
+  w.sku = gemm->sku().name() + " + " + add->sku().name() + " + " + gelu->sku().name();
+  w.workspace_bytes = gemm->workspace_size();
+  w.flops = flops;
+  w.run = [gp = *gemm, ap = *add, up = *gelu](const Stream& st, const Ptrs& p, Workspace ws) -> Status {
+    BARACUDA_TRY(gp.run(st, ws, GemmArgs{.a = p[0], .b = p[1], .d = p[3]}));
+    BARACUDA_TRY(ap.run(st, {}, BinaryArgs{p[3], p[2], p[3]}));
+    return up.run(st, {}, UnaryArgs{p[3], p[3]});
+  };
+  return w;
+}
+
 // ---------------------------------------------------------------------------- plan families
 Expected<Workload> make_workload(const Case& c, const Stream& s) {
   const TensorLayout t = TensorLayout::contiguous(c.in, c.shape);
@@ -515,6 +593,8 @@ Expected<Workload> make_workload(const Case& c, const Stream& s) {
       return copy_workload(c);
     case Family::kGemm:
       return gemm_workload(c, s);
+    case Family::kGemmPlan:
+      return gemm_plan_workload(c, s);
     case Family::kBinary: {
       BinaryDescriptor d{static_cast<BinaryKind>(c.op->kind), t, b, t};
       return plan_workload<BinaryPlan>(s, d, {t, b}, {t}, [](const Ptrs& p) { return BinaryArgs{p[0], p[1], p[2]}; });

@@ -183,6 +183,13 @@ def torch_case(op, dt_in, dt_out, shape):
     if op == 'gemm_bf16':
         m, n, k = shape
         return [Operand((m, k), torch.bfloat16), Operand((k, n), torch.bfloat16)], torch.matmul
+    if op in ('gemm', 'gemm_bias_gelu', 'gemm_then_bias_gelu'):  # GemmPlan: row-major A [M,K] @ B [K,N]
+        m, n, k = shape
+        a, b = Operand((m, k), dt_in), Operand((k, n), dt_in)
+        if op == 'gemm':
+            return [a, b], torch.matmul
+        # torch: addmm (cuBLASLt bias epilogue) then a separate gelu pass, for both baracuda forms
+        return [a, b, Operand((n,), dt_in)], lambda x, w, bias: F.gelu(torch.addmm(bias, x, w), approximate='tanh')
     raise ValueError(f'no PyTorch equivalent for op {op!r}')
 
 
@@ -278,7 +285,7 @@ def compare(rec, reps_override, interleave=None, rounds=2):
     reps = reps_override or rec.get('reps') or DEFAULT_REPS
     ms, ms_min = time_case(operands, fn, rec['bytes'], reps, rec.get('timing') == 'graph')
     torch.cuda.empty_cache()
-    if interleave and op not in ('copy', 'gemm_bf16'):
+    if interleave and op not in ('copy', 'gemm_bf16', 'gemm', 'gemm_bias_gelu', 'gemm_then_bias_gelu'):
         # A/B/A/B: alternate fresh baracuda and torch measurements of the case, so clock and
         # thermal drift between the two programs does not decide a near tie; each side
         # reports the mean of its rounds (baracuda's original record counts as one).

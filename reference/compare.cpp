@@ -15,14 +15,12 @@ Tolerance tolerance_for(DType out) {
   }
 }
 
-namespace {
-std::string fmt(double v) {
+std::string exact_text(double v) {
   std::ostringstream s;
   s.precision(17);
   s << v;
   return s.str();
 }
-}  // namespace
 
 Comparison compare(const HostTensor& got, const Result& want, bool exact_only) {
   Comparison c;
@@ -56,16 +54,21 @@ Comparison compare(const HostTensor& got, const Result& want, bool exact_only) {
       const double bound = 4 * std::fabs(nv - e) + tol.rtol * std::fabs(e) + tol.atol + 4 * tol.eps_compute * scale;
       ok = std::fabs(g - e) <= bound;
     }
-    if (!ok && c.mismatches++ < 5) first << "\n  [" << i << "] got " << fmt(g) << ", exact " << fmt(e) << ", naive " << fmt(nv);
+    if (!ok && c.mismatches++ < 5) first << "\n  [" << i << "] got " << exact_text(g) << ", exact " << exact_text(e) << ", naive " << exact_text(nv);
   }
+  finish_comparison(c, n, got_zero, want_zero, first.str());
+  return c;
+}
+
+void finish_comparison(Comparison& c, std::int64_t n, std::int64_t got_zero, std::int64_t want_zero,
+                       const std::string& first) {
   if (c.mismatches) {
     c.ok = false;
-    c.detail = std::to_string(c.mismatches) + " of " + std::to_string(n) + " elements out of tolerance" + first.str();
+    c.detail = std::to_string(c.mismatches) + " of " + std::to_string(n) + " elements out of tolerance" + first;
   } else if (n >= 64 && got_zero > n * 9 / 10 && want_zero < n / 2) {
     c.ok = false;
     c.detail = std::to_string(got_zero) + " of " + std::to_string(n) + " outputs are zero (zero-trust check)";
   }
-  return c;
 }
 
 }  // namespace baracuda::reference

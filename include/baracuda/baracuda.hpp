@@ -26,3 +26,4 @@
 #include "baracuda/core/runtime.hpp"
 #include "baracuda/core/plan.hpp"
 #include "baracuda/ops/elementwise.hpp"
+#include "baracuda/ops/gemm.hpp"

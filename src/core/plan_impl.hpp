@@ -12,6 +12,7 @@
 //   template class Plan<UnaryDescriptor, UnaryArgs>;
 #pragma once
 
+#include <concepts>
 #include <memory>
 #include <span>
 #include <string>
@@ -38,6 +39,23 @@ struct Candidate {
   Probe (*probe)(const Desc& desc, const DeviceCaps& caps);
   Expected<std::shared_ptr<const void>> (*prepare)(const Desc& desc, const DeviceCaps& caps);
   Status (*launch)(const void* state, const Desc& desc, const Args& args, Workspace ws, cudaStream_t stream);
+};
+
+// What a candidate's one-off preparation produced: its state and the workspace that state
+// needs (which may be known only after a library query, e.g. cuBLASLt's chosen algorithm).
+struct PreparedCandidate {
+  std::shared_ptr<const void> state;
+  std::size_t workspace_bytes = 0;
+};
+
+// Optional family hook, for candidates whose preparation depends on the preference (a library
+// heuristic capped by max_workspace_bytes, say) or decides the workspace:
+//   static Expected<PreparedCandidate> prepare_with_preference(std::size_t candidate_index,
+//       const Desc&, const DeviceCaps&, const PlanPreference&);
+// Without it, Candidate::prepare runs and the probe's workspace stands.
+template <class Traits, class Desc>
+concept HasPreferencePrepare = requires(std::size_t i, const Desc& d, const DeviceCaps& c, const PlanPreference& p) {
+  { Traits::prepare_with_preference(i, d, c, p) } -> std::same_as<Expected<PreparedCandidate>>;
 };
 
 namespace detail {
@@ -81,15 +99,26 @@ Expected<std::shared_ptr<const PlanImpl<Desc, Args>>> select_impl(const DeviceCa
     CandidateReport r{probe.sku, probe.rejection, probe.workspace_bytes};
     if (r.rejection.empty()) r.rejection = preference_rejection(probe.sku, probe.workspace_bytes, caps, pref, device >= 0);
     if (r.rejection.empty() && chosen < 0) {
-      auto state = cands[i].prepare(desc, caps);
-      if (!state) {
-        r.rejection = "prepare failed: " + state.error().to_string();
+      Expected<PreparedCandidate> prepared = PreparedCandidate{};
+      if constexpr (HasPreferencePrepare<Traits, Desc>) {
+        prepared = Traits::prepare_with_preference(i, desc, caps, pref);
+      } else {
+        auto state = cands[i].prepare(desc, caps);
+        if (state) prepared = PreparedCandidate{std::move(state.value()), probe.workspace_bytes};
+        else prepared = state.error();
+      }
+      if (!prepared) {
+        r.rejection = "prepare failed: " + prepared.error().to_string();
+      } else if (prepared->workspace_bytes > pref.max_workspace_bytes) {
+        r.rejection = "needs " + std::to_string(prepared->workspace_bytes) + " bytes of workspace > max_workspace_bytes = " +
+                      std::to_string(pref.max_workspace_bytes);
       } else {
         chosen = static_cast<int>(i);
+        r.workspace_bytes = prepared->workspace_bytes;
         impl->sku = probe.sku;
-        impl->workspace_bytes = probe.workspace_bytes;
+        impl->workspace_bytes = prepared->workspace_bytes;
         impl->candidate = &cands[i];
-        impl->state = std::move(state.value());
+        impl->state = std::move(prepared->state);
       }
     }
     impl->reports.push_back(std::move(r));

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "baracuda/baracuda.hpp"
+#include "gemm_descriptors.hpp"
 
 namespace baracuda {
 namespace {
@@ -346,6 +347,72 @@ TEST(SelectRefusals, PReluBackwardPlan) {
         "grad_x = f32[2,3,4]{0,4,1} maps several elements to one address"},
        {"stride", [](D& d) { d.x = TensorLayout::strided(DType::kF32, {2, 3, 4}, {std::int64_t{1} << 62, 4, 1}); },
         "x = f32[2,3,4]{4611686018427387904,4,1} is too large for 64-bit indexing"}});
+}
+
+// ------------------------------------------------------------------------------- gemm
+using test_gemm::full_epilogue;
+using test_gemm::mat;
+using test_gemm::plain;
+
+TEST(SelectRefusals, GemmPlan) {
+  using D = GemmDescriptor;
+  expect_select_refusals<GemmPlan>(full_epilogue(), {
+      {"dtype", [](D& d) { d.a.dtype = d.b.dtype = d.d.dtype = DType::kI8; }, "a.dtype = i8: gemm takes f64, f32, f16 or bf16"},
+      {"dtype", [](D& d) { d.b.dtype = DType::kF16; }, "b.dtype = f16 differs from a.dtype = bf16"},
+      {"dtype", [](D& d) { d.d.dtype = DType::kF32; }, "d.dtype = f32 differs from a.dtype = bf16"},
+      {"dtype", [](D& d) { d.c.dtype = DType::kF32; }, "c.dtype = f32 differs from a.dtype = bf16"},
+      {"dtype", [](D& d) { d.bias.dtype = DType::kF32; }, "bias.dtype = f32 differs from d.dtype = bf16"},
+      {"dtype", [](D& d) { d.aux.dtype = DType::kF32; }, "aux.dtype = f32: gelu_tanh's aux has d's dtype bf16"},
+      {"shape", [](D& d) { d.b.rows = 33; d.b.ld = 48; }, "b.rows = 33 differs from a.cols = 32 (K)"},
+      {"shape", [](D& d) { d.d.cols = 47; }, "d is 64 x 47, needs 64 x 48"},
+      {"shape", [](D& d) { d.c.rows = 63; }, "c is 63 x 48, needs 64 x 48"},
+      {"shape", [](D& d) { d.bias = TensorLayout::contiguous(DType::kBF16, {64}); }, "bias = bf16[64] must be [48] (N)"},
+      {"shape", [](D& d) { d.aux.cols = 40; }, "aux is 64 x 40, needs 64 x 48"},
+      {"stride", [](D& d) { d.a.ld = 31; }, "a.ld = 31 is below the minimum 32"},
+      {"stride", [](D& d) { d.b.order = MatrixOrder::kColMajor; d.b.ld = 16; }, "b.ld = 16 is below the minimum 32"},
+      {"stride", [](D& d) { d.d.ld = 0; }, "d.ld = 0 is below the minimum 48"},
+      {"stride", [](D& d) { d.bias = TensorLayout::strided(DType::kBF16, {48}, {2}); }, "has stride 2 (cuBLASLt needs 1)"},
+      {"stride", [](D& d) { d.aux.ld = 52; }, "aux.ld = 52 is not a multiple of 8 elements"},
+      {"stride", [](D& d) { d.c.order = MatrixOrder::kColMajor; d.c.ld = 64; }, "c.order differs from d.order"},
+      {"alignment", [](D& d) { d.a.alignment = 1; }, "a.alignment = 1 bytes is below one bf16 element (2 bytes)"},
+      {"epilogue", [](D& d) { d.epilogue.activation = GemmActivation::kNone; }, "epilogue.aux = true without an activation"},
+      {"epilogue", [](D& d) { d.epilogue.bias_grad = GemmBiasGrad::kA; }, "epilogue.bias_grad with bias, an activation or aux"},
+  });
+  auto relu = plain(DType::kF16, 64, 48, 32);
+  relu.epilogue = {GemmActivation::kRelu, false, true, GemmBiasGrad::kNone};
+  relu.aux = mat(DType::kBit, 64, 48, MatrixOrder::kRowMajor, 128);
+  expect_select_refusals<GemmPlan>(relu, {
+      {"dtype", [](D& d) { d.aux.dtype = DType::kF16; }, "aux.dtype = f16: relu's aux is a bit mask (bit)"},
+      {"stride", [](D& d) { d.aux.ld = 64; }, "aux.ld = 64 is not a multiple of 128 bits"},
+  });
+  auto bgrad = plain(DType::kF32, 64, 48, 32);
+  bgrad.epilogue.bias_grad = GemmBiasGrad::kB;
+  bgrad.bias_grad = TensorLayout::contiguous(DType::kF32, {48});
+  expect_select_refusals<GemmPlan>(bgrad, {
+      {"shape", [](D& d) { d.bias_grad = TensorLayout::contiguous(DType::kF32, {64}); }, "bias_grad = f32[64] must be [48]"},
+      {"dtype", [](D& d) { d.bias_grad.dtype = DType::kF16; }, "bias_grad.dtype = f16 differs from d.dtype = f32"},
+  });
+}
+
+TEST(SelectRefusals, BatchedGemmPlan) {
+  using D = BatchedGemmDescriptor;
+  D valid;
+  valid.gemm = full_epilogue();
+  valid.batch = 4;
+  valid.stride_a = 64 * 32;
+  valid.stride_b = 0;  // broadcast
+  valid.stride_c = valid.stride_d = valid.stride_aux = 64 * 48;
+  valid.stride_bias = 0;
+  expect_select_refusals<BatchedGemmPlan>(valid, {
+      {"dtype", [](D& d) { d.gemm.b.dtype = DType::kF32; }, "b.dtype = f32 differs from a.dtype = bf16"},
+      {"shape", [](D& d) { d.gemm.d.rows = 65; }, "d is 65 x 48, needs 64 x 48"},
+      {"stride", [](D& d) { d.batch = -1; }, "batch = -1"},
+      {"stride", [](D& d) { d.stride_a = -5; }, "stride_a = -5 is negative"},
+      {"stride", [](D& d) { d.stride_d = 0; }, "stride_d = 0 is below the 3072 elements one d spans"},
+      {"stride", [](D& d) { d.stride_d = 3000; }, "stride_d = 3000 is below the 3072 elements"},
+      {"stride", [](D& d) { d.stride_aux = 100; }, "stride_aux = 100 is below the 3072 elements one aux spans"},
+      {"stride", [](D& d) { d.stride_aux = 3076; }, "stride_aux = 3076 is not a multiple of 8"},
+  });
 }
 
 }  // namespace

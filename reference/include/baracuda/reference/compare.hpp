@@ -33,5 +33,12 @@ struct Comparison {
   std::string detail;  // the first mismatches, or the zero-trust verdict
 };
 Comparison compare(const HostTensor& got, const Result& want, bool exact_only);
+// v with 17 significant digits (round-trips a double), for mismatch messages.
+std::string exact_text(double v);
+// The verdict of a comparison that counted its mismatches (first ones in `first`) and the
+// zeros of the result and the oracle over n elements: fails on any mismatch, then on the
+// zero-trust rule (shared by every family's comparison).
+void finish_comparison(Comparison& c, std::int64_t n, std::int64_t got_zero, std::int64_t want_zero,
+                       const std::string& first);
 
 }  // namespace baracuda::reference

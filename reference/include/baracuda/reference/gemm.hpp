@@ -1,0 +1,63 @@
+// baracuda::reference for GemmPlan / BatchedGemmPlan (rules in baracuda/ops/gemm.hpp).
+//
+// Exact: every product and sum in double over the stored (already rounded) inputs, the
+// epilogue in double. Each output also gets an error bound, derived (never tuned) from K and
+// the unit roundoff of the accumulation and output dtypes (docs/gemm.md):
+//   pre-activation  |err| <= g * S,  g = K' u / (1 - K' u) + t,  K' = K + 3,
+//                   S = |alpha| sum_k |a_ik b_kj| + |beta c_ij| + |bias_j|,
+//                   u = 2^-53 (f64) or 2^-24 (f32 accumulation), t = 2^-10 with TF32 inputs
+//                   (both factors rounded to 10-bit mantissas), else 0;
+//   relu            the same (1-Lipschitz);
+//   gelu_tanh       1.13 * g * S + 2^-11 |pre| (|gelu'| <= 1.13; tanh evaluated in f32,
+//                   possibly with the hardware tanh.approx, relative error < 2^-10.99);
+//   stored output   + u_out |exact| (round to nearest) + the smallest subnormal of the dtype;
+//   bias gradient   g_K * sum_k |a_ik| (or |b_kj|), then the same output rounding.
+// The relu mask is checked where |pre| exceeds its bound (elsewhere either bit is right).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "baracuda/ops/gemm.hpp"
+#include "baracuda/reference/compare.hpp"
+#include "baracuda/reference/host_tensor.hpp"
+
+namespace baracuda::reference {
+
+// Row-major M x N per batch (batch-major), or [batch, len] for the bias gradient.
+struct GemmOracle {
+  std::int64_t batch = 1, m = 0, n = 0;
+  std::vector<double> d, d_bound;      // D after the epilogue
+  std::vector<double> pre, pre_bound;  // alpha A B + beta C + bias, before the activation
+  std::vector<double> bias_grad, bias_grad_bound;
+};
+
+// The host layout of `batch` copies of m, `stride` elements apart ([batch, rows, cols]).
+TensorLayout batched_layout(const MatrixLayout& m, std::int64_t batch, std::int64_t stride);
+TensorLayout batched_layout(const TensorLayout& v, std::int64_t batch, std::int64_t stride);
+
+// a, b, c, bias: host tensors with batched_layout(...) of the descriptor's operands (c and
+// bias ignored unless used). `tf32`: the plan multiplies f32 in TF32 (widens the bound).
+Expected<GemmOracle> batched_gemm(const BatchedGemmDescriptor& d, const HostTensor& a, const HostTensor& b,
+                                  const HostTensor* c, const HostTensor* bias, double alpha, double beta, bool tf32);
+Expected<GemmOracle> gemm(const GemmDescriptor& d, const HostTensor& a, const HostTensor& b, const HostTensor* c,
+                          const HostTensor* bias, double alpha, double beta, bool tf32);
+
+// The backward (GemmBackwardPlan): grad_a = alpha grad_d B^T, grad_b = alpha A^T grad_d, each
+// as a forward oracle over B and A read transposed; grad_bias = column sums of grad_d (the
+// grad_b oracle's bias_grad). a, b, grad_d: host tensors of the descriptor's layouts.
+struct GemmBackwardOracle {
+  GemmOracle grad_a, grad_b;  // grad_b.bias_grad holds grad_bias
+};
+Expected<GemmBackwardOracle> gemm_backward(const GemmBackwardDescriptor& d, const HostTensor& a, const HostTensor& b,
+                                           const HostTensor& grad_d, double alpha);
+
+// Device results (host copies, batched_layout of the outputs) against the oracle: every
+// element within its bound, NaN never passes, plus the zero-trust rule of compare.hpp.
+Comparison compare_gemm_d(const HostTensor& d, const GemmOracle& o);
+Comparison compare_gemm_aux_pre(const HostTensor& aux, const GemmOracle& o);  // gelu: the pre-activation
+Comparison compare_gemm_relu_mask(const HostTensor& aux, const GemmOracle& o, std::int64_t ld_bits,
+                                  std::int64_t stride_bits, bool row_major);
+Comparison compare_gemm_bias_grad(const HostTensor& bias_grad, const GemmOracle& o);
+
+}  // namespace baracuda::reference

@@ -1,0 +1,533 @@
+// GemmPlan and BatchedGemmPlan: descriptor validation, the candidate table, run-time
+// argument checks. Two candidates, in this order:
+//  * "cublaslt": cuBLASLt, strict compute (f64 for f64, f32 for the others: no TF32);
+//  * "cublaslt_tf32": f32 only, CUBLAS_COMPUTE_32F_FAST_TF32 (PrecisionInfo::uses_tf32, so
+//    select takes it only when PlanPreference::math.allow_tf32, and then after the strict one
+//    unless that is skipped or another SKU is forced).
+// The cuBLASLt frame change, heuristic and launch are in lt_gemm.cpp.
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <string>
+
+#include "baracuda/ops/gemm.hpp"
+#include "core/hash.hpp"
+#include "core/plan_impl.hpp"
+#include "gemm/lt_gemm.hpp"
+
+namespace baracuda {
+
+const char* gemm_activation_name(GemmActivation a) noexcept {
+  switch (a) {
+    case GemmActivation::kNone: return "none";
+    case GemmActivation::kRelu: return "relu";
+    case GemmActivation::kGeluTanh: return "gelu_tanh";
+  }
+  return "?";
+}
+
+std::string GemmEpilogue::to_string() const {
+  if (bias_grad != GemmBiasGrad::kNone) return bias_grad == GemmBiasGrad::kA ? "bgrad_a" : "bgrad_b";
+  std::string s;
+  if (bias) s = "bias";
+  if (activation != GemmActivation::kNone) s += (s.empty() ? "" : "+") + std::string(gemm_activation_name(activation));
+  if (aux) s += (s.empty() ? "" : "+") + std::string("aux");
+  return s.empty() ? "none" : s;
+}
+
+namespace {
+std::size_t matrix_hash(const MatrixLayout& m) { return m.as_tensor().hash(); }
+std::string matrix_string(const MatrixLayout& m) {
+  return m.as_tensor().to_string() + (m.order == MatrixOrder::kRowMajor ? "R" : "C");
+}
+}  // namespace
+
+std::size_t GemmDescriptor::hash() const noexcept {
+  std::size_t h = matrix_hash(a);
+  for (const MatrixLayout* m : {&b, &c, &d, &aux}) h = detail::hash_combine(h, matrix_hash(*m));
+  h = detail::hash_combine(h, bias.hash());
+  h = detail::hash_combine(h, bias_grad.hash());
+  const std::size_t e = static_cast<std::size_t>(epilogue.activation) | (std::size_t{epilogue.bias} << 4) |
+                        (std::size_t{epilogue.aux} << 5) | (static_cast<std::size_t>(epilogue.bias_grad) << 6) |
+                        (std::size_t{with_c} << 8);
+  return detail::hash_combine(h, e);
+}
+
+std::string GemmDescriptor::to_string() const {
+  std::string s = "gemm(a=" + matrix_string(a) + ", b=" + matrix_string(b);
+  if (with_c) s += ", c=" + matrix_string(c);
+  s += ", d=" + matrix_string(d) + ", epilogue=" + epilogue.to_string();
+  if (epilogue.bias) s += ", bias=" + bias.to_string();
+  if (epilogue.bias_grad != GemmBiasGrad::kNone) s += ", bias_grad=" + bias_grad.to_string();
+  if (epilogue.aux) s += ", aux=" + matrix_string(aux);
+  return s + ")";
+}
+
+std::size_t BatchedGemmDescriptor::hash() const noexcept {
+  std::size_t h = gemm.hash();
+  for (std::int64_t v : {batch, stride_a, stride_b, stride_c, stride_d, stride_bias, stride_aux})
+    h = detail::hash_combine(h, static_cast<std::size_t>(v));
+  return h;
+}
+
+std::string BatchedGemmDescriptor::to_string() const {
+  return "batched_" + gemm.to_string() + " x " + std::to_string(batch) + " strides{a=" + std::to_string(stride_a) +
+         ", b=" + std::to_string(stride_b) + ", c=" + std::to_string(stride_c) + ", d=" + std::to_string(stride_d) +
+         ", bias=" + std::to_string(stride_bias) + ", aux=" + std::to_string(stride_aux) + "}";
+}
+
+TensorLayout gemm_batched_layout(const TensorLayout& m, std::int64_t batch, std::int64_t stride) {
+  TensorLayout t;
+  t.dtype = m.dtype;
+  t.alignment = m.alignment;
+  t.rank = m.rank + 1;
+  t.shape[0] = batch;
+  t.strides[0] = stride;
+  for (int i = 0; i < m.rank; ++i) {
+    t.shape[i + 1] = m.shape[i];
+    t.strides[i + 1] = m.strides[i];
+  }
+  return t;
+}
+
+namespace gemm {
+
+namespace {
+
+Status invalid(const std::string& msg) { return Status(Code::kInvalidArgument, msg); }
+std::string str(std::int64_t v) { return std::to_string(v); }
+std::string dt(DType t) { return std::string(dtype_name(t)); }
+
+Status check_dtype(const MatrixLayout& m, const char* field, DType want, const char* want_field) {
+  if (m.dtype != want)
+    return invalid(std::string(field) + ".dtype = " + dt(m.dtype) + " differs from " + want_field + ".dtype = " + dt(want));
+  return Status::ok();
+}
+
+Status check_alignment_covers_element(int alignment, DType t, const char* field) {
+  const int size = static_cast<int>(dtype_size(t));
+  if (size > 0 && alignment < size)
+    return invalid(std::string(field) + ".alignment = " + std::to_string(alignment) + " bytes is below one " + dt(t) +
+                   " element (" + std::to_string(size) + " bytes)");
+  return Status::ok();
+}
+
+Status check_extent(const MatrixLayout& m, const char* field, std::int64_t rows, std::int64_t cols, const char* why) {
+  if (m.rows != rows || m.cols != cols)
+    return invalid(std::string(field) + " is " + str(m.rows) + " x " + str(m.cols) + ", needs " + str(rows) + " x " +
+                   str(cols) + " (" + why + ")");
+  return Status::ok();
+}
+
+// A [n] unit-stride vector of dtype t.
+Status check_vector(const TensorLayout& v, const char* field, std::int64_t n, const char* n_name, DType t) {
+  BARACUDA_TRY(validate_layout(v, field));
+  if (v.dtype != t) return invalid(std::string(field) + ".dtype = " + dt(v.dtype) + " differs from d.dtype = " + dt(t));
+  if (v.rank != 1 || v.shape[0] != n)
+    return invalid(std::string(field) + " = " + v.to_string() + " must be [" + str(n) + "] (" + n_name + ")");
+  if (n > 1 && v.strides[0] != 1)
+    return invalid(std::string(field) + " = " + v.to_string() + " has stride " + str(v.strides[0]) + " (cuBLASLt needs 1)");
+  return check_alignment_covers_element(v.alignment, t, field);
+}
+
+}  // namespace
+
+Status validate_gemm(const GemmDescriptor& g) {
+  BARACUDA_TRY(validate_matrix(g.a, "a"));
+  BARACUDA_TRY(validate_matrix(g.b, "b"));
+  BARACUDA_TRY(validate_matrix(g.d, "d"));
+  const DType t = g.a.dtype;
+  if (t != DType::kF64 && t != DType::kF32 && t != DType::kF16 && t != DType::kBF16)
+    return invalid("a.dtype = " + dt(t) + ": gemm takes f64, f32, f16 or bf16 (int8: IntGemmPlan; fp8: Fp8GemmPlan)");
+  BARACUDA_TRY(check_dtype(g.b, "b", t, "a"));
+  BARACUDA_TRY(check_dtype(g.d, "d", t, "a"));
+  if (g.b.rows != g.a.cols) return invalid("b.rows = " + str(g.b.rows) + " differs from a.cols = " + str(g.a.cols) + " (K)");
+  BARACUDA_TRY(check_extent(g.d, "d", g.a.rows, g.b.cols, "a.rows x b.cols"));
+  BARACUDA_TRY(check_alignment_covers_element(g.a.alignment, t, "a"));
+  BARACUDA_TRY(check_alignment_covers_element(g.b.alignment, t, "b"));
+  BARACUDA_TRY(check_alignment_covers_element(g.d.alignment, t, "d"));
+  if (g.with_c) {
+    BARACUDA_TRY(validate_matrix(g.c, "c"));
+    BARACUDA_TRY(check_dtype(g.c, "c", t, "a"));
+    BARACUDA_TRY(check_extent(g.c, "c", g.d.rows, g.d.cols, "D's shape"));
+    if (g.c.order != g.d.order) return invalid("c.order differs from d.order (cuBLASLt cannot transpose C)");
+    BARACUDA_TRY(check_alignment_covers_element(g.c.alignment, t, "c"));
+  }
+  const GemmEpilogue& e = g.epilogue;
+  if (e.bias_grad != GemmBiasGrad::kNone) {
+    if (e.bias || e.aux || e.activation != GemmActivation::kNone)
+      return invalid("epilogue.bias_grad with bias, an activation or aux: the bias gradient epilogue stands alone");
+    const bool of_a = e.bias_grad == GemmBiasGrad::kA;
+    BARACUDA_TRY(check_vector(g.bias_grad, "bias_grad", of_a ? g.a.rows : g.b.cols, of_a ? "M, sums of A's rows" : "N, sums of B's columns", t));
+  }
+  if (e.bias) BARACUDA_TRY(check_vector(g.bias, "bias", g.d.cols, "N", t));
+  if (e.aux) {
+    if (e.activation == GemmActivation::kNone) return invalid("epilogue.aux = true without an activation (aux is its backward input)");
+    BARACUDA_TRY(validate_matrix(g.aux, "aux"));
+    BARACUDA_TRY(check_extent(g.aux, "aux", g.d.rows, g.d.cols, "D's shape"));
+    if (g.aux.order != g.d.order) return invalid("aux.order differs from d.order");
+    const bool relu = e.activation == GemmActivation::kRelu;
+    const DType want = relu ? DType::kBit : t;
+    if (g.aux.dtype != want)
+      return invalid("aux.dtype = " + dt(g.aux.dtype) + ": " + (relu ? "relu's aux is a bit mask (bit)" : "gelu_tanh's aux has d's dtype ") +
+                     (relu ? "" : dt(t)));
+    const std::int64_t multiple = relu ? 128 : 8;
+    if (g.aux.ld % multiple != 0)
+      return invalid("aux.ld = " + str(g.aux.ld) + " is not a multiple of " + str(multiple) + (relu ? " bits" : " elements") +
+                     " (cuBLASLt's rule)");
+    if (!relu) BARACUDA_TRY(check_alignment_covers_element(g.aux.alignment, t, "aux"));
+  }
+  return Status::ok();
+}
+
+namespace {
+
+// One output matrix of a batch must not reach into the next one.
+Status check_output_stride(std::int64_t batch, std::int64_t stride, std::int64_t span, const char* field) {
+  if (batch <= 1) return Status::ok();
+  if (stride < span)
+    return invalid(std::string("stride_") + field + " = " + str(stride) + " is below the " + str(span) +
+                   " elements one " + field + " spans: the batch's outputs would overlap");
+  return Status::ok();
+}
+
+std::int64_t span_of(const MatrixLayout& m) { return m.as_tensor().element_span().end_offset; }
+
+}  // namespace
+
+Status validate_batched(const BatchedGemmDescriptor& b) {
+  BARACUDA_TRY(validate_gemm(b.gemm));
+  if (b.batch < 0 || b.batch > INT32_MAX) return invalid("batch = " + str(b.batch) + " (needs 0 <= batch < 2^31)");
+  const std::pair<std::int64_t, const char*> strides[] = {{b.stride_a, "a"},       {b.stride_b, "b"},   {b.stride_c, "c"},
+                                                          {b.stride_d, "d"},       {b.stride_bias, "bias"}, {b.stride_aux, "aux"}};
+  for (const auto& [s, f] : strides)
+    if (s < 0) return invalid(std::string("stride_") + f + " = " + str(s) + " is negative");
+  const GemmDescriptor& g = b.gemm;
+  BARACUDA_TRY(check_output_stride(b.batch, b.stride_d, span_of(g.d), "d"));
+  if (g.epilogue.bias_grad != GemmBiasGrad::kNone)
+    BARACUDA_TRY(check_output_stride(b.batch, b.stride_bias, g.bias_grad.numel(), "bias"));
+  if (g.epilogue.aux) {
+    BARACUDA_TRY(check_output_stride(b.batch, b.stride_aux, span_of(g.aux), "aux"));
+    const std::int64_t multiple = g.epilogue.activation == GemmActivation::kRelu ? 128 : 8;
+    if (b.batch > 1 && b.stride_aux % multiple != 0)
+      return invalid("stride_aux = " + str(b.stride_aux) + " is not a multiple of " + str(multiple) + " (cuBLASLt's rule)");
+  }
+  return Status::ok();
+}
+
+// ------------------------------------------------------------------------------ run-time checks
+namespace {
+
+std::string hex(const void* p) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%p", p);
+  return buf;
+}
+
+struct Operand {
+  const char* field;
+  const void* ptr;
+  TensorLayout span;  // every batch
+  bool used;
+};
+
+}  // namespace
+
+Status check_gemm_args(const BatchedGemmDescriptor& b, const GemmArgs& a) {
+  const GemmDescriptor& g = b.gemm;
+  const GemmEpilogue& e = g.epilogue;
+  const bool bgrad = e.bias_grad != GemmBiasGrad::kNone;
+  const std::int64_t n = b.batch;
+  const std::array<Operand, 4> inputs = {{
+      {"a", a.a, gemm_batched_layout(g.a.as_tensor(), n, b.stride_a), true},
+      {"b", a.b, gemm_batched_layout(g.b.as_tensor(), n, b.stride_b), true},
+      {"c", a.c, gemm_batched_layout(g.c.as_tensor(), n, b.stride_c), g.with_c},
+      {"bias", a.bias, gemm_batched_layout(g.bias, n, b.stride_bias), e.bias},
+  }};
+  const std::array<Operand, 3> outputs = {{
+      {"d", a.d, gemm_batched_layout(g.d.as_tensor(), n, b.stride_d), true},
+      {"aux", a.aux, gemm_batched_layout(g.aux.as_tensor(), n, b.stride_aux), e.aux},
+      {"bias_grad", a.bias_grad, gemm_batched_layout(g.bias_grad, n, b.stride_bias), bgrad},
+  }};
+  if (g.m() == 0 || g.n() == 0 || n == 0) return Status::ok();  // nothing is read or written
+  if (bgrad && a.alpha != 1.0)
+    return invalid("args.alpha = " + std::to_string(a.alpha) +
+                   " with epilogue " + e.to_string() + ": the bias gradient is of the unscaled operand; use alpha = 1");
+  auto check_one = [](const Operand& o) -> Status {
+    if (!o.used) return Status::ok();
+    if (o.ptr == nullptr) return invalid(std::string("args.") + o.field + " is null");
+    if (pointer_alignment(o.ptr) < o.span.alignment)
+      return Status(Code::kMisaligned, std::string("args.") + o.field + " = " + hex(o.ptr) + " is not aligned to " + o.field +
+                                           ".alignment = " + std::to_string(o.span.alignment) + " bytes");
+    return Status::ok();
+  };
+  for (const auto& o : outputs) BARACUDA_TRY(check_one(o));
+  for (const auto& i : inputs) BARACUDA_TRY(check_one(i));
+  for (std::size_t o = 0; o < outputs.size(); ++o) {
+    const Operand& out = outputs[o];
+    if (!out.used) continue;
+    for (std::size_t o2 = o + 1; o2 < outputs.size(); ++o2)
+      if (outputs[o2].used && byte_ranges_overlap(out.ptr, out.span, outputs[o2].ptr, outputs[o2].span))
+        return invalid(std::string("args.") + out.field + " and args." + outputs[o2].field + " overlap (outputs must be distinct)");
+    for (const auto& in : inputs) {
+      if (!in.used || !byte_ranges_overlap(out.ptr, out.span, in.ptr, in.span)) continue;
+      // cuBLASLt computes in place only for C == D with one layout
+      const bool in_place = o == 0 && std::strcmp(in.field, "c") == 0 && in.ptr == out.ptr && g.c == g.d &&
+                            b.stride_c == b.stride_d;
+      if (!in_place)
+        return invalid(std::string("args.") + out.field + " overlaps args." + in.field +
+                       " (only c may alias d, with the same pointer, layout and batch stride)");
+    }
+  }
+  return Status::ok();
+}
+
+// ------------------------------------------------------------------------------ candidates
+namespace {
+
+template <class Desc>
+const GemmDescriptor& gemm_of(const Desc& d) {
+  if constexpr (std::is_same_v<Desc, BatchedGemmDescriptor>) return d.gemm;
+  else return d;
+}
+
+template <class Desc, bool kTf32>
+struct LtCandidate {
+  static typename Candidate<Desc, GemmArgs>::Probe probe(const Desc& d, const DeviceCaps&) {
+    typename Candidate<Desc, GemmArgs>::Probe pr;
+    const GemmDescriptor& g = gemm_of(d);
+    pr.sku = lt_sku(g.d.dtype, kTf32);
+    if (kTf32 && g.d.dtype != DType::kF32) pr.rejection = "tf32 applies to f32 only (dtype " + dt(g.d.dtype) + ")";
+    else pr.rejection = lt_rejection(g);
+    return pr;
+  }
+  static Expected<PreparedCandidate> prepare_pref(const Desc& d, const DeviceCaps& caps, const PlanPreference& pref) {
+    return lt_prepare(lt_problem(d, kTf32), caps, pref);
+  }
+  static Expected<std::shared_ptr<const void>> prepare(const Desc& d, const DeviceCaps& caps) {
+    auto p = prepare_pref(d, caps, PlanPreference{});
+    if (!p) return p.error();
+    return std::move(p->state);
+  }
+  static Status launch(const void* state, const Desc&, const GemmArgs& a, Workspace ws, cudaStream_t s) {
+    return lt_launch(state, a, ws, s);
+  }
+  static constexpr Candidate<Desc, GemmArgs> make() { return {&probe, &prepare, &launch}; }
+};
+
+template <class Desc>
+inline constexpr std::array<Candidate<Desc, GemmArgs>, 2> kCandidates = {LtCandidate<Desc, false>::make(),
+                                                                         LtCandidate<Desc, true>::make()};
+
+template <class Desc>
+Expected<PreparedCandidate> prepare_candidate(std::size_t i, const Desc& d, const DeviceCaps& caps, const PlanPreference& pref) {
+  return i == 0 ? LtCandidate<Desc, false>::prepare_pref(d, caps, pref) : LtCandidate<Desc, true>::prepare_pref(d, caps, pref);
+}
+
+BatchedGemmDescriptor as_batched(const GemmDescriptor& g) {
+  BatchedGemmDescriptor b;
+  b.gemm = g;
+  return b;
+}
+
+}  // namespace
+}  // namespace gemm
+
+template <>
+struct FamilyTraits<GemmDescriptor> {
+  static constexpr const char* kFamily = "gemm";
+  static Status validate(const GemmDescriptor& d) { return gemm::validate_gemm(d); }
+  static std::span<const Candidate<GemmDescriptor, GemmArgs>> candidates() { return gemm::kCandidates<GemmDescriptor>; }
+  static Expected<PreparedCandidate> prepare_with_preference(std::size_t i, const GemmDescriptor& d, const DeviceCaps& caps,
+                                                             const PlanPreference& pref) {
+    return gemm::prepare_candidate(i, d, caps, pref);
+  }
+  static Status check_args(const GemmDescriptor& d, const GemmArgs& a) { return gemm::check_gemm_args(gemm::as_batched(d), a); }
+};
+
+template <>
+struct FamilyTraits<BatchedGemmDescriptor> {
+  static constexpr const char* kFamily = "batched_gemm";
+  static Status validate(const BatchedGemmDescriptor& d) { return gemm::validate_batched(d); }
+  static std::span<const Candidate<BatchedGemmDescriptor, GemmArgs>> candidates() {
+    return gemm::kCandidates<BatchedGemmDescriptor>;
+  }
+  static Expected<PreparedCandidate> prepare_with_preference(std::size_t i, const BatchedGemmDescriptor& d,
+                                                             const DeviceCaps& caps, const PlanPreference& pref) {
+    return gemm::prepare_candidate(i, d, caps, pref);
+  }
+  static Status check_args(const BatchedGemmDescriptor& d, const GemmArgs& a) { return gemm::check_gemm_args(d, a); }
+};
+
+// ------------------------------------------------------------------------------ backward
+MatrixLayout gemm_transposed(const MatrixLayout& m) {
+  MatrixLayout t = m;
+  t.rows = m.cols;
+  t.cols = m.rows;
+  t.order = m.order == MatrixOrder::kRowMajor ? MatrixOrder::kColMajor : MatrixOrder::kRowMajor;
+  return t;
+}
+
+std::size_t GemmBackwardDescriptor::hash() const noexcept {
+  std::size_t h = matrix_hash(a);
+  for (const MatrixLayout* m : {&b, &grad_d, &grad_a, &grad_b}) h = detail::hash_combine(h, matrix_hash(*m));
+  h = detail::hash_combine(h, grad_bias.hash());
+  return detail::hash_combine(h, std::size_t{compute_grad_a} | (std::size_t{compute_grad_b} << 1) |
+                                     (std::size_t{compute_grad_bias} << 2));
+}
+
+std::string GemmBackwardDescriptor::to_string() const {
+  std::string s = "gemm_backward(a=" + matrix_string(a) + ", b=" + matrix_string(b) +
+                  ", grad_d=" + matrix_string(grad_d);
+  if (compute_grad_a) s += ", grad_a=" + matrix_string(grad_a);
+  if (compute_grad_b) s += ", grad_b=" + matrix_string(grad_b);
+  if (compute_grad_bias) s += ", grad_bias=" + grad_bias.to_string();
+  return s + ")";
+}
+
+namespace gemm {
+namespace {
+
+// grad_a = grad_d B^T
+GemmDescriptor grad_a_gemm(const GemmBackwardDescriptor& d) {
+  GemmDescriptor g;
+  g.a = d.grad_d;
+  g.b = gemm_transposed(d.b);
+  g.d = d.grad_a;
+  return g;
+}
+// grad_b = A^T grad_d (+ the column sums of grad_d as the bias gradient)
+GemmDescriptor grad_b_gemm(const GemmBackwardDescriptor& d) {
+  GemmDescriptor g;
+  g.a = gemm_transposed(d.a);
+  g.b = d.grad_d;
+  g.d = d.grad_b;
+  if (d.compute_grad_bias) {
+    g.epilogue.bias_grad = GemmBiasGrad::kB;
+    g.bias_grad = d.grad_bias;
+  }
+  return g;
+}
+
+Status validate_backward(const GemmBackwardDescriptor& d) {
+  if (!d.compute_grad_a && !d.compute_grad_b)
+    return invalid("compute_grad_a = false and compute_grad_b = false: nothing to compute");
+  if (d.compute_grad_bias && !d.compute_grad_b)
+    return invalid("compute_grad_bias = true needs compute_grad_b (the bias gradient is the grad_b GEMM's epilogue)");
+  // The two GEMMs' own checks name grad_d as "a" or "b"; check the forward shapes first.
+  BARACUDA_TRY(validate_matrix(d.a, "a"));
+  BARACUDA_TRY(validate_matrix(d.b, "b"));
+  BARACUDA_TRY(validate_matrix(d.grad_d, "grad_d"));
+  if (d.b.rows != d.a.cols) return invalid("b.rows = " + str(d.b.rows) + " differs from a.cols = " + str(d.a.cols) + " (K)");
+  BARACUDA_TRY(check_extent(d.grad_d, "grad_d", d.a.rows, d.b.cols, "a.rows x b.cols"));
+  if (d.compute_grad_a) BARACUDA_TRY(validate_gemm(grad_a_gemm(d)).add_context("grad_a = grad_d b^T"));
+  if (d.compute_grad_b) BARACUDA_TRY(validate_gemm(grad_b_gemm(d)).add_context("grad_b = a^T grad_d"));
+  return Status::ok();
+}
+
+struct BackwardState {
+  std::shared_ptr<const detail::PlanImpl<GemmDescriptor, GemmArgs>> grad_a, grad_b;
+};
+
+struct PairCandidate {
+  using Desc = GemmBackwardDescriptor;
+  static Candidate<Desc, GemmBackwardArgs>::Probe probe(const Desc& d, const DeviceCaps&) {
+    Candidate<Desc, GemmBackwardArgs>::Probe pr;
+    pr.sku = lt_sku(d.grad_d.dtype, false);
+    pr.sku.direction = Direction::kBackward;
+    pr.sku.impl = "cublaslt_pair";
+    if (d.compute_grad_a) pr.rejection = lt_rejection(grad_a_gemm(d));
+    if (pr.rejection.empty() && d.compute_grad_b) pr.rejection = lt_rejection(grad_b_gemm(d));
+    return pr;
+  }
+  static Expected<PreparedCandidate> prepare_pref(const Desc& d, const DeviceCaps& caps, const PlanPreference& pref) {
+    auto st = std::make_shared<BackwardState>();
+    PlanPreference sub = pref;
+    sub.force_sku.clear();  // the preference named the pair's SKU; each GEMM takes the strict cuBLASLt one
+    sub.skip_skus = {"gemm.fwd.cublaslt_tf32*"};
+    std::size_t ws = 0;
+    if (d.compute_grad_a) {
+      auto p = detail::select_impl<GemmDescriptor, GemmArgs>(caps, grad_a_gemm(d), sub, caps.ordinal);
+      if (!p) return Status(p.error()).add_context("grad_a");
+      st->grad_a = p.value();
+      ws = std::max(ws, st->grad_a->workspace_bytes);
+    }
+    if (d.compute_grad_b) {
+      auto p = detail::select_impl<GemmDescriptor, GemmArgs>(caps, grad_b_gemm(d), sub, caps.ordinal);
+      if (!p) return Status(p.error()).add_context("grad_b");
+      st->grad_b = p.value();
+      ws = std::max(ws, st->grad_b->workspace_bytes);
+    }
+    return PreparedCandidate{st, ws};
+  }
+  static Expected<std::shared_ptr<const void>> prepare(const Desc& d, const DeviceCaps& caps) {
+    auto p = prepare_pref(d, caps, PlanPreference{});
+    if (!p) return p.error();
+    return std::move(p->state);
+  }
+  // The two GEMMs in order on one stream, sharing the workspace.
+  static Status launch(const void* state, const Desc& d, const GemmBackwardArgs& a, Workspace ws, cudaStream_t s) {
+    const auto& st = *static_cast<const BackwardState*>(state);
+    if (st.grad_a)
+      BARACUDA_TRY(st.grad_a->candidate->launch(st.grad_a->state.get(), st.grad_a->desc,
+                                                GemmArgs{.a = a.grad_d, .b = a.b, .d = a.grad_a, .alpha = a.alpha}, ws, s));
+    if (st.grad_b)
+      BARACUDA_TRY(st.grad_b->candidate->launch(
+          st.grad_b->state.get(), st.grad_b->desc,
+          GemmArgs{.a = a.a, .b = a.grad_d, .d = a.grad_b, .bias_grad = a.grad_bias, .alpha = a.alpha}, ws, s));
+    return Status::ok();
+  }
+};
+inline constexpr std::array<Candidate<GemmBackwardDescriptor, GemmBackwardArgs>, 1> kBackwardCandidates = {
+    Candidate<GemmBackwardDescriptor, GemmBackwardArgs>{&PairCandidate::probe, &PairCandidate::prepare, &PairCandidate::launch}};
+
+Status check_backward_args(const GemmBackwardDescriptor& d, const GemmBackwardArgs& a) {
+  if (d.compute_grad_a)
+    BARACUDA_TRY(check_gemm_args(as_batched(grad_a_gemm(d)), GemmArgs{.a = a.grad_d, .b = a.b, .d = a.grad_a, .alpha = a.alpha})
+                     .add_context("grad_a = grad_d b^T"));
+  if (d.compute_grad_b)
+    BARACUDA_TRY(check_gemm_args(as_batched(grad_b_gemm(d)),
+                                 GemmArgs{.a = a.a, .b = a.grad_d, .d = a.grad_b, .bias_grad = a.grad_bias, .alpha = a.alpha})
+                     .add_context("grad_b = a^T grad_d"));
+  // grad_a is written before the grad_b GEMM reads a and grad_d and writes grad_b / grad_bias
+  if (d.compute_grad_a && d.compute_grad_b && d.grad_a.rows > 0 && d.grad_a.cols > 0) {
+    const TensorLayout ga = d.grad_a.as_tensor();
+    const std::pair<const void*, TensorLayout> others[] = {
+        {a.a, d.a.as_tensor()}, {a.grad_b, d.grad_b.as_tensor()}, {a.grad_bias, d.grad_bias}};
+    const char* names[] = {"a", "grad_b", "grad_bias"};
+    for (int i = 0; i < 3; ++i) {
+      if (i == 2 && !d.compute_grad_bias) continue;
+      if (byte_ranges_overlap(a.grad_a, ga, others[i].first, others[i].second))
+        return invalid(std::string("args.grad_a overlaps args.") + names[i]);
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace
+}  // namespace gemm
+
+template <>
+struct FamilyTraits<GemmBackwardDescriptor> {
+  static constexpr const char* kFamily = "gemm_backward";
+  static Status validate(const GemmBackwardDescriptor& d) { return gemm::validate_backward(d); }
+  static std::span<const Candidate<GemmBackwardDescriptor, GemmBackwardArgs>> candidates() {
+    return gemm::kBackwardCandidates;
+  }
+  static Expected<PreparedCandidate> prepare_with_preference(std::size_t, const GemmBackwardDescriptor& d,
+                                                             const DeviceCaps& caps, const PlanPreference& pref) {
+    return gemm::PairCandidate::prepare_pref(d, caps, pref);
+  }
+  static Status check_args(const GemmBackwardDescriptor& d, const GemmBackwardArgs& a) {
+    return gemm::check_backward_args(d, a);
+  }
+};
+
+template class Plan<GemmDescriptor, GemmArgs>;
+template class Plan<BatchedGemmDescriptor, GemmArgs>;
+template class Plan<GemmBackwardDescriptor, GemmBackwardArgs>;
+
+}  // namespace baracuda

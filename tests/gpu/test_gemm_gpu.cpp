@@ -1,0 +1,455 @@
+// GPU tests of GemmPlan / BatchedGemmPlan against reference::gemm (bounds in docs/gemm.md):
+// every dtype (f64, f32, f16, bf16; f32 also under the TF32 SKU), the layouts RRR, RCR, CRR,
+// CCR and column-major D, square / skinny (M = 1..16) / odd-prime / large (2048) / empty
+// shapes, ld-padded operands, C with beta (and in place, C == D), every cuBLASLt epilogue
+// (bias, relu, gelu_tanh, their combinations, the aux outputs, the bias gradients), strided
+// batches with broadcast (stride 0) operands; every SKU forced, outputs poisoned, guard bytes
+// around them and the ld padding of D checked untouched; the run-time refusals (null,
+// misaligned, aliasing, workspace) with outputs untouched. Filter: --gtest_filter='*Gemm*'.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <cuda_runtime_api.h>
+#include <string>
+#include <vector>
+
+#include "baracuda/reference/gemm.hpp"
+#include "gpu_harness.hpp"
+#include "test_support.hpp"
+
+namespace baracuda::test {
+namespace {
+
+using reference::HostTensor;
+constexpr auto R = MatrixOrder::kRowMajor;
+constexpr auto C = MatrixOrder::kColMajor;
+
+MatrixLayout mat(DType t, std::int64_t r, std::int64_t c, MatrixOrder o, std::int64_t pad = 0) {
+  return MatrixLayout{t, r, c, (o == R ? c : r) + pad, o, 16};
+}
+
+// One GEMM test problem.
+struct GemmCase {
+  std::string name;
+  BatchedGemmDescriptor desc;
+  double alpha = 1.0, beta = 0.0;
+  bool in_place = false;  // c == d
+};
+
+const char* order_name(MatrixOrder o) { return o == R ? "R" : "C"; }
+
+GemmCase make_case(DType t, std::int64_t m, std::int64_t n, std::int64_t k, MatrixOrder oa, MatrixOrder ob, MatrixOrder od,
+                   std::int64_t pad = 0, bool with_c = false) {
+  GemmCase c;
+  c.name = std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " " + order_name(oa) + order_name(ob) +
+           order_name(od) + (pad ? " pad" + std::to_string(pad) : "") + (with_c ? " +C" : "");
+  GemmDescriptor& g = c.desc.gemm;
+  g.a = mat(t, m, k, oa, pad);
+  g.b = mat(t, k, n, ob, pad);
+  g.d = mat(t, m, n, od, pad);
+  if (with_c) {
+    g.with_c = true;
+    g.c = mat(t, m, n, od, pad ? pad + 1 : 0);
+    c.alpha = 0.75;
+    c.beta = -0.5;
+  }
+  return c;
+}
+
+void set_epilogue(GemmCase& c, GemmEpilogue e) {
+  GemmDescriptor& g = c.desc.gemm;
+  const DType t = g.d.dtype;
+  g.epilogue = e;
+  c.name += " epi=" + e.to_string();
+  if (e.bias) g.bias = TensorLayout::contiguous(t, {g.n()});
+  if (e.bias_grad != GemmBiasGrad::kNone) {
+    g.bias_grad = TensorLayout::contiguous(t, {e.bias_grad == GemmBiasGrad::kA ? g.m() : g.n()});
+    c.alpha = 1.0;  // run() refuses alpha != 1 with a bias gradient
+  }
+  if (e.aux) {
+    const bool relu = e.activation == GemmActivation::kRelu;
+    const std::int64_t inner = g.d.order == R ? g.n() : g.m();
+    const std::int64_t mult = relu ? 128 : 8;
+    g.aux = MatrixLayout{relu ? DType::kBit : t, g.m(), g.n(), (inner + mult - 1) / mult * mult, g.d.order, 16};
+  }
+}
+
+bool is_tf32(const std::string& sku) { return sku.find("tf32") != std::string::npos; }
+
+// A host tensor of bytes equal to `poison` except at the logical elements, which are zeroed
+// in both it and `got`: what must still match after a run (padding between rows of D).
+::testing::AssertionResult padding_untouched(const HostTensor& got, unsigned char poison) {
+  HostTensor want(got.layout()), g = got;
+  std::memset(want.storage(), poison, want.storage_bytes());
+  for (std::int64_t i = 0; i < got.layout().numel(); ++i) {
+    want.set(i, 0.0);
+    g.set(i, 0.0);
+  }
+  if (std::memcmp(want.storage(), g.storage(), want.storage_bytes()) != 0)
+    return ::testing::AssertionFailure() << "bytes outside the logical elements (ld padding) were written";
+  return ::testing::AssertionSuccess();
+}
+
+// Runs one case under every SKU that accepts it (TF32 allowed so that SKU is forced too)
+// and checks every output. Returns the SKUs run.
+int run_case(const GemmCase& c, bool batched) {
+  const BatchedGemmDescriptor& bd = c.desc;
+  const GemmDescriptor& g = bd.gemm;
+  const GemmEpilogue& e = g.epilogue;
+  SCOPED_TRACE(c.name + " " + bd.to_string());
+  const std::int64_t P = bd.batch;
+  HostTensor ha(reference::batched_layout(g.a, P, bd.stride_a)), hb(reference::batched_layout(g.b, P, bd.stride_b));
+  HostTensor hc(reference::batched_layout(g.with_c ? g.c : g.d, P, g.with_c ? bd.stride_c : bd.stride_d));
+  HostTensor hd(reference::batched_layout(g.d, P, bd.stride_d));
+  HostTensor hbias(reference::batched_layout(e.bias ? g.bias : TensorLayout::contiguous(g.d.dtype, {1}), P, bd.stride_bias));
+  HostTensor hbg(reference::batched_layout(e.bias_grad != GemmBiasGrad::kNone ? g.bias_grad : TensorLayout::contiguous(g.d.dtype, {1}),
+                                           P, bd.stride_bias));
+  HostTensor haux(reference::batched_layout(e.aux ? g.aux : MatrixLayout{g.d.dtype, 1, 1, 1, R, 16}, P, bd.stride_aux));
+  fill_random(ha, -1, 1);
+  fill_random(hb, -1, 1);
+  fill_random(hc, -1, 1);
+  fill_random(hbias, -1, 1);
+  const Stream& s = test_stream();
+  DeviceTensor da(ha, s), db(hb, s), dc(hc, s), dd(hd, s), dbias(hbias, s), dbg(hbg, s), daux(haux, s);
+  int ran = 0;
+  PlanPreference all;
+  all.math.allow_tf32 = true;
+  auto reports = batched ? BatchedGemmPlan::candidates(test_caps(), bd, all)
+                         : GemmPlan::candidates(test_caps(), g, all);
+  EXPECT_TRUE(reports.has_value()) << (reports ? "" : reports.error().to_string());
+  if (!reports) return 0;
+  for (const auto& r : reports.value()) {
+    if (!r.rejection.empty()) continue;
+    SCOPED_TRACE(r.sku.name());
+    PlanPreference pref = all;
+    pref.force_sku = r.sku.name();
+    GemmArgs args{.a = da.data(), .b = db.data(), .c = g.with_c ? dc.data() : nullptr, .d = dd.data(),
+                  .bias = e.bias ? dbias.data() : nullptr, .bias_grad = e.bias_grad != GemmBiasGrad::kNone ? dbg.data() : nullptr,
+                  .aux = e.aux ? daux.data() : nullptr, .alpha = c.alpha, .beta = c.beta};
+    if (c.in_place) {
+      dd.upload(hc, s);  // C's values in D's buffer
+      args.c = dd.data();
+    } else {
+      dd.poison(0xFF, s);
+    }
+    daux.poison(0xFF, s);
+    dbg.poison(0xFF, s);
+    Status st;
+    std::size_t ws_bytes = 0;
+    if (batched) {
+      auto plan = BatchedGemmPlan::select(s, bd, pref);
+      EXPECT_TRUE(plan.has_value()) << (plan ? "" : plan.error().to_string());
+      if (!plan) continue;
+      ws_bytes = plan->workspace_size();
+      st = plan->run(s, test_workspace(ws_bytes), args);
+    } else {
+      auto plan = GemmPlan::select(s, g, pref);
+      EXPECT_TRUE(plan.has_value()) << (plan ? "" : plan.error().to_string());
+      if (!plan) continue;
+      ws_bytes = plan->workspace_size();
+      st = plan->run(s, test_workspace(ws_bytes), args);
+    }
+    EXPECT_TRUE(st.is_ok()) << st.to_string();
+    if (!st) continue;
+    auto oracle = reference::batched_gemm(bd, ha, hb, g.with_c ? &hc : nullptr, e.bias ? &hbias : nullptr, c.alpha, c.beta,
+                                          is_tf32(r.sku.name()));
+    EXPECT_TRUE(oracle.has_value());
+    if (!oracle) continue;
+    EXPECT_TRUE(dd.download(hd, s)) << "guard bytes around d";
+    auto cmp = reference::compare_gemm_d(hd, *oracle);
+    EXPECT_TRUE(cmp.ok) << cmp.detail << " (workspace " << ws_bytes << ")";
+    if (!c.in_place) EXPECT_TRUE(padding_untouched(hd, 0xFF));
+    if (e.aux) {
+      EXPECT_TRUE(daux.download(haux, s)) << "guard bytes around aux";
+      auto ca = e.activation == GemmActivation::kRelu
+                    ? reference::compare_gemm_relu_mask(haux, *oracle, g.aux.ld, bd.stride_aux, g.aux.order == R)
+                    : reference::compare_gemm_aux_pre(haux, *oracle);
+      EXPECT_TRUE(ca.ok) << "aux: " << ca.detail;
+    }
+    if (e.bias_grad != GemmBiasGrad::kNone) {
+      EXPECT_TRUE(dbg.download(hbg, s)) << "guard bytes around bias_grad";
+      auto cb = reference::compare_gemm_bias_grad(hbg, *oracle);
+      EXPECT_TRUE(cb.ok) << "bias_grad: " << cb.detail;
+    }
+    ++ran;
+  }
+  EXPECT_GT(ran, 0) << "no SKU accepts the case";
+  return ran;
+}
+
+class GemmGpu : public ::testing::TestWithParam<DType> {};
+
+const MatrixOrder kLayouts[4][2] = {{R, R}, {R, C}, {C, R}, {C, C}};  // orders of A, B (D row-major)
+
+TEST_P(GemmGpu, ShapesAndLayouts) {
+  BARACUDA_REQUIRE_GPU();
+  const DType t = GetParam();
+  struct Shape {
+    std::int64_t m, n, k;
+  };
+  std::vector<Shape> shapes = {{64, 64, 64}, {256, 256, 256}, {127, 131, 257}, {1, 257, 129}, {2, 64, 4096},
+                               {3, 31, 17},  {5, 1000, 300},  {8, 129, 64},    {16, 4096, 256}, {13, 1, 7}, {1, 1, 1}};
+  int runs = 0;
+  for (const auto& sh : shapes)
+    for (const auto& lo : kLayouts)
+      for (bool with_c : {false, true}) runs += run_case(make_case(t, sh.m, sh.n, sh.k, lo[0], lo[1], R, 0, with_c), false);
+  // column-major D
+  runs += run_case(make_case(t, 127, 131, 257, R, C, C, 0, true), false);
+  runs += run_case(make_case(t, 16, 300, 64, C, C, C), false);
+  // M or N = 0: accepted, nothing written
+  runs += run_case(make_case(t, 0, 64, 64, R, R, R), false);
+  RecordProperty("skus_run", runs);
+}
+
+TEST_P(GemmGpu, Large) {
+  BARACUDA_REQUIRE_GPU();
+  const DType t = GetParam();
+  run_case(make_case(t, 2048, 2048, 2048, R, R, R), false);
+  run_case(make_case(t, 2048, 1024, 2048, R, C, R, 0, true), false);
+}
+
+TEST_P(GemmGpu, LdPadded) {
+  BARACUDA_REQUIRE_GPU();
+  const DType t = GetParam();
+  for (const auto& lo : kLayouts)
+    for (std::int64_t pad : {1, 8, 13}) {
+      run_case(make_case(t, 67, 45, 91, lo[0], lo[1], R, pad, true), false);
+      run_case(make_case(t, 4, 45, 91, lo[0], lo[1], R, pad), false);
+    }
+  run_case(make_case(t, 67, 45, 91, C, R, C, 8, true), false);
+}
+
+TEST_P(GemmGpu, InPlaceC) {
+  BARACUDA_REQUIRE_GPU();
+  auto c = make_case(GetParam(), 96, 80, 64, R, C, R, 0, true);
+  c.desc.gemm.c = c.desc.gemm.d;
+  c.in_place = true;
+  run_case(c, false);
+}
+
+std::vector<GemmEpilogue> all_epilogues() {
+  using A = GemmActivation;
+  return {
+      {A::kRelu, false, false, GemmBiasGrad::kNone},     {A::kGeluTanh, false, false, GemmBiasGrad::kNone},
+      {A::kNone, true, false, GemmBiasGrad::kNone},      {A::kRelu, true, false, GemmBiasGrad::kNone},
+      {A::kGeluTanh, true, false, GemmBiasGrad::kNone},  {A::kRelu, false, true, GemmBiasGrad::kNone},
+      {A::kRelu, true, true, GemmBiasGrad::kNone},       {A::kGeluTanh, false, true, GemmBiasGrad::kNone},
+      {A::kGeluTanh, true, true, GemmBiasGrad::kNone},   {A::kNone, false, false, GemmBiasGrad::kA},
+      {A::kNone, false, false, GemmBiasGrad::kB},
+  };
+}
+
+TEST_P(GemmGpu, Epilogues) {
+  BARACUDA_REQUIRE_GPU();
+  const DType t = GetParam();
+  for (const auto& e : all_epilogues()) {
+    if (t == DType::kF64) {  // cuBLASLt has no f64 epilogues: refused at select with the reason
+      auto c = make_case(t, 64, 64, 64, R, R, R);
+      set_epilogue(c, e);
+      auto p = GemmPlan::select(test_stream(), c.desc.gemm);
+      ASSERT_FALSE(p.has_value());
+      EXPECT_EQ(p.error().code(), Code::kNotSupported);
+      EXPECT_NE(p.error().message().find("with f64"), std::string::npos) << p.error().message();
+      continue;
+    }
+    for (const auto& lo : kLayouts) {
+      for (bool with_c : {false, true}) {
+        auto c = make_case(t, 127, 131, 257, lo[0], lo[1], R, 0, with_c);
+        set_epilogue(c, e);
+        run_case(c, false);
+      }
+      auto skinny = make_case(t, 7, 264, 96, lo[0], lo[1], R);
+      set_epilogue(skinny, e);
+      run_case(skinny, false);
+    }
+  }
+}
+
+TEST_P(GemmGpu, Batched) {
+  BARACUDA_REQUIRE_GPU();
+  const DType t = GetParam();
+  for (const auto& lo : kLayouts) {
+    for (int bcast = 0; bcast < 3; ++bcast) {  // none, A broadcast, B broadcast
+      auto c = make_case(t, 37, 53, 71, lo[0], lo[1], R, 3, true);
+      BatchedGemmDescriptor& b = c.desc;
+      b.batch = 5;
+      const auto span = [](const MatrixLayout& m) { return m.as_tensor().element_span().end_offset; };
+      b.stride_a = bcast == 1 ? 0 : span(b.gemm.a) + 5;
+      b.stride_b = bcast == 2 ? 0 : span(b.gemm.b) + 7;
+      b.stride_c = span(b.gemm.c) + 1;
+      b.stride_d = span(b.gemm.d) + 2;
+      c.name += " batch=5 bcast=" + std::to_string(bcast);
+      run_case(c, true);
+    }
+  }
+  if (t == DType::kF64) return;
+  for (const auto& e : all_epilogues()) {
+    auto c = make_case(t, 33, 72, 40, R, C, R);
+    set_epilogue(c, e);
+    BatchedGemmDescriptor& b = c.desc;
+    b.batch = 3;
+    b.stride_a = 33 * 40;
+    b.stride_b = 0;
+    b.stride_d = 33 * 72 + 8;
+    b.stride_bias = e.bias_grad == GemmBiasGrad::kA ? 40 : (e.bias_grad == GemmBiasGrad::kB ? 80 : 72);
+    if (e.aux) {  // the next multiple of cuBLASLt's unit past one aux matrix
+      const std::int64_t unit = e.activation == GemmActivation::kRelu ? 128 : 8;
+      b.stride_aux = (b.gemm.aux.as_tensor().element_span().end_offset / unit + 1) * unit;
+    }
+    run_case(c, true);
+  }
+}
+
+// ------------------------------------------------------------------------ backward
+// GemmBackwardPlan over layouts of the forward operands and gradients, with the bias
+// gradient, and alpha != 1 without it; outputs poisoned, guard bytes checked.
+TEST_P(GemmGpu, Backward) {
+  BARACUDA_REQUIRE_GPU();
+  const DType t = GetParam();
+  struct Shape {
+    std::int64_t m, n, k;
+  };
+  for (const Shape sh : {Shape{64, 96, 128}, Shape{127, 131, 257}, Shape{3, 512, 64}})
+    for (const auto& lo : kLayouts)
+      for (bool bias : {false, true}) {
+        if (bias && t == DType::kF64) continue;  // no f64 epilogues in cuBLASLt
+        GemmBackwardDescriptor d;
+        d.a = mat(t, sh.m, sh.k, lo[0]);
+        d.b = mat(t, sh.k, sh.n, lo[1], 3);
+        d.grad_d = mat(t, sh.m, sh.n, R, 5);
+        d.grad_a = mat(t, sh.m, sh.k, R);
+        d.grad_b = mat(t, sh.k, sh.n, lo[1]);
+        d.compute_grad_bias = bias;
+        if (bias) d.grad_bias = TensorLayout::contiguous(t, {sh.n});
+        const double alpha = bias ? 1.0 : 1.5;
+        SCOPED_TRACE(d.to_string());
+        auto one = [](const TensorLayout& l) { return reference::batched_layout(l, 1, 0); };
+        HostTensor ha(one(d.a.as_tensor())), hb(one(d.b.as_tensor())), hg(one(d.grad_d.as_tensor()));
+        HostTensor hga(one(d.grad_a.as_tensor())), hgb(one(d.grad_b.as_tensor()));
+        HostTensor hgbias(one(bias ? d.grad_bias : TensorLayout::contiguous(t, {1})));
+        fill_random(ha, -1, 1);
+        fill_random(hb, -1, 1);
+        fill_random(hg, -1, 1);
+        const Stream& s = test_stream();
+        DeviceTensor da(ha, s), db(hb, s), dg(hg, s), dga(hga, s), dgb(hgb, s), dgbias(hgbias, s);
+        dga.poison(0xFF, s);
+        dgb.poison(0xFF, s);
+        dgbias.poison(0xFF, s);
+        auto plan = GemmBackwardPlan::select(s, d);
+        ASSERT_TRUE(plan.has_value()) << plan.error().to_string();
+        EXPECT_EQ(plan->sku().impl, "cublaslt_pair");
+        Status st = plan->run(s, test_workspace(plan->workspace_size()),
+                              GemmBackwardArgs{.a = da.data(), .b = db.data(), .grad_d = dg.data(), .grad_a = dga.data(),
+                                               .grad_b = dgb.data(), .grad_bias = bias ? dgbias.data() : nullptr,
+                                               .alpha = alpha});
+        ASSERT_TRUE(st.is_ok()) << st.to_string();
+        auto o = reference::gemm_backward(d, ha, hb, hg, alpha);
+        ASSERT_TRUE(o.has_value());
+        ASSERT_TRUE(dga.download(hga, s));
+        ASSERT_TRUE(dgb.download(hgb, s));
+        auto ca = reference::compare_gemm_d(hga, o->grad_a);
+        EXPECT_TRUE(ca.ok) << "grad_a: " << ca.detail;
+        auto cb = reference::compare_gemm_d(hgb, o->grad_b);
+        EXPECT_TRUE(cb.ok) << "grad_b: " << cb.detail;
+        if (bias) {
+          ASSERT_TRUE(dgbias.download(hgbias, s));
+          auto cc = reference::compare_gemm_bias_grad(hgbias, o->grad_b);
+          EXPECT_TRUE(cc.ok) << "grad_bias: " << cc.detail;
+        }
+      }
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, GemmGpu, ::testing::Values(DType::kF64, DType::kF32, DType::kF16, DType::kBF16),
+                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+
+// ------------------------------------------------------------------------ run-time refusals
+TEST(GemmRefusals, RunTable) {
+  BARACUDA_REQUIRE_GPU();
+  const DType t = DType::kBF16;
+  GemmDescriptor g;
+  g.a = mat(t, 64, 4096, R);
+  g.b = mat(t, 4096, 64, R);
+  g.d = mat(t, 64, 64, R);
+  g.with_c = true;
+  g.c = g.d;
+  g.epilogue = {GemmActivation::kGeluTanh, true, true, GemmBiasGrad::kNone};
+  g.bias = TensorLayout::contiguous(t, {64});
+  g.aux = g.d;
+  auto plan = GemmPlan::select(test_stream(), g);
+  ASSERT_TRUE(plan.has_value()) << plan.error().to_string();
+  HostTensor ha(g.a.as_tensor()), hb(g.b.as_tensor()), hc(g.c.as_tensor()), hbias(g.bias);
+  fill_random(ha, -1, 1);
+  fill_random(hb, -1, 1);
+  fill_random(hc, -1, 1);
+  fill_random(hbias, -1, 1);
+  const Stream& s = test_stream();
+  DeviceTensor da(ha, s), db(hb, s), dc(hc, s), dbias(hbias, s);
+  Untouched d(g.d.as_tensor()), aux(g.aux.as_tensor());
+  const GemmArgs ok{.a = da.data(), .b = db.data(), .c = dc.data(), .d = d.data(), .bias = dbias.data(), .aux = aux.data(),
+                    .alpha = 1.0, .beta = 1.0};
+  const std::size_t need = plan->workspace_size();
+  Workspace ws = test_workspace(need + kWorkspaceAlignment);
+  auto run = [&](GemmArgs a) { return plan->run(s, {ws.data, need}, a); };
+  auto with = [&](auto change) {
+    GemmArgs a = ok;
+    change(a);
+    return a;
+  };
+  std::vector<RunRefusal> rows = {
+      {"null a", [&] { return run(with([](GemmArgs& a) { a.a = nullptr; })); }, Code::kInvalidArgument, "args.a is null"},
+      {"null d", [&] { return run(with([](GemmArgs& a) { a.d = nullptr; })); }, Code::kInvalidArgument, "args.d is null"},
+      {"null bias", [&] { return run(with([](GemmArgs& a) { a.bias = nullptr; })); }, Code::kInvalidArgument, "args.bias is null"},
+      {"null aux", [&] { return run(with([](GemmArgs& a) { a.aux = nullptr; })); }, Code::kInvalidArgument, "args.aux is null"},
+      {"misaligned b", [&] { return run(with([&](GemmArgs& a) { a.b = static_cast<const char*>(db.data()) + 2; })); },
+       Code::kMisaligned, "is not aligned to b.alignment = 16 bytes"},
+      {"d aliases a", [&] { return run(with([&](GemmArgs& a) { a.a = a.d; })); }, Code::kInvalidArgument, "args.d overlaps args.a"},
+      {"d aliases b", [&] { return run(with([&](GemmArgs& a) { a.b = a.d; })); }, Code::kInvalidArgument, "args.d overlaps args.b"},
+      {"aux aliases d", [&] { return run(with([&](GemmArgs& a) { a.aux = a.d; })); }, Code::kInvalidArgument,
+       "args.d and args.aux overlap"},
+      {"c shifted into d", [&] { return run(with([&](GemmArgs& a) { a.c = static_cast<const char*>(a.d) + 64; })); },
+       Code::kInvalidArgument, "args.d overlaps args.c"},
+  };
+  if (need > 0) {
+    auto more = workspace_refusals("gemm", [&](Workspace w) { return plan->run(s, w, ok); }, ws, need);
+    rows.insert(rows.end(), more.begin(), more.end());
+  } else {
+    RecordProperty("workspace_rows", "skipped: the chosen algorithm needs no workspace");
+  }
+  expect_run_refusals(rows, {&d, &aux});
+}
+
+// Graph capture: run() inside a capture, replayed, matches the eager result bit for bit.
+TEST(GemmGraph, CaptureAndReplay) {
+  BARACUDA_REQUIRE_GPU();
+  auto c = make_case(DType::kBF16, 256, 384, 512, R, C, R);
+  set_epilogue(c, {GemmActivation::kGeluTanh, true, false, GemmBiasGrad::kNone});
+  const GemmDescriptor& g = c.desc.gemm;
+  auto plan = GemmPlan::select(test_stream(), g);
+  ASSERT_TRUE(plan.has_value()) << plan.error().to_string();
+  EXPECT_TRUE(plan->sku().graph_capturable);
+  auto s = Stream::create();
+  ASSERT_TRUE(s.has_value());
+  HostTensor ha(g.a.as_tensor()), hb(g.b.as_tensor()), hbias(g.bias), h1(g.d.as_tensor()), h2(g.d.as_tensor());
+  fill_random(ha, -1, 1);
+  fill_random(hb, -1, 1);
+  fill_random(hbias, -1, 1);
+  DeviceTensor da(ha, *s), db(hb, *s), dbias(hbias, *s), d1(h1, *s), d2(h2, *s);
+  Workspace ws = test_workspace(plan->workspace_size());
+  ASSERT_TRUE(plan->run(*s, ws, GemmArgs{.a = da.data(), .b = db.data(), .d = d1.data(), .bias = dbias.data()}).is_ok());
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamBeginCapture(s->handle(), cudaStreamCaptureModeThreadLocal), cudaSuccess);
+  Status st = plan->run(*s, ws, GemmArgs{.a = da.data(), .b = db.data(), .d = d2.data(), .bias = dbias.data()});
+  ASSERT_EQ(cudaStreamEndCapture(s->handle(), &graph), cudaSuccess);
+  ASSERT_TRUE(st.is_ok()) << st.to_string();
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  ASSERT_EQ(cudaGraphLaunch(exec, s->handle()), cudaSuccess);
+  ASSERT_TRUE(d1.download(h1, *s));
+  ASSERT_TRUE(d2.download(h2, *s));
+  EXPECT_EQ(std::memcmp(h1.storage(), h2.storage(), h1.storage_bytes()), 0);
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+}
+
+}  // namespace
+}  // namespace baracuda::test

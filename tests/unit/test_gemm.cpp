@@ -1,0 +1,240 @@
+// GemmPlan / BatchedGemmPlan on the CPU: the oracle on known values, select's SKUs and
+// preferences from caps alone, select-time refusals naming field and value (wrong dtype,
+// mismatched shapes, bad ld, batch strides, epilogue misuse, alignment), and the run-time
+// argument checks (null, misaligned, aliasing) called directly on fake pointers.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "baracuda/baracuda.hpp"
+#include "baracuda/reference/gemm.hpp"
+#include "gemm/lt_gemm.hpp"
+#include "gemm_descriptors.hpp"
+
+namespace baracuda {
+namespace {
+
+using reference::HostTensor;
+
+DeviceCaps caps90() { return DeviceCaps::for_arch(90).value(); }
+
+using test_gemm::full_epilogue;
+using test_gemm::mat;
+using test_gemm::plain;
+
+// ------------------------------------------------------------------------ reference
+TEST(GemmReference, KnownValuesAndEpilogues) {
+  auto d = plain(DType::kF64, 2, 2, 3);
+  d.with_c = true;
+  d.c = d.d;
+  d.epilogue.bias = true;
+  d.bias = TensorLayout::contiguous(DType::kF64, {2});
+  HostTensor a(d.a.as_tensor()), b(d.b.as_tensor()), c(d.c.as_tensor()), bias(d.bias);
+  const double av[] = {1, 2, 3, 4, 5, 6}, bv[] = {1, 0, 0, 1, 1, 1}, cv[] = {1, 1, 1, 1}, biasv[] = {10, -100};
+  for (int i = 0; i < 6; ++i) a.set(i, av[i]), b.set(i, bv[i]);
+  for (int i = 0; i < 4; ++i) c.set(i, cv[i]);
+  for (int i = 0; i < 2; ++i) bias.set(i, biasv[i]);
+  // A B = [[4, 5], [10, 11]]; 2 A B + 3 C + bias = [[21, -87], [33, -75]]
+  auto o = reference::gemm(d, a, b, &c, &bias, 2.0, 3.0, false);
+  ASSERT_TRUE(o.has_value());
+  EXPECT_EQ(o->d, (std::vector<double>{21, -87, 33, -75}));
+  d.epilogue.activation = GemmActivation::kRelu;
+  o = reference::gemm(d, a, b, &c, &bias, 2.0, 3.0, false);
+  EXPECT_EQ(o->d, (std::vector<double>{21, 0, 33, 0}));
+  EXPECT_EQ(o->pre, (std::vector<double>{21, -87, 33, -75}));
+  d.epilogue.activation = GemmActivation::kGeluTanh;
+  o = reference::gemm(d, a, b, &c, &bias, 2.0, 3.0, false);
+  EXPECT_NEAR(o->d[0], 21.0, 1e-12);
+  EXPECT_NEAR(o->d[1], 0.0, 1e-12);
+  // bias gradients: row sums of A, column sums of B
+  auto g = plain(DType::kF64, 2, 2, 3);
+  g.epilogue.bias_grad = GemmBiasGrad::kA;
+  auto ga = reference::gemm(g, a, b, nullptr, nullptr, 1.0, 0.0, false);
+  EXPECT_EQ(ga->bias_grad, (std::vector<double>{6, 15}));
+  g.epilogue.bias_grad = GemmBiasGrad::kB;
+  auto gb = reference::gemm(g, a, b, nullptr, nullptr, 1.0, 0.0, false);
+  EXPECT_EQ(gb->bias_grad, (std::vector<double>{2, 2}));
+}
+
+// The bound grows with K and the unit roundoff: a naive f32 dot product (one rounding per
+// step) stays inside, a 1% error does not (positive terms: no cancellation to hide behind).
+TEST(GemmReference, BoundSeparatesRoundingFromBugs) {
+  const std::int64_t K = 1000;
+  auto d = plain(DType::kF32, 1, 1, K);
+  HostTensor a(d.a.as_tensor()), b(d.b.as_tensor());
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> u(0.5, 1);
+  for (std::int64_t k = 0; k < K; ++k) a.set(k, u(rng)), b.set(k, u(rng));
+  auto o = reference::gemm(d, a, b, nullptr, nullptr, 1.0, 0.0, false).value();
+  float naive = 0;
+  for (std::int64_t k = 0; k < K; ++k) naive += static_cast<float>(a.get(k)) * static_cast<float>(b.get(k));
+  EXPECT_LE(std::fabs(naive - o.d[0]), o.d_bound[0]);
+  EXPECT_GT(std::fabs(o.d[0]) * 0.01, o.d_bound[0]);
+}
+
+// ------------------------------------------------------------------------ select
+TEST(GemmPlanSelect, SkusPerDtypeAndTf32Preference) {
+  for (DType t : {DType::kF64, DType::kF32, DType::kF16, DType::kBF16}) {
+    auto p = GemmPlan::select_for_caps(caps90(), plain(t, 64, 32, 16));
+    ASSERT_TRUE(p.has_value()) << p.error().to_string();
+    EXPECT_EQ(p->sku().impl, "cublaslt");
+    EXPECT_EQ(p->sku().backend, Backend::kCublasLt);
+    EXPECT_FALSE(p->sku().precision.uses_tf32);
+    EXPECT_EQ(p->sku().compute, t == DType::kF64 ? DType::kF64 : DType::kF32);
+  }
+  EXPECT_EQ(GemmPlan::select_for_caps(caps90(), plain(DType::kBF16, 64, 32, 16))->sku().name(),
+            "gemm.fwd.cublaslt[bf16,f32].sm80+");
+  // TF32: refused unless allowed; forced without allow_tf32 is an error naming the reason
+  PlanPreference force;
+  force.force_sku = "gemm.fwd.cublaslt_tf32*";
+  auto no = GemmPlan::select_for_caps(caps90(), plain(DType::kF32, 64, 32, 16), force);
+  ASSERT_FALSE(no.has_value());
+  EXPECT_NE(no.error().message().find("tf32"), std::string::npos) << no.error().message();
+  force.math.allow_tf32 = true;
+  auto yes = GemmPlan::select_for_caps(caps90(), plain(DType::kF32, 64, 32, 16), force);
+  ASSERT_TRUE(yes.has_value()) << yes.error().to_string();
+  EXPECT_TRUE(yes->sku().precision.uses_tf32);
+  auto bf = GemmPlan::select_for_caps(caps90(), plain(DType::kBF16, 64, 32, 16), force);
+  ASSERT_FALSE(bf.has_value());
+  EXPECT_NE(bf.error().message().find("tf32 applies to f32 only"), std::string::npos);
+}
+
+TEST(GemmPlanSelect, CublasLtLimitsAreRejectionsWithReasons) {
+  auto f64 = plain(DType::kF64, 8, 8, 8);
+  f64.epilogue.activation = GemmActivation::kRelu;
+  auto p = GemmPlan::select_for_caps(caps90(), f64);
+  ASSERT_FALSE(p.has_value());
+  EXPECT_EQ(p.error().code(), Code::kNotSupported);
+  EXPECT_NE(p.error().message().find("epilogue relu with f64"), std::string::npos) << p.error().message();
+  auto colbias = plain(DType::kF16, 8, 8, 8);
+  colbias.d = mat(DType::kF16, 8, 8, MatrixOrder::kColMajor);
+  colbias.epilogue.bias = true;
+  colbias.bias = TensorLayout::contiguous(DType::kF16, {8});
+  p = GemmPlan::select_for_caps(caps90(), colbias);
+  ASSERT_FALSE(p.has_value());
+  EXPECT_NE(p.error().message().find("epilogue bias with d column-major"), std::string::npos);
+  auto k0 = plain(DType::kF32, 8, 8, 0);
+  k0.a.ld = 1;  // an 8 x 0 row-major matrix still has ld >= 1
+  p = GemmPlan::select_for_caps(caps90(), k0);
+  ASSERT_FALSE(p.has_value());
+  EXPECT_NE(p.error().message().find("k = 0"), std::string::npos);
+  // empty M / N: accepted, nothing to run, no workspace
+  auto empty = GemmPlan::select_for_caps(caps90(), plain(DType::kF32, 0, 8, 8));
+  ASSERT_TRUE(empty.has_value());
+  EXPECT_EQ(empty->workspace_size(), 0u);
+}
+
+// The transpose trick: row-major D is issued as D^T = B^T A^T.
+TEST(GemmPlanSelect, ColumnMajorFrame) {
+  auto d = plain(DType::kF16, 10, 20, 30);  // RRR
+  auto p = gemm::lt_problem(d, false);
+  EXPECT_TRUE(p.swap);
+  EXPECT_EQ(p.m, 20);
+  EXPECT_EQ(p.n, 10);
+  EXPECT_EQ(p.k, 30);
+  EXPECT_EQ(p.a.rows, 20u);  // B^T read as its row-major buffer: N x K column-major, no op
+  EXPECT_FALSE(p.a.trans);
+  EXPECT_FALSE(p.b.trans);
+  d.b = mat(DType::kF16, 30, 20, MatrixOrder::kColMajor);  // RCR: B column-major -> op T
+  p = gemm::lt_problem(d, false);
+  EXPECT_TRUE(p.a.trans);
+  EXPECT_EQ(p.a.rows, 30u);
+  d.d = mat(DType::kF16, 10, 20, MatrixOrder::kColMajor);  // column-major D: no swap
+  p = gemm::lt_problem(d, false);
+  EXPECT_FALSE(p.swap);
+  EXPECT_EQ(p.m, 10);
+  EXPECT_TRUE(p.a.trans);  // row-major A is A^T in column-major terms
+  EXPECT_FALSE(p.b.trans);
+}
+
+// GemmBackwardPlan: one SKU from two GEMMs; the refusals name the field (and the GEMM).
+TEST(GemmBackwardSelect, PairAndRefusals) {
+  GemmBackwardDescriptor d;
+  d.a = mat(DType::kBF16, 64, 32);
+  d.b = mat(DType::kBF16, 32, 48, MatrixOrder::kColMajor);
+  d.grad_d = mat(DType::kBF16, 64, 48);
+  d.grad_a = mat(DType::kBF16, 64, 32);
+  d.grad_b = mat(DType::kBF16, 32, 48);
+  d.compute_grad_bias = true;
+  d.grad_bias = TensorLayout::contiguous(DType::kBF16, {48});
+  auto p = GemmBackwardPlan::select_for_caps(caps90(), d);
+  ASSERT_TRUE(p.has_value()) << p.error().to_string();
+  EXPECT_EQ(p->sku().name(), "gemm.bwd.cublaslt_pair[bf16,f32].sm80+");
+  EXPECT_EQ(gemm_transposed(d.b).order, MatrixOrder::kRowMajor);
+  EXPECT_EQ(gemm_transposed(d.b).rows, 48);
+  auto refuse = [&](GemmBackwardDescriptor bad, const std::string& needle) {
+    auto q = GemmBackwardPlan::select_for_caps(caps90(), bad);
+    ASSERT_FALSE(q.has_value()) << bad.to_string();
+    EXPECT_EQ(q.error().code(), Code::kInvalidArgument);
+    EXPECT_NE(q.error().message().find(needle), std::string::npos) << q.error().message();
+  };
+  auto bad = d;
+  bad.compute_grad_b = false;
+  refuse(bad, "compute_grad_bias = true needs compute_grad_b");
+  bad = d;
+  bad.grad_d.cols = 47;
+  refuse(bad, "grad_d is 64 x 47, needs 64 x 48");
+  bad = d;
+  bad.grad_a.dtype = DType::kF16;
+  refuse(bad, "grad_a = grad_d b^T");
+  bad = d;
+  bad.grad_bias = TensorLayout::contiguous(DType::kBF16, {64});
+  refuse(bad, "bias_grad = bf16[64] must be [48]");
+  bad = d;
+  bad.compute_grad_a = bad.compute_grad_b = bad.compute_grad_bias = false;
+  refuse(bad, "nothing to compute");
+}
+
+// Select-time refusals: SelectRefusals.GemmPlan / BatchedGemmPlan in test_refusals.cpp.
+
+// ------------------------------------------------------------------------ run-time arg checks
+TEST(GemmArgChecks, NullMisalignedAliasing) {
+  BatchedGemmDescriptor b;
+  b.gemm = full_epilogue();
+  alignas(256) static unsigned char pool[1 << 20];
+  unsigned char* base = pool;
+  GemmArgs ok{.a = base, .b = base + 0x10000, .c = base + 0x20000, .d = base + 0x30000, .bias = base + 0x40000,
+              .aux = base + 0x50000};
+  EXPECT_TRUE(gemm::check_gemm_args(b, ok).is_ok());
+  auto expect = [&](GemmArgs a, Code code, const std::string& needle) {
+    Status st = gemm::check_gemm_args(b, a);
+    EXPECT_EQ(st.code(), code) << st.to_string();
+    EXPECT_NE(st.message().find(needle), std::string::npos) << "wanted '" << needle << "' in " << st.message();
+  };
+  GemmArgs x = ok;
+  x.a = nullptr;
+  expect(x, Code::kInvalidArgument, "args.a is null");
+  x = ok;
+  x.aux = nullptr;
+  expect(x, Code::kInvalidArgument, "args.aux is null");
+  x = ok;
+  x.bias = nullptr;
+  expect(x, Code::kInvalidArgument, "args.bias is null");
+  x = ok;
+  x.b = base + 0x10002;
+  expect(x, Code::kMisaligned, "is not aligned to b.alignment = 16 bytes");
+  x = ok;
+  x.d = base + 0x100;  // inside A
+  expect(x, Code::kInvalidArgument, "args.d overlaps args.a");
+  x = ok;
+  x.aux = base + 0x30000 + 64;  // inside D
+  expect(x, Code::kInvalidArgument, "args.d and args.aux overlap");
+  x = ok;
+  x.c = x.d;  // in place: same pointer and layout
+  EXPECT_TRUE(gemm::check_gemm_args(b, x).is_ok());
+  x.c = static_cast<const unsigned char*>(x.d) + 32;  // shifted: refused
+  expect(x, Code::kInvalidArgument, "args.d overlaps args.c");
+  // a bias gradient is of the unscaled operand
+  BatchedGemmDescriptor bg;
+  bg.gemm = plain(DType::kF32, 8, 8, 8);
+  bg.gemm.epilogue.bias_grad = GemmBiasGrad::kA;
+  bg.gemm.bias_grad = TensorLayout::contiguous(DType::kF32, {8});
+  GemmArgs y{.a = base, .b = base + 0x1000, .d = base + 0x2000, .bias_grad = base + 0x3000, .alpha = 2.0};
+  Status st = gemm::check_gemm_args(bg, y);
+  EXPECT_NE(st.message().find("args.alpha = 2.000000 with epilogue bgrad_a"), std::string::npos) << st.to_string();
+}
+
+}  // namespace
+}  // namespace baracuda
