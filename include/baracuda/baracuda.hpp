@@ -11,6 +11,8 @@
 //   core/runtime.hpp     DeviceCaps, Device, Stream, Event, DeviceBuffer, copies, library handles
 //   core/plan.hpp        Plan<Descriptor, Args>: select / workspace_size / run / sku
 //   ops/elementwise.hpp  UnaryPlan, UnaryBackwardPlan, BinaryPlan, BinaryBackwardPlan, CastPlan
+//   ops/softmax.hpp      SoftmaxPlan, SoftmaxBackwardPlan
+//   ops/normalization.hpp LayerNormPlan, RMSNormPlan and their backward
 //
 // None of them needs a CUDA header: a plain C++20 compiler can include this file.
 #pragma once
@@ -27,3 +29,5 @@
 #include "baracuda/core/plan.hpp"
 #include "baracuda/ops/elementwise.hpp"
 #include "baracuda/ops/gemm.hpp"
+#include "baracuda/ops/normalization.hpp"
+#include "baracuda/ops/softmax.hpp"

@@ -1,0 +1,9 @@
+// Instance body: the normalization forward (LayerNorm / RMSNorm, residual add) kernels, every mode and bucket, for one dtype.
+#include "normalization/kernels/norm.cuh"
+
+namespace baracuda::norm {
+template <>
+Status launch_norm_fwd<DType::BARACUDA_INSTANCE_DTYPE>(const NormParams& p, cudaStream_t s) {
+  return kernels::launch_norm<kernels::DeviceType<DType::BARACUDA_INSTANCE_DTYPE>, false>(p, s);
+}
+}  // namespace baracuda::norm

@@ -1,0 +1,382 @@
+// LayerNorm / RMSNorm forward (optionally with the residual add) and backward kernels
+// (host side: src/normalization/normalization.cpp; seam: norm_params.hpp).
+//
+// Forward (norm_fwd): a row per warp / block / cluster, held in registers (common/row_io.cuh
+// layout, 16-byte loads when vec > 1). LayerNorm: each thread forms (count, mean, M2) of its
+// elements from registers (two passes over registers), merged with Chan's formula across
+// the warp, the block (fixed tree, common/block_reduce.cuh) and the cluster (rank order);
+// RMSNorm: the sum of squares. Then y = (h - mean) * rstd * w + b from registers; one
+// thread writes mean / rstd. The input is read once.
+// Backward (norm_bwd): `units` persistent workers (warp / block / cluster) take rows
+// unit, unit + units, ...; per row the two sums of wg and wg * xhat are reduced like the
+// forward's statistic and grad_x written from registers, while grad_y * xhat and grad_y
+// accumulate in registers per owned column; at the end every worker writes its column sums
+// to the workspace and norm_param_grads adds the workers in order per column (no atomics).
+// Numerics: f32 for f16 / bf16 / f32, f64 for f64; rstd = 1 / sqrt(var + eps).
+// Bench: `baracuda-bench --suite norm`.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "common/block_reduce.cuh"
+#include "common/device_types.cuh"
+#include "common/row_io.cuh"
+#include "common/vec_io.cuh"
+#include "normalization/norm_params.hpp"
+
+namespace baracuda::kernels {
+
+enum class NormMode : int { kWarp, kBlock, kCluster };
+
+// Divisions without the called IEEE slow path (which spills the row held in registers):
+// f32 within 2 ulp; f64 exact.
+__device__ __forceinline__ float div_approx(float a, float b) { return __fdividef(a, b); }
+__device__ __forceinline__ double div_approx(double a, double b) { return a / b; }
+
+template <class C>
+struct Welford {
+  C n, mean, m2;
+};
+// Chan et al.: the merge of two (count, mean, M2) summaries; empty sides pass through.
+template <class C>
+struct MergeWelford {
+  __device__ __forceinline__ Welford<C> operator()(Welford<C> a, Welford<C> b) const {
+    if (a.n == C(0)) return b;
+    if (b.n == C(0)) return a;
+    const C n = a.n + b.n;
+    const C d = b.mean - a.mean;
+    const C f = div_approx(b.n, n);
+    return {n, a.mean + d * f, a.m2 + b.m2 + d * d * a.n * f};
+  }
+};
+template <class C>
+struct Sum2 {
+  C a, b;
+};
+template <class C>
+struct MergeSum2 {
+  __device__ __forceinline__ Sum2<C> operator()(Sum2<C> x, Sum2<C> y) const { return {x.a + y.a, x.b + y.b}; }
+};
+template <class C>
+struct MergeScalarSum {
+  __device__ __forceinline__ C operator()(C x, C y) const { return x + y; }
+};
+
+__device__ __forceinline__ float norm_rsqrt(float v) { return rsqrtf(v); }
+__device__ __forceinline__ double norm_rsqrt(double v) { return rsqrt(v); }
+
+// The row / slice a thread works on for a mode.
+struct RowSlot {
+  std::int64_t first;  // forward: the row; backward: the worker id
+  int t, nt;
+  std::int64_t slice;
+};
+template <NormMode M>
+__device__ __forceinline__ RowSlot row_slot(int cluster) {
+  RowSlot s;
+  if constexpr (M == NormMode::kWarp) {
+    s.first = static_cast<std::int64_t>(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    s.t = static_cast<int>(threadIdx.x & 31);
+    s.nt = 32;
+    s.slice = 0;
+  } else if constexpr (M == NormMode::kBlock) {
+    s.first = blockIdx.x;
+    s.t = static_cast<int>(threadIdx.x);
+    s.nt = static_cast<int>(blockDim.x);
+    s.slice = 0;
+  } else {
+    s.first = static_cast<std::int64_t>(blockIdx.x) / cluster;
+    s.slice = static_cast<std::int64_t>(blockIdx.x) - s.first * cluster;
+    s.t = static_cast<int>(threadIdx.x);
+    s.nt = static_cast<int>(blockDim.x);
+  }
+  return s;
+}
+
+template <NormMode M, class R, class Merge>
+__device__ __forceinline__ R row_allreduce(R v, Merge merge, R identity, R* red, R* slot) {
+  if constexpr (M == NormMode::kWarp) return warp_allreduce(v, merge);
+  v = block_allreduce(v, merge, identity, red);
+  if constexpr (M == NormMode::kCluster) v = cluster_allreduce(v, merge, slot);
+  return v;
+}
+
+template <class T, int V, int K>
+constexpr int norm_fwd_threads() {
+  return norm::norm_max_threads(static_cast<int>(sizeof(T)), V, static_cast<int>(sizeof(T)) * V * K * 2, false);
+}
+
+template <class T, int V, int K, NormMode M>
+__global__ void __launch_bounds__(norm_fwd_threads<T, V, K>()) norm_fwd(norm::NormParams p) {
+  using C = Compute<T>;
+  __shared__ Welford<C> red_w[33];
+  __shared__ Welford<C> slot_w;
+  __shared__ C red_s[33];
+  __shared__ C slot_s;
+  const RowSlot rs = row_slot<M>(p.cluster);
+  const std::int64_t row = rs.first;
+  if (row >= p.rows) return;  // warp mode only (whole warps)
+  const std::int64_t base = rs.slice * static_cast<std::int64_t>(rs.nt) * K * V;
+  const T zero = from_compute<T>(C(0));
+  Vec<T, V> h[K];
+  load_slice(h, static_cast<const T*>(p.x) + row_offset(p, 1, row), base, p.n, rs.t, rs.nt, zero);
+  if (p.add_residual) {
+    Vec<T, V> r[K];
+    load_slice(r, static_cast<const T*>(p.residual) + row_offset(p, 2, row), base, p.n, rs.t, rs.nt, zero);
+#pragma unroll
+    for (int j = 0; j < K; ++j)
+#pragma unroll
+      for (int i = 0; i < V; ++i) h[j].v[i] = from_compute<T>(to_compute(h[j].v[i]) + to_compute(r[j].v[i]));
+    store_slice(h, static_cast<T*>(p.residual_out) + row_offset(p, 3, row), base, p.n, rs.t, rs.nt);
+  }
+  C count = C(0), sum = C(0);
+#pragma unroll
+  for (int j = 0; j < K; ++j)
+    if (slice_elem(base, j, rs.t, rs.nt, V) < p.n) {
+      count += C(V);
+#pragma unroll
+      for (int i = 0; i < V; ++i) sum += p.layer ? to_compute(h[j].v[i]) : to_compute(h[j].v[i]) * to_compute(h[j].v[i]);
+    }
+  C mean = C(0), rstd;
+  const C inv_n = static_cast<C>(p.inv_n);
+  if (p.layer) {
+    Welford<C> w{count, count > C(0) ? div_approx(sum, count) : C(0), C(0)};
+#pragma unroll
+    for (int j = 0; j < K; ++j)
+      if (slice_elem(base, j, rs.t, rs.nt, V) < p.n) {
+#pragma unroll
+        for (int i = 0; i < V; ++i) {
+          const C d = to_compute(h[j].v[i]) - w.mean;
+          w.m2 += d * d;
+        }
+      }
+    w = row_allreduce<M>(w, MergeWelford<C>{}, Welford<C>{C(0), C(0), C(0)}, red_w, &slot_w);
+    mean = w.mean;
+    rstd = norm_rsqrt(w.m2 * inv_n + static_cast<C>(p.eps));
+  } else {
+    sum = row_allreduce<M>(sum, MergeScalarSum<C>{}, C(0), red_s, &slot_s);
+    rstd = norm_rsqrt(sum * inv_n + static_cast<C>(p.eps));
+  }
+  const T* wt = static_cast<const T*>(p.weight);
+  const T* bs = static_cast<const T*>(p.bias);
+#pragma unroll
+  for (int j = 0; j < K; ++j) {
+    const std::int64_t e = slice_elem(base, j, rs.t, rs.nt, V);
+    if (e >= p.n) continue;
+    Vec<T, V> w, b;
+    if (p.has_weight) {
+      if constexpr (V > 1) w = load_vec<T, V>(wt + e);
+      else w.v[0] = wt[e];
+    }
+    if (p.has_bias) {
+      if constexpr (V > 1) b = load_vec<T, V>(bs + e);
+      else b.v[0] = bs[e];
+    }
+#pragma unroll
+    for (int i = 0; i < V; ++i) {
+      C v = (to_compute(h[j].v[i]) - mean) * rstd;
+      if (p.has_weight) v *= to_compute(w.v[i]);
+      if (p.has_bias) v += to_compute(b.v[i]);
+      h[j].v[i] = from_compute<T>(v);
+    }
+  }
+  store_slice(h, static_cast<T*>(p.y) + row_offset(p, 0, row), base, p.n, rs.t, rs.nt);
+  if (p.save_stats && rs.t == 0 && rs.slice == 0) {
+    if (p.layer) static_cast<C*>(p.mean)[row] = mean;
+    static_cast<C*>(p.rstd)[row] = rstd;
+  }
+}
+
+template <class T, int V, int K, NormMode M>
+__global__ void __launch_bounds__(norm::norm_max_threads(static_cast<int>(sizeof(T)), V, 0, true)) norm_bwd(norm::NormParams p) {
+  using C = Compute<T>;
+  __shared__ Sum2<C> red[33];
+  __shared__ Sum2<C> slot;
+  const RowSlot rs = row_slot<M>(p.cluster);
+  const std::int64_t unit = rs.first;
+  const std::int64_t base = rs.slice * static_cast<std::int64_t>(rs.nt) * K * V;
+  const T zero = from_compute<T>(C(0));
+  const T* wt = static_cast<const T*>(p.weight);
+  const C inv_n = static_cast<C>(p.inv_n);
+  C acc_w[K][V], acc_b[K][V];
+#pragma unroll
+  for (int j = 0; j < K; ++j)
+#pragma unroll
+    for (int i = 0; i < V; ++i) acc_w[j][i] = acc_b[j][i] = C(0);
+  for (std::int64_t row = unit; unit < p.units && row < p.rows; row += p.units) {
+    Vec<T, V> g[K], x[K];
+    load_slice(g, static_cast<const T*>(p.grad_y) + row_offset(p, 1, row), base, p.n, rs.t, rs.nt, zero);
+    load_slice(x, static_cast<const T*>(p.x) + row_offset(p, 2, row), base, p.n, rs.t, rs.nt, zero);
+    const C mean = p.layer ? static_cast<const C*>(p.mean)[row] : C(0);
+    const C rstd = static_cast<const C*>(p.rstd)[row];
+    Sum2<C> s{C(0), C(0)};
+#pragma unroll
+    for (int j = 0; j < K; ++j) {
+      const std::int64_t e = slice_elem(base, j, rs.t, rs.nt, V);
+      Vec<T, V> w;
+      if (p.has_weight && e < p.n) {
+        if constexpr (V > 1) w = load_vec<T, V>(wt + e);
+        else w.v[0] = wt[e];
+      }
+#pragma unroll
+      for (int i = 0; i < V; ++i) {
+        const C gv = to_compute(g[j].v[i]);
+        const C xhat = (to_compute(x[j].v[i]) - mean) * rstd;
+        const C wg = (p.has_weight && e < p.n) ? to_compute(w.v[i]) * gv : gv;
+        s.a += wg;
+        s.b += wg * xhat;
+      }
+    }
+    s = row_allreduce<M>(s, MergeSum2<C>{}, Sum2<C>{C(0), C(0)}, red, &slot);
+    const C c1 = p.layer ? s.a * inv_n : C(0), c2 = s.b * inv_n;
+#pragma unroll
+    for (int j = 0; j < K; ++j) {
+      const std::int64_t e = slice_elem(base, j, rs.t, rs.nt, V);
+      if (e >= p.n) continue;
+      Vec<T, V> w;
+      if (p.has_weight) {
+        if constexpr (V > 1) w = load_vec<T, V>(wt + e);
+        else w.v[0] = wt[e];
+      }
+#pragma unroll
+      for (int i = 0; i < V; ++i) {
+        const C gv = to_compute(g[j].v[i]);
+        const C xhat = (to_compute(x[j].v[i]) - mean) * rstd;
+        const C wg = p.has_weight ? to_compute(w.v[i]) * gv : gv;
+        acc_w[j][i] += gv * xhat;
+        acc_b[j][i] += gv;
+        g[j].v[i] = from_compute<T>(rstd * (wg - c1 - xhat * c2));
+      }
+    }
+    store_slice(g, static_cast<T*>(p.grad_x) + row_offset(p, 0, row), base, p.n, rs.t, rs.nt);
+  }
+  if (unit >= p.units) return;  // warp mode: warps past the last worker
+  C* pw = static_cast<C*>(p.partial) + unit * p.n;
+  C* pb = static_cast<C*>(p.partial) + (p.units + unit) * p.n;
+#pragma unroll
+  for (int j = 0; j < K; ++j) {
+    const std::int64_t e = slice_elem(base, j, rs.t, rs.nt, V);
+    if (e >= p.n) continue;
+#pragma unroll
+    for (int i = 0; i < V; ++i) {
+      if (p.has_weight) pw[e + i] = acc_w[j][i];
+      if (p.has_bias) pb[e + i] = acc_b[j][i];
+    }
+  }
+}
+
+// grad_weight / grad_bias: column c adds the units' partials in order (threads over columns).
+template <class T>
+__global__ void __launch_bounds__(256) norm_param_grads(norm::NormParams p) {
+  using C = Compute<T>;
+  const std::int64_t c = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (c >= p.n) return;
+  const bool bias_plane = blockIdx.y == 1;
+  if (bias_plane ? !p.has_bias : !p.has_weight) return;
+  const C* part = static_cast<const C*>(p.partial) + (bias_plane ? p.units * p.n : 0) + c;
+  C s = C(0);
+  for (std::int64_t u = 0; u < p.units; ++u) s += part[u * p.n];
+  static_cast<T*>(bias_plane ? p.grad_bias : p.grad_weight)[c] = from_compute<T>(s);
+}
+
+inline Status norm_launch_status(const char* what) {
+  const cudaError_t e = cudaGetLastError();
+  if (e == cudaSuccess) return Status::ok();
+  return Status(Code::kCudaError, std::string(what) + ": " + cudaGetErrorString(e));
+}
+
+template <class Kernel>
+Status launch_norm_kernel(Kernel kernel, const norm::NormParams& p, unsigned blocks, cudaStream_t s) {
+  if (p.impl != norm::NormImpl::kClusterRow) {
+    kernel<<<blocks, p.threads, 0, s>>>(p);
+    return norm_launch_status("norm");
+  }
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(blocks);
+  cfg.blockDim = dim3(static_cast<unsigned>(p.threads));
+  cfg.stream = s;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = static_cast<unsigned>(p.cluster);
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  const cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, p);
+  if (e != cudaSuccess) return Status(Code::kCudaError, std::string("norm cluster_row: ") + cudaGetErrorString(e));
+  return Status::ok();
+}
+
+template <class T, int V, int K, NormMode M, bool kBwd>
+Status launch_norm_mode(const norm::NormParams& p, cudaStream_t s) {
+  const std::int64_t items = kBwd ? p.units : p.rows;  // rows (forward) or workers (backward)
+  std::int64_t blocks = items;
+  if constexpr (M == NormMode::kWarp) blocks = (items + p.threads / 32 - 1) / (p.threads / 32);
+  if constexpr (M == NormMode::kCluster) blocks = items * p.cluster;
+  if constexpr (!kBwd) {
+    return launch_norm_kernel(norm_fwd<T, V, K, M>, p, static_cast<unsigned>(blocks), s);
+  } else {
+    BARACUDA_TRY(launch_norm_kernel(norm_bwd<T, V, K, M>, p, static_cast<unsigned>(blocks), s));
+    if (!p.has_weight && !p.has_bias) return Status::ok();
+    norm_param_grads<T><<<dim3(static_cast<unsigned>((p.n + 255) / 256), 2), 256, 0, s>>>(p);
+    return norm_launch_status("norm_param_grads");
+  }
+}
+
+template <class T, int V, int K, bool kBwd>
+Status launch_norm_k(const norm::NormParams& p, cudaStream_t s) {
+  using norm::NormImpl;
+  constexpr bool kVec = V > 1;
+  switch (p.impl) {
+    case NormImpl::kWarpRow:
+      if constexpr (norm::norm_bucket_built(NormImpl::kWarpRow, kVec, K, kBwd))
+        return launch_norm_mode<T, V, K, NormMode::kWarp, kBwd>(p, s);
+      break;
+    case NormImpl::kBlockRow:
+      if constexpr (norm::norm_bucket_built(NormImpl::kBlockRow, kVec, K, kBwd))
+        return launch_norm_mode<T, V, K, NormMode::kBlock, kBwd>(p, s);
+      break;
+    case NormImpl::kClusterRow:
+      if constexpr (norm::norm_bucket_built(NormImpl::kClusterRow, kVec, K, kBwd))
+        return launch_norm_mode<T, V, K, NormMode::kCluster, kBwd>(p, s);
+      break;
+  }
+  return Status(Code::kInternal, "norm: no kernel built for this (impl, vec, k)");
+}
+
+template <class T, bool kBwd>
+Status launch_norm(const norm::NormParams& p, cudaStream_t s) {
+  if (p.rows == 0 || p.n == 0) {
+    if constexpr (kBwd) {
+      // no rows: the parameter gradients are sums over nothing
+      if (p.n > 0 && (p.has_weight || p.has_bias)) {
+        norm::NormParams q = p;
+        q.units = 0;
+        norm_param_grads<T><<<dim3(static_cast<unsigned>((p.n + 255) / 256), 2), 256, 0, s>>>(q);
+        return norm_launch_status("norm_param_grads");
+      }
+    }
+    return Status::ok();
+  }
+  constexpr int kV = 16 / static_cast<int>(sizeof(T));
+  if (p.vec > 1) {
+    switch (p.k) {
+      case 1: return launch_norm_k<T, kV, 1, kBwd>(p, s);
+      case 2: return launch_norm_k<T, kV, 2, kBwd>(p, s);
+      case 4: return launch_norm_k<T, kV, 4, kBwd>(p, s);
+      case 8: return launch_norm_k<T, kV, 8, kBwd>(p, s);
+      default: break;
+    }
+  } else {
+    switch (p.k) {
+      case 1: return launch_norm_k<T, 1, 1, kBwd>(p, s);
+      case 4: return launch_norm_k<T, 1, 4, kBwd>(p, s);
+      case 16: return launch_norm_k<T, 1, 16, kBwd>(p, s);
+      default: break;
+    }
+  }
+  return Status(Code::kInternal, "norm: no kernel for vec = " + std::to_string(p.vec) + ", k = " + std::to_string(p.k));
+}
+
+}  // namespace baracuda::kernels

@@ -1,0 +1,83 @@
+// The host/kernel seam of LayerNormPlan / RMSNormPlan and their backward (plain C++).
+//
+// The tensor is `rows` rows of `n` unit-stride elements (the normalized dims); row r of
+// operand op starts at row_offset(op, r) through the collapsed kept dims. Operands:
+// forward 0 = y, 1 = x, 2 = residual, 3 = residual_out; backward 0 = grad_x, 1 = grad_y, 2 = x.
+// weight / bias / grad_weight / grad_bias are unit-stride [n]; mean / rstd are [rows].
+//
+// Implementations: kWarpRow (a warp per row), kBlockRow (a block per row), kClusterRow (a
+// cluster of `cluster` blocks per row, sm_90). The row lives in registers: thread t of the
+// row (or of its slice) holds k vectors of `vec` elements. The backward runs `units`
+// persistent row workers (warps / blocks / clusters), each taking rows unit, unit + units,
+// ...; a worker adds grad_y * xhat and grad_y of its own columns over its rows in registers
+// and writes them to the workspace (partial[unit][n], two planes), and a second kernel sums
+// the units in order per column.
+#pragma once
+
+#include <cstdint>
+
+#include "baracuda/core/dtype.hpp"
+#include "baracuda/core/status.hpp"
+
+typedef struct CUstream_st* cudaStream_t;
+
+namespace baracuda::norm {
+
+enum class NormImpl : std::uint8_t { kWarpRow, kBlockRow, kClusterRow };
+
+struct NormParams {
+  // forward
+  const void* x = nullptr;
+  const void* residual = nullptr;
+  const void* weight = nullptr;
+  const void* bias = nullptr;
+  void* y = nullptr;
+  void* residual_out = nullptr;
+  void* mean = nullptr;
+  void* rstd = nullptr;
+  // backward
+  const void* grad_y = nullptr;
+  void* grad_x = nullptr;
+  void* grad_weight = nullptr;
+  void* grad_bias = nullptr;
+  void* partial = nullptr;
+  bool layer = true;  // LayerNorm (else RMSNorm)
+  bool has_weight = false, has_bias = false, save_stats = false, add_residual = false;
+  double eps = 0;
+  std::int64_t rows = 0, n = 0;
+  double inv_n = 0;  // 1 / n
+  int kept_rank = 0;
+  std::int64_t kept_shape[8] = {};
+  std::int64_t kept_stride[4][8] = {};
+  NormImpl impl = NormImpl::kBlockRow;
+  int vec = 1, k = 1, threads = 32, cluster = 1;
+  std::int64_t units = 1;  // backward: persistent workers
+};
+
+// (vectorised, k) buckets with kernels. Forward: up to 4 vectors per thread (two arrays
+// with the residual); backward: up to 2 16-byte vectors / 4 scalars (grad_y, x and two f32
+// accumulators per element live in registers).
+constexpr bool norm_bucket_built(NormImpl impl, bool vec, int k, bool bwd) {
+  if (!vec) return impl != NormImpl::kClusterRow && (k == 1 || k == 4 || (k == 16 && !bwd));
+  if (bwd) return k == 1 || k == 2;
+  return k == 1 || k == 2 || k == 4;
+}
+// Threads per block of a bucket: f64 runs 256 (double math needs the registers); the
+// forward runs 1024 with 16-byte vectors and <= 64 bytes of row registers per thread (x and
+// residual), else 512; the backward at most 512 (its accumulators need the registers).
+constexpr int norm_max_threads(int elem_bytes, int vec, int row_bytes_per_thread, bool bwd) {
+  return elem_bytes == 8 ? 256 : (bwd || vec == 1 || row_bytes_per_thread > 64) ? 512 : 1024;
+}
+
+template <DType D> Status launch_norm_fwd(const NormParams& p, cudaStream_t s);
+template <DType D> Status launch_norm_bwd(const NormParams& p, cudaStream_t s);
+#define BARACUDA_NORM_SPECS(D)                                                   \
+  template <> Status launch_norm_fwd<DType::D>(const NormParams&, cudaStream_t); \
+  template <> Status launch_norm_bwd<DType::D>(const NormParams&, cudaStream_t);
+BARACUDA_NORM_SPECS(kF64)
+BARACUDA_NORM_SPECS(kF32)
+BARACUDA_NORM_SPECS(kF16)
+BARACUDA_NORM_SPECS(kBF16)
+#undef BARACUDA_NORM_SPECS
+
+}  // namespace baracuda::norm

@@ -1,0 +1,504 @@
+// LayerNormPlan / RMSNormPlan (+ fused residual add) and their backward: validation, the
+// ordered candidates and launch shapes. Candidates, best first (kernels/norm.cuh):
+//   warp_row_vec16, warp_row       one warp per row (16-byte vectors / scalar loads)
+//   block_row_vec16, block_row     one block per row, the row in registers
+//   cluster_row_vec16              a cluster of 2..8 blocks per row (sm_90)
+// The backward's workers are persistent (a fixed row assignment), and its parameter
+// gradients go through the workspace (deterministic). Rows longer than a cluster holds
+// (bf16: 524288 forward, 131072 backward) are refused with the limit named.
+#include <algorithm>
+#include <cstdio>
+#include <cmath>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "baracuda/ops/normalization.hpp"
+#include "core/hash.hpp"
+#include "core/plan_impl.hpp"
+#include "elementwise/checks.hpp"
+#include "elementwise/map_family.hpp"
+#include "normalization/norm_params.hpp"
+
+namespace baracuda {
+
+namespace {
+const char* kind_name(NormKind k) { return k == NormKind::kRMSNorm ? "rms_norm" : "layer_norm"; }
+std::size_t flags_hash(std::initializer_list<bool> f) {
+  std::size_t h = 0;
+  for (bool b : f) h = h * 2 + static_cast<std::size_t>(b);
+  return h;
+}
+}  // namespace
+
+std::size_t NormDescriptor::hash() const noexcept {
+  std::size_t h = flags_hash({kind == NormKind::kRMSNorm, has_weight, has_bias, save_stats, add_residual});
+  for (const auto* t : {&x, &y, &weight, &bias, &residual, &residual_out}) h = detail::hash_combine(h, t->hash());
+  h = detail::hash_combine(h, static_cast<std::size_t>(normalized_rank));
+  return detail::hash_combine(h, std::hash<double>{}(eps));
+}
+std::string NormDescriptor::to_string() const {
+  std::string s = std::string(kind_name(kind)) + "(x=" + x.to_string() + ", y=" + y.to_string() +
+                  ", normalized_rank=" + std::to_string(normalized_rank);
+  if (has_weight) s += ", weight=" + weight.to_string();
+  if (has_bias) s += ", bias=" + bias.to_string();
+  if (add_residual) s += ", residual=" + residual.to_string() + ", residual_out=" + residual_out.to_string();
+  s += ", eps=" + elementwise::number_text(eps);
+  return s + (save_stats ? ", save_stats)" : ")");
+}
+std::size_t NormBackwardDescriptor::hash() const noexcept {
+  std::size_t h = flags_hash({kind == NormKind::kRMSNorm, has_weight, has_bias});
+  for (const auto* t : {&grad_y, &x, &grad_x, &weight, &grad_weight, &grad_bias}) h = detail::hash_combine(h, t->hash());
+  return detail::hash_combine(h, static_cast<std::size_t>(normalized_rank));
+}
+std::string NormBackwardDescriptor::to_string() const {
+  std::string s = std::string(kind_name(kind)) + "_backward(grad_y=" + grad_y.to_string() + ", x=" + x.to_string() +
+                  ", grad_x=" + grad_x.to_string() + ", normalized_rank=" + std::to_string(normalized_rank);
+  if (has_weight) s += ", weight=" + weight.to_string() + ", grad_weight=" + grad_weight.to_string();
+  if (has_bias) s += ", grad_bias=" + grad_bias.to_string();
+  return s + ")";
+}
+
+namespace norm {
+namespace {
+
+// Row operands of either direction (index = the params' operand number) and the [n] ones.
+struct RowOp {
+  const TensorLayout* layout;
+  const char* field;
+};
+struct NormShape {
+  bool bwd;
+  NormKind kind;
+  int normalized_rank;
+  std::vector<RowOp> rows;  // 0 = output (y / grad_x), 1 = x / grad_y, then the others
+  std::vector<RowOp> vecs;  // weight / bias / grad_weight / grad_bias in use
+  DType dtype() const { return rows[1].layout->dtype; }
+};
+NormShape shape_of(const NormDescriptor& d) {
+  NormShape s{false, d.kind, d.normalized_rank, {{&d.y, "y"}, {&d.x, "x"}}, {}};
+  if (d.add_residual) {
+    s.rows.push_back({&d.residual, "residual"});
+    s.rows.push_back({&d.residual_out, "residual_out"});
+  }
+  if (d.has_weight) s.vecs.push_back({&d.weight, "weight"});
+  if (d.has_bias) s.vecs.push_back({&d.bias, "bias"});
+  return s;
+}
+NormShape shape_of(const NormBackwardDescriptor& d) {
+  NormShape s{true, d.kind, d.normalized_rank, {{&d.grad_x, "grad_x"}, {&d.grad_y, "grad_y"}, {&d.x, "x"}}, {}};
+  if (d.has_weight) {
+    s.vecs.push_back({&d.weight, "weight"});
+    s.vecs.push_back({&d.grad_weight, "grad_weight"});
+  }
+  if (d.has_bias) s.vecs.push_back({&d.grad_bias, "grad_bias"});
+  return s;
+}
+
+DType stats_dtype(DType t) { return t == DType::kF64 ? DType::kF64 : DType::kF32; }
+
+// The normalized shape (the last normalized_rank dims of x).
+TensorLayout normalized_layout(const TensorLayout& x, int nr) {
+  std::vector<std::int64_t> s;
+  for (int i = x.rank - nr; i < x.rank; ++i) s.push_back(x.shape[i]);
+  return TensorLayout::contiguous(x.dtype, s);
+}
+
+Status validate_shape(const NormShape& s, NormKind want, bool has_bias) {
+  using namespace elementwise;
+  if (s.kind != want)
+    return Status(Code::kInvalidArgument, std::string("kind = ") + kind_name(s.kind) + " does not match the plan (" +
+                                              kind_name(want) + ")");
+  if (want == NormKind::kRMSNorm && has_bias)
+    return Status(Code::kInvalidArgument, "has_bias = true: RMSNorm has no bias");
+  const TensorLayout& x = *s.rows[1].layout;
+  const char* xf = s.rows[1].field;
+  for (const auto& r : s.rows) BARACUDA_TRY(validate_layout(*r.layout, r.field));
+  for (const auto& r : s.vecs) BARACUDA_TRY(validate_layout(*r.layout, r.field));
+  BARACUDA_TRY(check_math_dtype(x, xf, s.bwd ? (want == NormKind::kRMSNorm ? "rms_norm_backward" : "layer_norm_backward")
+                                             : kind_name(want)));
+  if (s.normalized_rank < 1 || s.normalized_rank > x.rank)
+    return Status(Code::kInvalidArgument, "normalized_rank = " + std::to_string(s.normalized_rank) + " is out of range for " +
+                                              xf + " of rank " + std::to_string(x.rank) + " (needs 1.." +
+                                              std::to_string(x.rank) + ")");
+  for (const auto& r : s.rows) {
+    if (r.layout == &x) continue;
+    BARACUDA_TRY(check_same_dtype(*r.layout, r.field, x, xf));
+    BARACUDA_TRY(check_same_shape(*r.layout, r.field, x, xf));
+  }
+  const TensorLayout nl = normalized_layout(x, s.normalized_rank);
+  for (const auto& r : s.vecs) {
+    BARACUDA_TRY(check_same_dtype(*r.layout, r.field, x, xf));
+    if (r.layout->rank != nl.rank || !std::equal(nl.shape.begin(), nl.shape.begin() + nl.rank, r.layout->shape.begin()))
+      return Status(Code::kInvalidArgument, std::string(r.field) + " = " + r.layout->to_string() +
+                                                " does not have the normalized shape " + nl.to_string() + " of " + xf);
+  }
+  BARACUDA_TRY(check_output_layout(*s.rows[0].layout, s.rows[0].field));
+  if (!s.bwd && s.rows.size() > 3) BARACUDA_TRY(check_output_layout(*s.rows[3].layout, s.rows[3].field));
+  for (const auto& r : s.vecs)
+    if (std::string(r.field).rfind("grad_", 0) == 0) BARACUDA_TRY(check_output_layout(*r.layout, r.field));
+  return Status::ok();
+}
+
+// Why the rows of `l` are not one unit-stride run over the normalized dims ("" = they are).
+std::string run_rejection(const TensorLayout& l, const char* field, int nr) {
+  std::int64_t expect = 1;
+  for (int i = l.rank - 1; i >= l.rank - nr; --i) {
+    if (l.shape[i] == 1) continue;
+    if (l.strides[i] != expect)
+      return std::string(field) + " = " + l.to_string() + ": the normalized dims are not one unit-stride run";
+    expect *= l.shape[i];
+  }
+  return "";
+}
+
+NormParams base_params(const NormShape& s) {
+  NormParams p;
+  p.layer = s.kind == NormKind::kLayerNorm;
+  const TensorLayout& x = *s.rows[1].layout;
+  const int nr = s.normalized_rank;
+  p.n = 1;
+  for (int i = x.rank - nr; i < x.rank; ++i) p.n *= x.shape[i];
+  p.inv_n = p.n > 0 ? 1.0 / static_cast<double>(p.n) : 0.0;
+  TensorLayout kept[4];
+  const TensorLayout* ptrs[4];
+  const int num = static_cast<int>(s.rows.size());
+  for (int k = 0; k < num; ++k) {
+    kept[k] = *s.rows[k].layout;
+    kept[k].rank = s.rows[k].layout->rank - nr;
+    ptrs[k] = &kept[k];
+  }
+  p.rows = kept[0].numel();
+  const CollapsedDims c = collapse_dims(std::span<const TensorLayout* const>(ptrs, static_cast<std::size_t>(num)));
+  p.kept_rank = p.rows <= 1 ? 0 : c.rank;
+  for (int d = 0; d < p.kept_rank; ++d) {
+    p.kept_shape[d] = c.shape[d];
+    for (int k = 0; k < num; ++k) p.kept_stride[k][d] = c.strides[k][d];
+  }
+  return p;
+}
+
+struct Setup {
+  std::string rejection;
+  NormParams params;
+  std::size_t workspace = 0;
+};
+
+constexpr std::int64_t kMaxGrid = 0x7fffffff;
+int round_up32(std::int64_t n) { return static_cast<int>(std::max<std::int64_t>(32, (n + 31) / 32 * 32)); }
+
+Setup setup_for(NormImpl impl, bool vec, const NormShape& s, const DeviceCaps& caps) {
+  Setup r;
+  NormParams& p = r.params;
+  p = base_params(s);
+  p.impl = impl;
+  if (impl == NormImpl::kClusterRow && caps.sm < 90) {
+    r.rejection = "thread-block clusters need sm90+, device is " + caps.arch_name();
+    return r;
+  }
+  for (const auto& op : s.rows) {
+    r.rejection = run_rejection(*op.layout, op.field, s.normalized_rank);
+    if (!r.rejection.empty()) return r;
+  }
+  for (const auto& op : s.vecs)
+    if (!op.layout->is_contiguous()) {
+      r.rejection = std::string(op.field) + " = " + op.layout->to_string() + " is not unit-stride";
+      return r;
+    }
+  const int esize = static_cast<int>(dtype_size(s.dtype()));
+  const int v = vec ? 16 / esize : 1;
+  if (vec) {
+    if (p.n % v != 0) {
+      r.rejection = "normalized size " + std::to_string(p.n) + " is not a multiple of the " + std::to_string(v) +
+                    "-element vector";
+      return r;
+    }
+    auto check = [&](const TensorLayout& l, const char* f, int op) {
+      if (l.alignment < 16) return std::string(f) + ".alignment = " + std::to_string(l.alignment) + " < 16 bytes";
+      for (int d = 0; op >= 0 && d < p.kept_rank; ++d)
+        if (p.kept_stride[op][d] % v != 0)
+          return std::string(f) + " row stride " + std::to_string(p.kept_stride[op][d]) + " is not a multiple of " +
+                 std::to_string(v);
+      return std::string();
+    };
+    for (std::size_t k = 0; k < s.rows.size() && r.rejection.empty(); ++k)
+      r.rejection = check(*s.rows[k].layout, s.rows[k].field, static_cast<int>(k));
+    for (const auto& op : s.vecs)
+      if (r.rejection.empty()) r.rejection = check(*op.layout, op.field, -1);
+    if (!r.rejection.empty()) return r;
+  }
+  p.vec = v;
+  const int ks[] = {1, 2, 4, 8, 16};
+  auto built = [&](int k) { return norm_bucket_built(impl, vec, k, s.bwd); };
+  auto max_thr = [&](int k) { return norm_max_threads(esize, v, esize * v * k * 2, s.bwd); };
+  bool found = false;
+  switch (impl) {
+    case NormImpl::kWarpRow:
+      for (int k : ks)
+        if (!found && built(k) && p.n <= 32LL * k * v) {
+          p.k = k;
+          p.threads = 256;
+          found = true;
+        }
+      break;
+    case NormImpl::kBlockRow:
+      for (int limit : {512, 1024})
+        for (int k : ks)
+          if (!found && built(k) && p.n <= static_cast<std::int64_t>(std::min(limit, max_thr(k))) * k * v) {
+            p.k = k;
+            p.threads = round_up32((p.n + static_cast<std::int64_t>(k) * v - 1) / (static_cast<std::int64_t>(k) * v));
+            found = true;
+          }
+      break;
+    case NormImpl::kClusterRow:
+      for (int k : ks)
+        for (int limit : {512, 1024})
+          if (!found && built(k)) {
+            const std::int64_t slice = static_cast<std::int64_t>(std::min(limit, max_thr(k))) * k * v;
+            const std::int64_t n = std::max<std::int64_t>(2, (p.n + slice - 1) / slice);
+            if (n > 8) continue;
+            p.k = k;
+            p.cluster = static_cast<int>(n);
+            const std::int64_t per = (p.n + n - 1) / n;
+            p.threads = round_up32((per + static_cast<std::int64_t>(k) * v - 1) / (static_cast<std::int64_t>(k) * v));
+            found = true;
+          }
+      break;
+  }
+  if (!found) {
+    std::int64_t cap = 0;
+    for (int k : ks)
+      if (built(k))
+        cap = std::max<std::int64_t>(cap, static_cast<std::int64_t>(impl == NormImpl::kWarpRow ? 32 : max_thr(k)) * k * v *
+                                              (impl == NormImpl::kClusterRow ? 8 : 1));
+    r.rejection = "normalized size " + std::to_string(p.n) + " > " + std::to_string(cap) +
+                  (impl == NormImpl::kWarpRow ? " (one warp)" : impl == NormImpl::kBlockRow ? " (one block)" : " (a cluster of 8 blocks)");
+    return r;
+  }
+  if (s.bwd) {
+    // persistent workers: about two blocks' worth per SM
+    const std::int64_t sms = std::max(1, caps.sm_count);
+    std::int64_t units = impl == NormImpl::kWarpRow ? sms * 16 : impl == NormImpl::kBlockRow ? sms * 2 : std::max<std::int64_t>(1, sms * 2 / p.cluster);
+    p.units = std::max<std::int64_t>(1, std::min(units, p.rows));
+    const bool grads = !s.vecs.empty();
+    if (grads) {
+      const std::size_t bytes = 2 * static_cast<std::size_t>(p.units * p.n) * dtype_size(stats_dtype(s.dtype()));
+      r.workspace = (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
+    }
+  }
+  const std::int64_t items = s.bwd ? p.units : p.rows;
+  const std::int64_t blocks = impl == NormImpl::kWarpRow ? (items + 7) / 8 : items * p.cluster;
+  if (blocks > kMaxGrid) r.rejection = "rows = " + std::to_string(p.rows) + " exceed the grid";
+  return r;
+}
+
+struct ImplInfo {
+  NormImpl impl;
+  bool vec;
+  const char* name;
+};
+constexpr ImplInfo kImpls[] = {
+    {NormImpl::kWarpRow, true, "warp_row_vec16"},   {NormImpl::kWarpRow, false, "warp_row"},
+    {NormImpl::kBlockRow, true, "block_row_vec16"}, {NormImpl::kBlockRow, false, "block_row"},
+    {NormImpl::kClusterRow, true, "cluster_row_vec16"},
+};
+constexpr int kNumImpls = sizeof(kImpls) / sizeof(kImpls[0]);
+
+KernelSku sku_of(const NormShape& s, const ImplInfo& info) {
+  KernelSku k;
+  k.family = kind_name(s.kind);
+  k.direction = s.bwd ? Direction::kBackward : Direction::kForward;
+  k.impl = info.name;
+  k.in = k.out = s.dtype();
+  k.compute = k.precision.accumulator = stats_dtype(s.dtype());
+  if (info.impl == NormImpl::kClusterRow) k.min_sm = 90;
+  return k;
+}
+
+Status launch_dtype(DType t, bool bwd, const NormParams& p, cudaStream_t s) {
+  switch (t) {
+    case DType::kF64: return bwd ? launch_norm_bwd<DType::kF64>(p, s) : launch_norm_fwd<DType::kF64>(p, s);
+    case DType::kF32: return bwd ? launch_norm_bwd<DType::kF32>(p, s) : launch_norm_fwd<DType::kF32>(p, s);
+    case DType::kF16: return bwd ? launch_norm_bwd<DType::kF16>(p, s) : launch_norm_fwd<DType::kF16>(p, s);
+    case DType::kBF16: return bwd ? launch_norm_bwd<DType::kBF16>(p, s) : launch_norm_fwd<DType::kBF16>(p, s);
+    default: return Status(Code::kNotBuilt, "norm: no kernels for dtype " + std::string(dtype_name(t)));
+  }
+}
+
+void set_pointers(NormParams& p, const NormDescriptor& d, const NormArgs& a) {
+  p.x = a.x;
+  p.residual = a.residual;
+  p.weight = a.weight;
+  p.bias = a.bias;
+  p.y = a.y;
+  p.residual_out = a.residual_out;
+  p.mean = a.mean;
+  p.rstd = a.rstd;
+  p.has_weight = d.has_weight;
+  p.has_bias = d.has_bias;
+  p.save_stats = d.save_stats;
+  p.add_residual = d.add_residual;
+  p.eps = d.eps;
+}
+void set_pointers(NormParams& p, const NormBackwardDescriptor& d, const NormBackwardArgs& a) {
+  p.grad_y = a.grad_y;
+  p.x = a.x;
+  p.weight = a.weight;
+  p.mean = const_cast<void*>(a.mean);
+  p.rstd = const_cast<void*>(a.rstd);
+  p.grad_x = a.grad_x;
+  p.grad_weight = a.grad_weight;
+  p.grad_bias = a.grad_bias;
+  p.has_weight = d.has_weight;
+  p.has_bias = d.has_bias;
+}
+
+template <class Desc, class Args, int I>
+struct NormCandidate {
+  static typename Candidate<Desc, Args>::Probe probe(const Desc& d, const DeviceCaps& caps) {
+    typename Candidate<Desc, Args>::Probe pr;
+    const NormShape s = shape_of(d);
+    pr.sku = sku_of(s, kImpls[I]);
+    Setup st = setup_for(kImpls[I].impl, kImpls[I].vec, s, caps);
+    pr.rejection = st.rejection;
+    pr.workspace_bytes = st.workspace;
+    return pr;
+  }
+  static Expected<std::shared_ptr<const void>> prepare(const Desc& d, const DeviceCaps& caps) {
+    return std::shared_ptr<const void>(
+        std::make_shared<NormParams>(setup_for(kImpls[I].impl, kImpls[I].vec, shape_of(d), caps).params));
+  }
+  static Status launch(const void* state, const Desc& d, const Args& a, Workspace ws, cudaStream_t s) {
+    NormParams p = *static_cast<const NormParams*>(state);
+    set_pointers(p, d, a);
+    p.partial = ws.data;
+    return launch_dtype(shape_of(d).dtype(), shape_of(d).bwd, p, s);
+  }
+  static constexpr Candidate<Desc, Args> make() { return {&probe, &prepare, &launch}; }
+};
+template <class Desc, class Args, int... I>
+constexpr std::array<Candidate<Desc, Args>, sizeof...(I)> make_candidates(std::integer_sequence<int, I...>) {
+  return {NormCandidate<Desc, Args, I>::make()...};
+}
+template <class Desc, class Args>
+inline constexpr auto kCandidates = make_candidates<Desc, Args>(std::make_integer_sequence<int, kNumImpls>{});
+
+// Pointer checks: null, declared alignment, and aliasing (an output may overlap an input
+// only as the same pointer with the identical layout; outputs never overlap each other).
+struct PtrOperand {
+  const void* ptr;
+  TensorLayout layout;
+  const char* field;
+  bool output;
+};
+std::string hex(const void* p) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%p", p);
+  return buf;
+}
+Status check_pointers(const std::vector<PtrOperand>& ops) {
+  for (const auto& o : ops) {
+    if (o.layout.numel() == 0) continue;
+    if (o.ptr == nullptr) return Status(Code::kInvalidArgument, std::string("args.") + o.field + " is null");
+    if (reinterpret_cast<std::uintptr_t>(o.ptr) % static_cast<std::uintptr_t>(o.layout.alignment) != 0)
+      return Status(Code::kMisaligned, std::string("args.") + o.field + " = " + hex(o.ptr) + " is not aligned to " +
+                                           o.field + ".alignment = " + std::to_string(o.layout.alignment) + " bytes");
+  }
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (!ops[i].output || ops[i].layout.numel() == 0) continue;
+    for (std::size_t j = 0; j < ops.size(); ++j) {
+      if (j == i || ops[j].layout.numel() == 0) continue;
+      if (!byte_ranges_overlap(ops[i].ptr, ops[i].layout, ops[j].ptr, ops[j].layout)) continue;
+      if (ops[j].output) {
+        if (j < i) continue;  // reported once
+        return Status(Code::kInvalidArgument, std::string("args.") + ops[i].field + " and args." + ops[j].field +
+                                                  " overlap (outputs must be distinct)");
+      }
+      if (!(ops[i].ptr == ops[j].ptr && ops[i].layout == ops[j].layout))
+        return Status(Code::kInvalidArgument, std::string("args.") + ops[i].field + " overlaps args." + ops[j].field +
+                                                  " without the identical layout (unsafe aliasing; in-place needs the "
+                                                  "same pointer, dtype and strides)");
+    }
+  }
+  return Status::ok();
+}
+
+TensorLayout stats_layout(const NormShape& s) {
+  const TensorLayout& x = *s.rows[1].layout;
+  std::int64_t rows = 1;
+  for (int i = 0; i < x.rank - s.normalized_rank; ++i) rows *= x.shape[i];
+  return TensorLayout::contiguous(stats_dtype(x.dtype), {rows}, static_cast<int>(dtype_size(stats_dtype(x.dtype))));
+}
+
+Status check_fwd_args(const NormDescriptor& d, const NormArgs& a) {
+  const NormShape s = shape_of(d);
+  std::vector<PtrOperand> ops = {{a.y, d.y, "y", true}, {a.x, d.x, "x", false}};
+  if (d.add_residual) {
+    ops.push_back({a.residual_out, d.residual_out, "residual_out", true});
+    ops.push_back({a.residual, d.residual, "residual", false});
+  }
+  if (d.has_weight) ops.push_back({a.weight, d.weight, "weight", false});
+  if (d.has_bias) ops.push_back({a.bias, d.bias, "bias", false});
+  if (d.save_stats) {
+    if (d.kind == NormKind::kLayerNorm) ops.push_back({a.mean, stats_layout(s), "mean", true});
+    ops.push_back({a.rstd, stats_layout(s), "rstd", true});
+  }
+  return check_pointers(ops);
+}
+Status check_bwd_args(const NormBackwardDescriptor& d, const NormBackwardArgs& a) {
+  const NormShape s = shape_of(d);
+  std::vector<PtrOperand> ops = {{a.grad_x, d.grad_x, "grad_x", true}, {a.grad_y, d.grad_y, "grad_y", false},
+                                 {a.x, d.x, "x", false}};
+  if (d.kind == NormKind::kLayerNorm) ops.push_back({a.mean, stats_layout(s), "mean", false});
+  ops.push_back({a.rstd, stats_layout(s), "rstd", false});
+  if (d.has_weight) {
+    ops.push_back({a.weight, d.weight, "weight", false});
+    ops.push_back({a.grad_weight, d.grad_weight, "grad_weight", true});
+  }
+  if (d.has_bias) ops.push_back({a.grad_bias, d.grad_bias, "grad_bias", true});
+  return check_pointers(ops);
+}
+
+Status validate_eps(double eps) {
+  if (!(eps >= 0) || !std::isfinite(eps))
+    return Status(Code::kInvalidArgument, "eps = " + elementwise::number_text(eps) + " must be finite and >= 0");
+  return Status::ok();
+}
+
+}  // namespace
+}  // namespace norm
+
+#define BARACUDA_NORM_FWD_TRAITS(DESC, KIND, NAME)                                                     \
+  template <>                                                                                          \
+  struct FamilyTraits<DESC> {                                                                          \
+    static constexpr const char* kFamily = NAME;                                                       \
+    static Status validate(const DESC& d) {                                                            \
+      BARACUDA_TRY(norm::validate_shape(norm::shape_of(d), KIND, d.has_bias));                         \
+      return norm::validate_eps(d.eps);                                                                \
+    }                                                                                                  \
+    static std::span<const Candidate<DESC, NormArgs>> candidates() { return norm::kCandidates<DESC, NormArgs>; } \
+    static Status check_args(const DESC& d, const NormArgs& a) { return norm::check_fwd_args(d, a); }  \
+  };
+#define BARACUDA_NORM_BWD_TRAITS(DESC, KIND, NAME)                                                     \
+  template <>                                                                                          \
+  struct FamilyTraits<DESC> {                                                                          \
+    static constexpr const char* kFamily = NAME;                                                       \
+    static Status validate(const DESC& d) { return norm::validate_shape(norm::shape_of(d), KIND, d.has_bias); } \
+    static std::span<const Candidate<DESC, NormBackwardArgs>> candidates() {                           \
+      return norm::kCandidates<DESC, NormBackwardArgs>;                                                \
+    }                                                                                                  \
+    static Status check_args(const DESC& d, const NormBackwardArgs& a) { return norm::check_bwd_args(d, a); } \
+  };
+BARACUDA_NORM_FWD_TRAITS(LayerNormDescriptor, NormKind::kLayerNorm, "layer_norm")
+BARACUDA_NORM_FWD_TRAITS(RMSNormDescriptor, NormKind::kRMSNorm, "rms_norm")
+BARACUDA_NORM_BWD_TRAITS(LayerNormBackwardDescriptor, NormKind::kLayerNorm, "layer_norm_backward")
+BARACUDA_NORM_BWD_TRAITS(RMSNormBackwardDescriptor, NormKind::kRMSNorm, "rms_norm_backward")
+#undef BARACUDA_NORM_FWD_TRAITS
+#undef BARACUDA_NORM_BWD_TRAITS
+
+template class Plan<LayerNormDescriptor, NormArgs>;
+template class Plan<RMSNormDescriptor, NormArgs>;
+template class Plan<LayerNormBackwardDescriptor, NormBackwardArgs>;
+template class Plan<RMSNormBackwardDescriptor, NormBackwardArgs>;
+
+}  // namespace baracuda

@@ -1,0 +1,341 @@
+// Softmax / log-softmax forward and backward kernels (host side: src/softmax/softmax.cpp;
+// the seam: softmax_params.hpp).
+//
+// What: per row of `len` elements, forward y = exp(x - m) / s or x - m - log(s) with
+// (m, s) = (max, sum of exp(x - m)); backward grad_x = y * (g - sum g*y) or
+// g - exp(y) * sum g.
+//
+// Parallel schemes (all deterministic, fixed reduction trees):
+//  * row kernels (softmax_rows): a row, or a slice of it, is spread over `nt` threads; thread
+//    t holds K vectors of V elements in registers, vector j at element (j * nt + t) * V of
+//    the slice (16-byte loads when V > 1, coalesced). The input is read once: the thread's
+//    (max, sum) is formed from registers, merged across the warp (xor butterfly), the block
+//    (shared memory) and, by mode, the cluster (distributed shared memory, sm_90) or not
+//    at all (split pass 1 writes it to the workspace; pass 2 merges the row's slices in
+//    order and re-reads its slice). Then the outputs are written from registers.
+//  * column kernel: one thread per row walks the axis with any stride; an online (max, sum)
+//    sweep (one exp per element), then a second sweep writes.
+// Preconditions: row kernels need unit axis stride; V > 1 needs len % V == 0 and 16-byte
+// aligned rows (the plan checks both). Numerics: f32 for f16/bf16/f32, f64 for f64; NaN
+// propagates through the max; (m, s) merges skip -inf maxima so rows of -inf give NaN only
+// through exp(-inf - -inf), as PyTorch does. Bench: `baracuda-bench --suite softmax`.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "common/block_reduce.cuh"
+#include "common/device_types.cuh"
+#include "common/row_io.cuh"
+#include "common/vec_io.cuh"
+#include "softmax/softmax_params.hpp"
+
+namespace baracuda::kernels {
+
+enum class RowMode : int { kWarp, kBlock, kCluster, kSplitStats, kSplitWrite };
+
+__device__ __forceinline__ float dev_exp(float x) { return expf(x); }
+__device__ __forceinline__ double dev_exp(double x) { return exp(x); }
+__device__ __forceinline__ float dev_log(float x) { return logf(x); }
+__device__ __forceinline__ double dev_log(double x) { return log(x); }
+template <class C>
+__device__ __forceinline__ C nan_max(C a, C b) {
+  return (b > a || b != b) ? b : a;
+}
+template <class C>
+__device__ __forceinline__ C neg_inf() {
+  return -static_cast<C>(INFINITY);
+}
+
+// (max, sum of exp(x - max)); a -inf max carries no mass.
+template <class C>
+struct MaxSum {
+  C m, s;
+};
+template <class C>
+struct MergeMaxSum {
+  __device__ __forceinline__ MaxSum<C> operator()(MaxSum<C> a, MaxSum<C> b) const {
+    const C m = nan_max(a.m, b.m);
+    const C sa = a.m == neg_inf<C>() ? C(0) : a.s * dev_exp(a.m - m);
+    const C sb = b.m == neg_inf<C>() ? C(0) : b.s * dev_exp(b.m - m);
+    return {m, sa + sb};
+  }
+};
+template <class C>
+struct MergeSum {
+  __device__ __forceinline__ C operator()(C a, C b) const { return a + b; }
+};
+
+// The statistic of a thread's registers: forward (max, sum), backward sum of g*y (softmax)
+// or of g (log_softmax).
+template <bool kBwd, class T, int V, int K>
+struct ThreadStat;
+template <class T, int V, int K>
+struct ThreadStat<false, T, V, K> {
+  using C = Compute<T>;
+  using R = MaxSum<C>;
+  static __device__ __forceinline__ R identity() { return {neg_inf<C>(), C(0)}; }
+  static __device__ __forceinline__ R of(const Vec<T, V> (&x)[K], const Vec<T, V> (&)[K], bool) {
+    C m = neg_inf<C>();
+#pragma unroll
+    for (int j = 0; j < K; ++j)
+#pragma unroll
+      for (int i = 0; i < V; ++i) m = nan_max(m, to_compute(x[j].v[i]));
+    C s = C(0);
+    if (m != neg_inf<C>()) {
+#pragma unroll
+      for (int j = 0; j < K; ++j)
+#pragma unroll
+        for (int i = 0; i < V; ++i) s += dev_exp(to_compute(x[j].v[i]) - m);
+    }
+    return {m, s};
+  }
+  using Merge = MergeMaxSum<C>;
+};
+template <class T, int V, int K>
+struct ThreadStat<true, T, V, K> {
+  using C = Compute<T>;
+  using R = C;
+  static __device__ __forceinline__ R identity() { return C(0); }
+  static __device__ __forceinline__ R of(const Vec<T, V> (&g)[K], const Vec<T, V> (&y)[K], bool log) {
+    C s = C(0);
+#pragma unroll
+    for (int j = 0; j < K; ++j)
+#pragma unroll
+      for (int i = 0; i < V; ++i) s += log ? to_compute(g[j].v[i]) : to_compute(g[j].v[i]) * to_compute(y[j].v[i]);
+    return s;
+  }
+  using Merge = MergeSum<C>;
+};
+
+// Outputs from registers (in place over buf0) given the row's merged statistic.
+template <class T, int V, int K>
+__device__ __forceinline__ void finish(Vec<T, V> (&x)[K], const Vec<T, V> (&)[K], MaxSum<Compute<T>> st, bool log) {
+  using C = Compute<T>;
+  // f64: exp(x - m - log s) (a double division is a called slow path that spills the row)
+  constexpr bool kF64 = sizeof(C) == 8;
+  const C shift = (log || kF64) ? st.m + dev_log(st.s) : st.m;
+  const C inv = kF64 ? C(1) : C(1) / st.s;
+#pragma unroll
+  for (int j = 0; j < K; ++j)
+#pragma unroll
+    for (int i = 0; i < V; ++i) {
+      const C v = to_compute(x[j].v[i]) - shift;
+      x[j].v[i] = from_compute<T>(log ? v : dev_exp(v) * inv);
+    }
+}
+template <class T, int V, int K>
+__device__ __forceinline__ void finish(Vec<T, V> (&g)[K], const Vec<T, V> (&y)[K], Compute<T> sum, bool log) {
+  using C = Compute<T>;
+#pragma unroll
+  for (int j = 0; j < K; ++j)
+#pragma unroll
+    for (int i = 0; i < V; ++i) {
+      const C gv = to_compute(g[j].v[i]), yv = to_compute(y[j].v[i]);
+      g[j].v[i] = from_compute<T>(log ? gv - dev_exp(yv) * sum : yv * (gv - sum));
+    }
+}
+
+// One kernel for every row mode. Grid: kWarp: blocks of `blockDim.x / 32` rows; kBlock: one
+// block per row; kCluster: `slices` blocks per row (one cluster); kSplit*: `slices` blocks
+// per row (flattened).
+template <class T, int V, int K, RowMode M, bool kBwd>
+__global__ void __launch_bounds__(softmax::row_max_threads(static_cast<int>(sizeof(T)), V,
+                                                     static_cast<int>(sizeof(T)) * V * K * (kBwd ? 2 : 1)))
+softmax_rows(softmax::SoftmaxParams p) {
+  using Stat = ThreadStat<kBwd, T, V, K>;
+  using R = typename Stat::R;
+  using C = Compute<T>;
+  __shared__ R red[33];
+  __shared__ R cluster_slot;
+  std::int64_t row;
+  int t, nt;
+  std::int64_t slice = 0;
+  if constexpr (M == RowMode::kWarp) {
+    row = static_cast<std::int64_t>(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    t = static_cast<int>(threadIdx.x & 31);
+    nt = 32;
+    if (row >= p.rows) return;
+  } else if constexpr (M == RowMode::kBlock) {
+    row = blockIdx.x;
+    t = static_cast<int>(threadIdx.x);
+    nt = static_cast<int>(blockDim.x);
+  } else {
+    row = static_cast<std::int64_t>(blockIdx.x) / p.slices;
+    slice = static_cast<std::int64_t>(blockIdx.x) - row * p.slices;
+    t = static_cast<int>(threadIdx.x);
+    nt = static_cast<int>(blockDim.x);
+  }
+  const std::int64_t base = slice * static_cast<std::int64_t>(nt) * K * V;
+  const T* in0 = static_cast<const T*>(p.in0) + row_offset(p, 1, row);
+  T* out = static_cast<T*>(p.out) + row_offset(p, 0, row);
+  Vec<T, V> a[K];
+  Vec<T, V> b[kBwd ? K : 1];
+  // fill: -inf for the forward max, 0 for the backward sums
+  load_slice(a, in0, base, p.len, t, nt, kBwd ? from_compute<T>(C(0)) : from_compute<T>(neg_inf<C>()));
+  if constexpr (kBwd) {
+    const T* in1 = static_cast<const T*>(p.in1) + row_offset(p, 2, row);
+    load_slice(b, in1, base, p.len, t, nt, from_compute<T>(C(0)));
+  }
+  R st;
+  if constexpr (kBwd) st = Stat::of(a, b, p.log);
+  else st = Stat::of(a, a, p.log);
+  typename Stat::Merge merge;
+  if constexpr (M == RowMode::kWarp) {
+    st = warp_allreduce(st, merge);
+  } else {
+    st = block_allreduce(st, merge, Stat::identity(), red);
+  }
+  if constexpr (M == RowMode::kCluster) st = cluster_allreduce(st, merge, &cluster_slot);
+  if constexpr (M == RowMode::kSplitStats) {
+    if (t == 0) static_cast<R*>(p.partial)[row * p.slices + slice] = st;
+    return;
+  }
+  if constexpr (M == RowMode::kSplitWrite) {
+    const R* part = static_cast<const R*>(p.partial) + row * p.slices;
+    R acc = part[0];
+    for (std::int64_t s = 1; s < p.slices; ++s) acc = merge(acc, part[s]);
+    st = acc;
+  }
+  if constexpr (kBwd) finish(a, b, st, p.log);
+  else finish(a, a, st, p.log);
+  store_slice(a, out, base, p.len, t, nt);
+}
+
+// Column kernel: one thread per row, any axis stride.
+template <class T, bool kBwd>
+__global__ void __launch_bounds__(256) softmax_column(softmax::SoftmaxParams p) {
+  using C = Compute<T>;
+  const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (row >= p.rows) return;
+  const T* in0 = static_cast<const T*>(p.in0) + row_offset(p, 1, row);
+  T* out = static_cast<T*>(p.out) + row_offset(p, 0, row);
+  const std::int64_t s0 = p.axis_stride[0], s1 = p.axis_stride[1];
+  if constexpr (!kBwd) {
+    C m = neg_inf<C>(), s = C(0);
+    for (std::int64_t k = 0; k < p.len; ++k) {
+      const C x = to_compute(in0[k * s1]);
+      if (x > m) {
+        s = (m == neg_inf<C>() ? C(0) : s * dev_exp(m - x)) + C(1);
+        m = x;
+      } else if (x == x) {
+        s += m == neg_inf<C>() ? C(0) : dev_exp(x - m);
+      } else {
+        m = x;  // NaN: sticks (nothing compares greater)
+      }
+    }
+    constexpr bool kF64 = sizeof(C) == 8;
+    const C shift = (p.log || kF64) ? m + dev_log(s) : m;
+    const C inv = kF64 ? C(1) : C(1) / s;
+    for (std::int64_t k = 0; k < p.len; ++k) {
+      const C v = to_compute(in0[k * s1]) - shift;
+      out[k * s0] = from_compute<T>(p.log ? v : dev_exp(v) * inv);
+    }
+  } else {
+    const T* in1 = static_cast<const T*>(p.in1) + row_offset(p, 2, row);
+    const std::int64_t s2 = p.axis_stride[2];
+    C sum = C(0);
+    for (std::int64_t k = 0; k < p.len; ++k) {
+      const C g = to_compute(in0[k * s1]);
+      sum += p.log ? g : g * to_compute(in1[k * s2]);
+    }
+    for (std::int64_t k = 0; k < p.len; ++k) {
+      const C g = to_compute(in0[k * s1]), y = to_compute(in1[k * s2]);
+      out[k * s0] = from_compute<T>(p.log ? g - dev_exp(y) * sum : y * (g - sum));
+    }
+  }
+}
+
+inline Status softmax_launch_status(const char* what) {
+  const cudaError_t e = cudaGetLastError();
+  if (e == cudaSuccess) return Status::ok();
+  return Status(Code::kCudaError, std::string(what) + ": " + cudaGetErrorString(e));
+}
+
+template <class T, int V, int K, RowMode M, bool kBwd>
+Status launch_rows_mode(const softmax::SoftmaxParams& p, cudaStream_t s) {
+  auto kernel = softmax_rows<T, V, K, M, kBwd>;
+  if constexpr (M == RowMode::kWarp) {
+    const int rows_per_block = p.threads / 32;
+    const auto blocks = static_cast<unsigned>((p.rows + rows_per_block - 1) / rows_per_block);
+    kernel<<<blocks, p.threads, 0, s>>>(p);
+  } else if constexpr (M == RowMode::kBlock) {
+    kernel<<<static_cast<unsigned>(p.rows), p.threads, 0, s>>>(p);
+  } else if constexpr (M == RowMode::kCluster) {
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(static_cast<unsigned>(p.rows * p.slices));
+    cfg.blockDim = dim3(static_cast<unsigned>(p.threads));
+    cfg.stream = s;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = static_cast<unsigned>(p.slices);
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    const cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, p);
+    if (e != cudaSuccess) return Status(Code::kCudaError, std::string("softmax cluster_row: ") + cudaGetErrorString(e));
+  } else {
+    kernel<<<static_cast<unsigned>(p.rows * p.slices), p.threads, 0, s>>>(p);
+  }
+  return softmax_launch_status("softmax rows");
+}
+
+template <class T, int V, int K, bool kBwd>
+Status launch_rows_k(const softmax::SoftmaxParams& p, cudaStream_t s) {
+  using softmax::SoftmaxImpl;
+  constexpr bool kVec = V > 1;
+  switch (p.impl) {
+    case SoftmaxImpl::kWarpRow:
+      if constexpr (softmax::row_bucket_built(SoftmaxImpl::kWarpRow, kVec, K, kBwd))
+        return launch_rows_mode<T, V, K, RowMode::kWarp, kBwd>(p, s);
+      break;
+    case SoftmaxImpl::kBlockRow:
+      if constexpr (softmax::row_bucket_built(SoftmaxImpl::kBlockRow, kVec, K, kBwd))
+        return launch_rows_mode<T, V, K, RowMode::kBlock, kBwd>(p, s);
+      break;
+    case SoftmaxImpl::kClusterRow:
+      if constexpr (softmax::row_bucket_built(SoftmaxImpl::kClusterRow, kVec, K, kBwd))
+        return launch_rows_mode<T, V, K, RowMode::kCluster, kBwd>(p, s);
+      break;
+    case SoftmaxImpl::kSplitRow:
+      if constexpr (softmax::row_bucket_built(SoftmaxImpl::kSplitRow, kVec, K, kBwd)) {
+        BARACUDA_TRY((launch_rows_mode<T, V, K, RowMode::kSplitStats, kBwd>(p, s)));
+        return launch_rows_mode<T, V, K, RowMode::kSplitWrite, kBwd>(p, s);
+      }
+      break;
+    default: break;
+  }
+  return Status(Code::kInternal, "softmax: no row kernel built for this (impl, vec, k)");
+}
+
+// The compile-time buckets of (vec, k); the host picks only these (softmax.cpp mirrors them).
+template <class T, bool kBwd>
+Status launch_softmax(const softmax::SoftmaxParams& p, cudaStream_t s) {
+  if (p.rows == 0 || p.len == 0) return Status::ok();
+  if (p.impl == softmax::SoftmaxImpl::kColumn) {
+    const auto blocks = static_cast<unsigned>((p.rows + 255) / 256);
+    softmax_column<T, kBwd><<<blocks, 256, 0, s>>>(p);
+    return softmax_launch_status("softmax column");
+  }
+  constexpr int kV = 16 / static_cast<int>(sizeof(T));
+  if (p.vec > 1) {
+    switch (p.k) {
+      case 1: return launch_rows_k<T, kV, 1, kBwd>(p, s);
+      case 2: return launch_rows_k<T, kV, 2, kBwd>(p, s);
+      case 4: return launch_rows_k<T, kV, 4, kBwd>(p, s);
+      case 8: return launch_rows_k<T, kV, 8, kBwd>(p, s);
+      default: break;
+    }
+  } else {
+    switch (p.k) {
+      case 1: return launch_rows_k<T, 1, 1, kBwd>(p, s);
+      case 4: return launch_rows_k<T, 1, 4, kBwd>(p, s);
+      case 16: return launch_rows_k<T, 1, 16, kBwd>(p, s);
+      default: break;
+    }
+  }
+  return Status(Code::kInternal, "softmax: no kernel for vec = " + std::to_string(p.vec) + ", k = " + std::to_string(p.k));
+}
+
+}  // namespace baracuda::kernels

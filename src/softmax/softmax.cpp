@@ -1,0 +1,374 @@
+// SoftmaxPlan / SoftmaxBackwardPlan: validation, the ordered candidates and their launch
+// shapes. Candidates, best first (kernels: kernels/softmax.cuh; seam: softmax_params.hpp):
+//   warp_row_vec16, warp_row       one warp per row (16-byte vectors / scalar loads)
+//   block_row_vec16, block_row     one block per row, the row in registers
+//   cluster_row_vec16              a cluster of 2..8 blocks per row (sm_90), in registers
+//   split_row_vec16, split_row     any length: statistics of slices in the workspace, then
+//                                  a second pass (the input read twice)
+//   column                         any axis stride: one thread per row walking the axis
+// The row kernels need the axis to be unit-stride in every operand; the vec16 ones also a
+// length that is a multiple of the vector and 16-byte aligned rows.
+#include <algorithm>
+#include <string>
+
+#include "baracuda/ops/softmax.hpp"
+#include "core/hash.hpp"
+#include "core/plan_impl.hpp"
+#include "elementwise/checks.hpp"
+#include "elementwise/map_family.hpp"
+#include "softmax/softmax_params.hpp"
+
+namespace baracuda {
+
+const char* softmax_kind_name(SoftmaxKind k) noexcept {
+  return k == SoftmaxKind::kLogSoftmax ? "log_softmax" : "softmax";
+}
+
+std::size_t SoftmaxDescriptor::hash() const noexcept {
+  std::size_t h = detail::hash_combine(x.hash(), y.hash());
+  return detail::hash_combine(h, static_cast<std::size_t>(axis) * 4 + static_cast<std::size_t>(kind));
+}
+std::string SoftmaxDescriptor::to_string() const {
+  return std::string(softmax_kind_name(kind)) + "(x=" + x.to_string() + ", y=" + y.to_string() +
+         ", axis=" + std::to_string(axis) + ")";
+}
+std::size_t SoftmaxBackwardDescriptor::hash() const noexcept {
+  std::size_t h = detail::hash_combine(detail::hash_combine(grad_y.hash(), y.hash()), grad_x.hash());
+  return detail::hash_combine(h, static_cast<std::size_t>(axis) * 4 + static_cast<std::size_t>(kind));
+}
+std::string SoftmaxBackwardDescriptor::to_string() const {
+  return std::string(softmax_kind_name(kind)) + "_backward(grad_y=" + grad_y.to_string() + ", y=" + y.to_string() +
+         ", grad_x=" + grad_x.to_string() + ", axis=" + std::to_string(axis) + ")";
+}
+
+namespace softmax {
+namespace {
+
+// The operands of either direction: out (y / grad_x), in0 (x / grad_y), in1 (y, backward).
+struct Operands {
+  const TensorLayout* out;
+  const TensorLayout* in0;
+  const TensorLayout* in1;  // null in the forward
+  int axis;
+  SoftmaxKind kind;
+  bool bwd;
+  int num() const { return in1 ? 3 : 2; }
+  const TensorLayout& op(int k) const { return k == 0 ? *out : k == 1 ? *in0 : *in1; }
+};
+Operands operands_of(const SoftmaxDescriptor& d) { return {&d.y, &d.x, nullptr, d.axis, d.kind, false}; }
+Operands operands_of(const SoftmaxBackwardDescriptor& d) {
+  return {&d.grad_x, &d.grad_y, &d.y, d.axis, d.kind, true};
+}
+
+int norm_axis(const Operands& o) { return o.axis < 0 ? o.axis + o.in0->rank : o.axis; }
+
+// Rows, length, collapsed kept dims and axis strides (no launch shape yet).
+SoftmaxParams base_params(const Operands& o) {
+  SoftmaxParams p;
+  p.log = o.kind == SoftmaxKind::kLogSoftmax;
+  const int ax = norm_axis(o);
+  const TensorLayout& ref = *o.in0;
+  p.len = ref.rank == 0 ? 1 : ref.shape[ax];
+  TensorLayout kept[3];
+  const TensorLayout* ptrs[3];
+  for (int k = 0; k < o.num(); ++k) {
+    const TensorLayout& l = o.op(k);
+    kept[k] = l;
+    kept[k].rank = 0;
+    for (int i = 0; i < l.rank; ++i) {
+      if (i == ax) continue;
+      kept[k].shape[kept[k].rank] = l.shape[i];
+      kept[k].strides[kept[k].rank] = l.strides[i];
+      ++kept[k].rank;
+    }
+    p.axis_stride[k] = (ref.rank == 0 || p.len == 1) ? 1 : l.strides[ax];
+    ptrs[k] = &kept[k];
+  }
+  p.rows = kept[0].numel();
+  const CollapsedDims c = collapse_dims(std::span<const TensorLayout* const>(ptrs, static_cast<std::size_t>(o.num())));
+  p.kept_rank = p.rows <= 1 ? 0 : c.rank;
+  for (int d = 0; d < p.kept_rank; ++d) {
+    p.kept_shape[d] = c.shape[d];
+    for (int k = 0; k < o.num(); ++k) p.kept_stride[k][d] = c.strides[k][d];
+  }
+  return p;
+}
+
+int elem_bytes(const Operands& o) { return static_cast<int>(dtype_size(o.in0->dtype)); }
+DType compute_of(DType t) { return t == DType::kF64 ? DType::kF64 : DType::kF32; }
+
+// Why the row kernels (unit axis stride) cannot run; with `vec`, also the 16-byte vectors.
+std::string row_rejection(const Operands& o, const SoftmaxParams& p, bool vec) {
+  static const char* kField[2][3] = {{"y", "x", ""}, {"grad_x", "grad_y", "y"}};
+  for (int k = 0; k < o.num(); ++k)
+    if (p.axis_stride[k] != 1)
+      return std::string(kField[o.bwd][k]) + " stride along axis " + std::to_string(norm_axis(o)) + " = " +
+             std::to_string(p.axis_stride[k]) + " (row kernels need 1)";
+  if (!vec) return "";
+  const std::int64_t v = 16 / elem_bytes(o);
+  if (p.len % v != 0)
+    return "row length " + std::to_string(p.len) + " is not a multiple of the " + std::to_string(v) + "-element vector";
+  for (int k = 0; k < o.num(); ++k) {
+    if (o.op(k).alignment < 16)
+      return std::string(kField[o.bwd][k]) + ".alignment = " + std::to_string(o.op(k).alignment) + " < 16 bytes";
+    for (int d = 0; d < p.kept_rank; ++d)
+      if (p.kept_stride[k][d] % v != 0)
+        return std::string(kField[o.bwd][k]) + " row stride " + std::to_string(p.kept_stride[k][d]) +
+               " is not a multiple of " + std::to_string(v);
+  }
+  return "";
+}
+
+int round_up32(std::int64_t n) { return static_cast<int>(std::max<std::int64_t>(32, (n + 31) / 32 * 32)); }
+
+// The largest block the (vec, k) bucket runs with (row_max_threads: its launch bounds).
+int max_threads(const Operands& o, int v, int k) {
+  return row_max_threads(elem_bytes(o), v, elem_bytes(o) * v * k * (o.bwd ? 2 : 1));
+}
+
+struct Setup {
+  std::string rejection;
+  SoftmaxParams params;
+  std::size_t workspace = 0;
+};
+
+constexpr std::int64_t kMaxGrid = 0x7fffffff;
+
+Setup setup_for(SoftmaxImpl impl, bool vec, const Operands& o, const DeviceCaps& caps) {
+  Setup r;
+  SoftmaxParams& p = r.params;
+  p = base_params(o);
+  p.impl = impl;
+  if (impl == SoftmaxImpl::kColumn) {
+    p.threads = 256;
+    if ((p.rows + 255) / 256 > kMaxGrid) r.rejection = "rows = " + std::to_string(p.rows) + " exceed the grid";
+    return r;
+  }
+  if (impl == SoftmaxImpl::kClusterRow && caps.sm < 90) {
+    r.rejection = "thread-block clusters need sm90+, device is " + caps.arch_name();
+    return r;
+  }
+  r.rejection = row_rejection(o, p, vec);
+  if (!r.rejection.empty()) return r;
+  const int v = vec ? 16 / elem_bytes(o) : 1;
+  p.vec = v;
+  const int ks[] = {1, 2, 4, 8, 16};
+  auto built = [&](int k) { return row_bucket_built(impl, vec, k, o.bwd); };
+  switch (impl) {
+    case SoftmaxImpl::kWarpRow: {
+      for (int k : ks)
+        if (built(k) && p.len <= 32LL * k * v) {
+          p.k = k;
+          p.threads = 256;  // 8 rows per block
+          if ((p.rows + 7) / 8 > kMaxGrid) r.rejection = "rows = " + std::to_string(p.rows) + " exceed the grid";
+          return r;
+        }
+      int kmax = 1;
+      for (int k : ks) kmax = built(k) ? k : kmax;
+      r.rejection = "row length " + std::to_string(p.len) + " > " + std::to_string(32 * kmax * v) + " (one warp)";
+      return r;
+    }
+    case SoftmaxImpl::kBlockRow: {
+      // Prefer <= 512 threads (cheaper block syncs, finer occupancy), then up to the bucket's limit.
+      for (int limit : {512, 1024})
+        for (int k : ks)
+          if (built(k) && p.len <= static_cast<std::int64_t>(std::min(limit, max_threads(o, v, k))) * k * v) {
+            p.k = k;
+            p.threads = round_up32((p.len + static_cast<std::int64_t>(k) * v - 1) / (static_cast<std::int64_t>(k) * v));
+            if (p.rows > kMaxGrid) r.rejection = "rows = " + std::to_string(p.rows) + " exceed the grid";
+            return r;
+          }
+      int cap = 0;
+      for (int k : ks)
+        if (built(k)) cap = std::max(cap, max_threads(o, v, k) * k * v);
+      r.rejection = "row length " + std::to_string(p.len) + " > " + std::to_string(cap) + " (one block)";
+      return r;
+    }
+    case SoftmaxImpl::kClusterRow: {
+      for (int k : ks)
+        for (int limit : {512, 1024})
+          if (built(k)) {
+            const std::int64_t slice = static_cast<std::int64_t>(std::min(limit, max_threads(o, v, k))) * k * v;
+            const std::int64_t n = std::max<std::int64_t>(2, (p.len + slice - 1) / slice);
+            if (n > 8) continue;
+            p.k = k;
+            p.cluster = static_cast<int>(n);
+            p.slices = n;
+            const std::int64_t per = (p.len + n - 1) / n;
+            p.threads = round_up32((per + static_cast<std::int64_t>(k) * v - 1) / (static_cast<std::int64_t>(k) * v));
+            if (p.rows * n > kMaxGrid) r.rejection = "rows = " + std::to_string(p.rows) + " exceed the grid";
+            return r;
+          }
+      int cap = 0;
+      for (int k : ks)
+        if (built(k)) cap = std::max(cap, 8 * max_threads(o, v, k) * k * v);
+      r.rejection = "row length " + std::to_string(p.len) + " > " + std::to_string(cap) + " (a cluster of 8 blocks)";
+      return r;
+    }
+    case SoftmaxImpl::kSplitRow: {
+      for (int k : ks)
+        if (built(k)) p.k = k;
+      p.threads = std::min(512, max_threads(o, v, p.k));
+      const std::int64_t slice = static_cast<std::int64_t>(p.threads) * p.k * v;
+      p.slices = std::max<std::int64_t>(1, (p.len + slice - 1) / slice);
+      if (p.rows * p.slices > kMaxGrid) {
+        r.rejection = "rows x slices = " + std::to_string(p.rows) + " x " + std::to_string(p.slices) + " exceed the grid";
+        return r;
+      }
+      // one statistic per (row, slice): (max, sum) forward, a sum backward; 16 bytes each
+      const std::size_t bytes = static_cast<std::size_t>(p.rows * p.slices) * 16;
+      r.workspace = (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
+      return r;
+    }
+    default: r.rejection = "internal: unknown impl"; return r;
+  }
+}
+
+struct ImplInfo {
+  SoftmaxImpl impl;
+  bool vec;
+  const char* name;
+};
+constexpr ImplInfo kImpls[] = {
+    {SoftmaxImpl::kWarpRow, true, "warp_row_vec16"},       {SoftmaxImpl::kWarpRow, false, "warp_row"},
+    {SoftmaxImpl::kBlockRow, true, "block_row_vec16"},     {SoftmaxImpl::kBlockRow, false, "block_row"},
+    {SoftmaxImpl::kClusterRow, true, "cluster_row_vec16"}, {SoftmaxImpl::kSplitRow, true, "split_row_vec16"},
+    {SoftmaxImpl::kSplitRow, false, "split_row"},          {SoftmaxImpl::kColumn, false, "column"},
+};
+constexpr int kNumImpls = sizeof(kImpls) / sizeof(kImpls[0]);
+
+KernelSku sku_of(const Operands& o, const ImplInfo& info) {
+  KernelSku s;
+  s.family = softmax_kind_name(o.kind);
+  s.direction = o.bwd ? Direction::kBackward : Direction::kForward;
+  s.impl = info.name;
+  s.in = s.out = o.in0->dtype;
+  s.compute = s.precision.accumulator = compute_of(o.in0->dtype);
+  if (info.impl == SoftmaxImpl::kClusterRow) s.min_sm = 90;
+  return s;
+}
+
+Status launch_dtype(DType t, bool bwd, const SoftmaxParams& p, cudaStream_t s) {
+  switch (t) {
+    case DType::kF64: return bwd ? launch_softmax_bwd<DType::kF64>(p, s) : launch_softmax_fwd<DType::kF64>(p, s);
+    case DType::kF32: return bwd ? launch_softmax_bwd<DType::kF32>(p, s) : launch_softmax_fwd<DType::kF32>(p, s);
+    case DType::kF16: return bwd ? launch_softmax_bwd<DType::kF16>(p, s) : launch_softmax_fwd<DType::kF16>(p, s);
+    case DType::kBF16: return bwd ? launch_softmax_bwd<DType::kBF16>(p, s) : launch_softmax_fwd<DType::kBF16>(p, s);
+    default: return Status(Code::kNotBuilt, "softmax: no kernels for dtype " + std::string(dtype_name(t)));
+  }
+}
+
+void set_pointers(SoftmaxParams& p, const SoftmaxArgs& a) {
+  p.out = a.y;
+  p.in0 = a.x;
+}
+void set_pointers(SoftmaxParams& p, const SoftmaxBackwardArgs& a) {
+  p.out = a.grad_x;
+  p.in0 = a.grad_y;
+  p.in1 = a.y;
+}
+
+template <class Desc, class Args, int I>
+struct SoftmaxCandidate {
+  static typename Candidate<Desc, Args>::Probe probe(const Desc& d, const DeviceCaps& caps) {
+    typename Candidate<Desc, Args>::Probe pr;
+    const Operands o = operands_of(d);
+    pr.sku = sku_of(o, kImpls[I]);
+    Setup s = setup_for(kImpls[I].impl, kImpls[I].vec, o, caps);
+    pr.rejection = s.rejection;
+    pr.workspace_bytes = s.workspace;
+    return pr;
+  }
+  static Expected<std::shared_ptr<const void>> prepare(const Desc& d, const DeviceCaps& caps) {
+    return std::shared_ptr<const void>(
+        std::make_shared<SoftmaxParams>(setup_for(kImpls[I].impl, kImpls[I].vec, operands_of(d), caps).params));
+  }
+  static Status launch(const void* state, const Desc& d, const Args& a, Workspace ws, cudaStream_t s) {
+    SoftmaxParams p = *static_cast<const SoftmaxParams*>(state);
+    set_pointers(p, a);
+    p.partial = ws.data;
+    const Operands o = operands_of(d);
+    return launch_dtype(o.in0->dtype, o.bwd, p, s);
+  }
+  static constexpr Candidate<Desc, Args> make() { return {&probe, &prepare, &launch}; }
+};
+
+template <class Desc, class Args, int... I>
+constexpr std::array<Candidate<Desc, Args>, sizeof...(I)> make_candidates(std::integer_sequence<int, I...>) {
+  return {SoftmaxCandidate<Desc, Args, I>::make()...};
+}
+template <class Desc, class Args>
+inline constexpr auto kCandidates = make_candidates<Desc, Args>(std::make_integer_sequence<int, kNumImpls>{});
+
+Status validate_operands(const Operands& o) {
+  using namespace elementwise;
+  static const char* kField[2][3] = {{"y", "x", ""}, {"grad_x", "grad_y", "y"}};
+  const char* family = o.bwd ? "softmax_backward" : "softmax";
+  if (o.kind != SoftmaxKind::kSoftmax && o.kind != SoftmaxKind::kLogSoftmax)
+    return Status(Code::kInvalidArgument, "kind = " + std::to_string(static_cast<int>(o.kind)) + " is not a SoftmaxKind");
+  for (int k = 0; k < o.num(); ++k) BARACUDA_TRY(validate_layout(o.op(k), kField[o.bwd][k]));
+  BARACUDA_TRY(check_math_dtype(*o.in0, kField[o.bwd][1], family));
+  for (int k : {0, 2}) {
+    if (k >= o.num()) continue;
+    BARACUDA_TRY(check_same_dtype(o.op(k), kField[o.bwd][k], *o.in0, kField[o.bwd][1]));
+    BARACUDA_TRY(check_same_shape(o.op(k), kField[o.bwd][k], *o.in0, kField[o.bwd][1]));
+  }
+  const int rank = o.in0->rank;
+  const int lo = rank == 0 ? -1 : -rank, hi = rank == 0 ? 0 : rank - 1;
+  if (o.axis < lo || o.axis > hi)
+    return Status(Code::kInvalidArgument, "axis = " + std::to_string(o.axis) + " is out of range for " +
+                                              kField[o.bwd][1] + " of rank " + std::to_string(rank) + " (needs " +
+                                              std::to_string(lo) + ".." + std::to_string(hi) + ")");
+  return check_output_layout(*o.out, kField[o.bwd][0]);
+}
+
+elementwise::MapOperands pointer_operands(const Operands& o) {
+  static const char* kField[2][3] = {{"y", "x", ""}, {"grad_x", "grad_y", "y"}};
+  elementwise::MapOperands m;
+  m.num_out = 1;
+  m.out[0] = {*o.out, kField[o.bwd][0], o.out->alignment};
+  m.num_in = o.num() - 1;
+  for (int k = 1; k < o.num(); ++k) m.in[k - 1] = {o.op(k), kField[o.bwd][k], o.op(k).alignment};
+  return m;
+}
+
+}  // namespace
+}  // namespace softmax
+
+template <>
+struct FamilyTraits<SoftmaxDescriptor> {
+  static constexpr const char* kFamily = "softmax";
+  static Status validate(const SoftmaxDescriptor& d) { return softmax::validate_operands(softmax::operands_of(d)); }
+  static std::span<const Candidate<SoftmaxDescriptor, SoftmaxArgs>> candidates() {
+    return softmax::kCandidates<SoftmaxDescriptor, SoftmaxArgs>;
+  }
+  static Status check_args(const SoftmaxDescriptor& d, const SoftmaxArgs& a) {
+    elementwise::MapPointers p;
+    p.out[0] = a.y;
+    p.in[0] = a.x;
+    return elementwise::check_map_pointers(softmax::pointer_operands(softmax::operands_of(d)), p);
+  }
+};
+
+template <>
+struct FamilyTraits<SoftmaxBackwardDescriptor> {
+  static constexpr const char* kFamily = "softmax_backward";
+  static Status validate(const SoftmaxBackwardDescriptor& d) {
+    return softmax::validate_operands(softmax::operands_of(d));
+  }
+  static std::span<const Candidate<SoftmaxBackwardDescriptor, SoftmaxBackwardArgs>> candidates() {
+    return softmax::kCandidates<SoftmaxBackwardDescriptor, SoftmaxBackwardArgs>;
+  }
+  static Status check_args(const SoftmaxBackwardDescriptor& d, const SoftmaxBackwardArgs& a) {
+    elementwise::MapPointers p;
+    p.out[0] = a.grad_x;
+    p.in[0] = a.grad_y;
+    p.in[1] = a.y;
+    return elementwise::check_map_pointers(softmax::pointer_operands(softmax::operands_of(d)), p);
+  }
+};
+
+template class Plan<SoftmaxDescriptor, SoftmaxArgs>;
+template class Plan<SoftmaxBackwardDescriptor, SoftmaxBackwardArgs>;
+
+}  // namespace baracuda

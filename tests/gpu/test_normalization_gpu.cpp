@@ -1,0 +1,289 @@
+// GPU tests of LayerNormPlan / RMSNormPlan (with and without weight / bias, the fused
+// residual add, saved statistics) and their backward (grad_x, grad_weight, grad_bias)
+// against reference::norm_forward / norm_backward: every dtype, normalized sizes 1, 7, 1000,
+// 4096, 65536 and 131072, several normalized dims, many rows, high-mean low-variance rows,
+// strided kept dims, in place; every accepting SKU forced, poisoned outputs, guard bytes;
+// determinism of the parameter gradients (two runs, identical bits); run-time refusals.
+// Filter: --gtest_filter='*Norm*'
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "baracuda/reference/normalization.hpp"
+#include "gpu_harness.hpp"
+#include "test_support.hpp"
+
+namespace baracuda::test {
+namespace {
+
+using reference::HostTensor;
+
+struct NormCase {
+  std::string name;
+  TensorLayout x;
+  int nr = 1;
+  double offset = 0;  // added to x: high mean, low variance rows
+  bool in_place = false;
+};
+
+std::vector<NormCase> norm_cases(DType t) {
+  auto c = [&](std::vector<std::int64_t> s) { return TensorLayout::contiguous(t, s); };
+  return {
+      {"n1", c({16, 1})},
+      {"n7", c({33, 7})},
+      {"n1000", c({17, 1000})},
+      {"n4096", c({9, 4096})},
+      {"n65536", c({3, 65536})},
+      {"n131072", c({2, 131072})},
+      {"n_odd", c({5, 3001})},
+      {"two_dims", c({6, 12, 40}), 2},
+      {"many_rows", c({20000, 64})},
+      {"many_rows_odd", c({9000, 33})},
+      {"high_mean", c({64, 768}), 1, 100.0},
+      {"padded_rows", TensorLayout::strided(t, {64, 256}, {384, 1})},
+      {"permuted_kept", TensorLayout::strided(t, {8, 16, 128}, {128, 1024, 1})},
+      {"in_place", c({31, 2048}), 1, 0.0, true},
+      {"empty_rows", c({0, 64})},
+  };
+}
+
+class NormGpu : public ::testing::TestWithParam<DType> {};
+
+template <class PlanT, class Desc>
+void run_forward_case(const NormCase& c, Desc d, bool weight, bool bias, bool residual, DType t) {
+  d.x = c.x;
+  d.y = c.in_place ? c.x : TensorLayout::contiguous(t, c.x.shape_span());
+  d.normalized_rank = c.nr;
+  d.has_weight = weight;
+  d.has_bias = bias;
+  d.add_residual = residual;
+  std::vector<std::int64_t> ns(c.x.shape_span().end() - c.nr, c.x.shape_span().end());
+  const TensorLayout nl = TensorLayout::contiguous(t, ns);
+  d.weight = d.bias = nl;
+  d.residual = d.residual_out = TensorLayout::contiguous(t, c.x.shape_span());
+  HostTensor hx(c.x), hr(d.residual), hw(nl), hb(nl), hy(d.y), hro(d.residual_out);
+  fill_random(hx, c.offset - 3, c.offset + 3);
+  fill_random(hr, -1, 1);
+  fill_random(hw, 0.5, 1.5);
+  fill_random(hb, -1, 1);
+  auto want = reference::norm_forward(d, hx, residual ? &hr : nullptr, &hw, &hb);
+  ASSERT_TRUE(want.has_value()) << want.error().to_string();
+  const std::int64_t rows = static_cast<std::int64_t>(want->rstd.exact.size());
+  const DType st = t == DType::kF64 ? DType::kF64 : DType::kF32;
+  const TensorLayout sl = TensorLayout::contiguous(st, {rows});
+  HostTensor hmean(sl), hrstd(sl);
+  DeviceTensor dx(hx, test_stream()), dr(hr, test_stream()), dw(hw, test_stream()), db(hb, test_stream()),
+      dy(hy, test_stream()), dro(hro, test_stream()), dmean(hmean, test_stream()), drstd(hrstd, test_stream());
+  void* y_ptr = c.in_place ? dx.data() : dy.data();
+  const bool layer = d.kind == NormKind::kLayerNorm;
+  for_each_sku<PlanT>(
+      d,
+      [&] {
+        dx.upload(hx, test_stream());
+        dy.poison(0xFF, test_stream());
+        dro.poison(0xFF, test_stream());
+        dmean.poison(0xFF, test_stream());
+        drstd.poison(0xFF, test_stream());
+      },
+      [&](const PlanT& p, Workspace ws) {
+        return p.run(test_stream(), ws,
+                     NormArgs{.x = dx.data(), .residual = dr.data(), .weight = dw.data(), .bias = db.data(),
+                              .y = y_ptr, .residual_out = dro.data(), .mean = dmean.data(), .rstd = drstd.data()});
+      },
+      [&](const std::string& sku) {
+        ASSERT_TRUE((c.in_place ? dx : dy).download(hy, test_stream()));
+        EXPECT_TRUE(check_close(hy, want->y, sku + " y " + d.to_string()));
+        if (residual) {
+          ASSERT_TRUE(dro.download(hro, test_stream()));
+          EXPECT_TRUE(check_close(hro, want->residual_out, sku + " residual_out " + d.to_string()));
+        }
+        ASSERT_TRUE(drstd.download(hrstd, test_stream()));
+        EXPECT_TRUE(check_close(hrstd, want->rstd, sku + " rstd " + d.to_string()));
+        if (layer) {
+          ASSERT_TRUE(dmean.download(hmean, test_stream()));
+          EXPECT_TRUE(check_close(hmean, want->mean, sku + " mean " + d.to_string()));
+        }
+      });
+}
+
+TEST_P(NormGpu, LayerNormForward) {
+  BARACUDA_REQUIRE_GPU();
+  const DType t = GetParam();
+  for (const auto& c : norm_cases(t))
+    for (int variant : {0, 1, 2}) {  // affine, no affine, affine + residual
+      SCOPED_TRACE(c.name + " variant " + std::to_string(variant));
+      run_forward_case<LayerNormPlan>(c, LayerNormDescriptor{}, variant != 1, variant != 1, variant == 2, t);
+    }
+}
+
+TEST_P(NormGpu, RMSNormForward) {
+  BARACUDA_REQUIRE_GPU();
+  const DType t = GetParam();
+  for (const auto& c : norm_cases(t))
+    for (int variant : {0, 1, 2}) {  // weight, none, weight + residual
+      SCOPED_TRACE(c.name + " variant " + std::to_string(variant));
+      run_forward_case<RMSNormPlan>(c, RMSNormDescriptor{}, variant != 1, false, variant == 2, t);
+    }
+}
+
+template <class PlanT, class Desc>
+void run_backward_case(const NormCase& c, Desc d, bool weight, bool bias, DType t) {
+  const bool layer = d.kind == NormKind::kLayerNorm;
+  d.grad_y = c.x;
+  d.x = TensorLayout::contiguous(t, c.x.shape_span());
+  d.grad_x = c.in_place ? c.x : TensorLayout::contiguous(t, c.x.shape_span());
+  d.normalized_rank = c.nr;
+  d.has_weight = weight;
+  d.has_bias = bias;
+  std::vector<std::int64_t> ns(c.x.shape_span().end() - c.nr, c.x.shape_span().end());
+  const TensorLayout nl = TensorLayout::contiguous(t, ns);
+  d.weight = d.grad_weight = d.grad_bias = nl;
+  HostTensor hg(d.grad_y), hx(d.x), hw(nl), hgx(d.grad_x), hgw(nl), hgb(nl);
+  fill_random(hg, -1, 1);
+  fill_random(hx, c.offset - 3, c.offset + 3);
+  fill_random(hw, 0.5, 1.5);
+  // the saved statistics: the forward's, rounded to the stats dtype as the forward stores them
+  NormDescriptor fd;
+  fd.kind = d.kind;
+  fd.x = fd.y = d.x;
+  fd.normalized_rank = c.nr;
+  fd.has_weight = fd.has_bias = false;
+  auto f = reference::norm_forward(fd, hx, nullptr, nullptr, nullptr);
+  ASSERT_TRUE(f.has_value());
+  const DType st = t == DType::kF64 ? DType::kF64 : DType::kF32;
+  const std::int64_t rows = static_cast<std::int64_t>(f->rstd.exact.size());
+  const TensorLayout sl = TensorLayout::contiguous(st, {rows});
+  HostTensor hmean(sl), hrstd(sl);
+  std::vector<double> mean(static_cast<std::size_t>(rows)), rstd(mean.size());
+  for (std::int64_t r = 0; r < rows; ++r) {
+    hmean.set(r, f->mean.exact[static_cast<std::size_t>(r)]);
+    hrstd.set(r, f->rstd.exact[static_cast<std::size_t>(r)]);
+    mean[static_cast<std::size_t>(r)] = hmean.get(r);
+    rstd[static_cast<std::size_t>(r)] = hrstd.get(r);
+  }
+  auto want = reference::norm_backward(d, hg, hx, &hw, mean, rstd);
+  ASSERT_TRUE(want.has_value()) << want.error().to_string();
+  DeviceTensor dg(hg, test_stream()), dx(hx, test_stream()), dw(hw, test_stream()), dmean(hmean, test_stream()),
+      drstd(hrstd, test_stream()), dgx(hgx, test_stream()), dgw(hgw, test_stream()), dgb(hgb, test_stream());
+  void* gx_ptr = c.in_place ? dg.data() : dgx.data();
+  auto args = [&] {
+    return NormBackwardArgs{.grad_y = dg.data(), .x = dx.data(), .weight = dw.data(), .mean = dmean.data(),
+                            .rstd = drstd.data(), .grad_x = gx_ptr, .grad_weight = dgw.data(), .grad_bias = dgb.data()};
+  };
+  for_each_sku<PlanT>(
+      d,
+      [&] {
+        dg.upload(hg, test_stream());
+        dgx.poison(0xFF, test_stream());
+        dgw.poison(0xFF, test_stream());
+        dgb.poison(0xFF, test_stream());
+      },
+      [&](const PlanT& p, Workspace ws) { return p.run(test_stream(), ws, args()); },
+      [&](const std::string& sku) {
+        ASSERT_TRUE((c.in_place ? dg : dgx).download(hgx, test_stream()));
+        EXPECT_TRUE(check_close(hgx, want->grad_x, sku + " grad_x " + d.to_string()));
+        if (weight) {
+          ASSERT_TRUE(dgw.download(hgw, test_stream()));
+          EXPECT_TRUE(check_close(hgw, want->grad_weight, sku + " grad_weight " + d.to_string()));
+        }
+        if (bias) {
+          ASSERT_TRUE(dgb.download(hgb, test_stream()));
+          EXPECT_TRUE(check_close(hgb, want->grad_bias, sku + " grad_bias " + d.to_string()));
+        }
+      });
+  if (weight && !c.in_place) {  // determinism: the default SKU twice gives the same bits
+    auto plan = PlanT::select(test_stream(), d);
+    ASSERT_TRUE(plan.has_value());
+    HostTensor runs[2] = {HostTensor(nl), HostTensor(nl)};
+    for (int r = 0; r < 2; ++r) {
+      dgw.poison(r == 0 ? 0x00 : 0xFF, test_stream());
+      ASSERT_TRUE(plan->run(test_stream(), test_workspace(plan->workspace_size()), args()));
+      ASSERT_TRUE(dgw.download(runs[r], test_stream()));
+    }
+    EXPECT_EQ(std::memcmp(runs[0].storage(), runs[1].storage(), runs[0].storage_bytes()), 0)
+        << plan->sku().name() << ": grad_weight not deterministic";
+  }
+}
+
+TEST_P(NormGpu, LayerNormBackward) {
+  BARACUDA_REQUIRE_GPU();
+  const DType t = GetParam();
+  for (const auto& c : norm_cases(t))
+    for (int variant : {0, 1}) {
+      SCOPED_TRACE(c.name + " variant " + std::to_string(variant));
+      run_backward_case<LayerNormBackwardPlan>(c, LayerNormBackwardDescriptor{}, variant == 0, variant == 0, t);
+    }
+}
+
+TEST_P(NormGpu, RMSNormBackward) {
+  BARACUDA_REQUIRE_GPU();
+  const DType t = GetParam();
+  for (const auto& c : norm_cases(t))
+    for (int variant : {0, 1}) {
+      SCOPED_TRACE(c.name + " variant " + std::to_string(variant));
+      run_backward_case<RMSNormBackwardPlan>(c, RMSNormBackwardDescriptor{}, variant == 0, false, t);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, NormGpu, ::testing::Values(DType::kF64, DType::kF32, DType::kF16, DType::kBF16),
+                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+
+// Run-time refusals: null, misaligned, aliasing, workspace; outputs untouched.
+TEST(NormGpuRefusals, LayerNorm) {
+  BARACUDA_REQUIRE_GPU();
+  const auto x = TensorLayout::contiguous(DType::kF32, {8, 256});
+  const auto w = TensorLayout::contiguous(DType::kF32, {256});
+  const auto sl = TensorLayout::contiguous(DType::kF32, {8});
+  LayerNormDescriptor fd;
+  fd.x = fd.y = x;
+  fd.weight = fd.bias = w;
+  LayerNormBackwardDescriptor bd;
+  bd.grad_y = bd.x = bd.grad_x = x;
+  bd.weight = bd.grad_weight = bd.grad_bias = w;
+  auto fwd = LayerNormPlan::select(test_stream(), fd);
+  auto bwd = LayerNormBackwardPlan::select(test_stream(), bd);
+  ASSERT_TRUE(fwd && bwd);
+  const std::size_t need = bwd->workspace_size();
+  ASSERT_GT(need, 0u);
+  HostTensor hx(x), hw(w), hs(sl);
+  fill_random(hx, -2, 2);
+  fill_random(hw, 0.5, 1.5);
+  fill_random(hs, 0.5, 1.5);
+  DeviceTensor dx(hx, test_stream()), dg(hx, test_stream()), dw(hw, test_stream()), dm(hs, test_stream()),
+      dr(hs, test_stream());
+  Untouched y(x), mean(sl), rstd(sl), gx(x), gw(w), gb(w);
+  const Stream& s = test_stream();
+  const Workspace ws = test_workspace(need + kWorkspaceAlignment);
+  const NormArgs fa{.x = dx.data(), .weight = dw.data(), .bias = dw.data(), .y = y.data(), .mean = mean.data(), .rstd = rstd.data()};
+  const NormBackwardArgs ba{.grad_y = dg.data(), .x = dx.data(), .weight = dw.data(), .mean = dm.data(), .rstd = dr.data(),
+                            .grad_x = gx.data(), .grad_weight = gw.data(), .grad_bias = gb.data()};
+  void* x_row1 = static_cast<float*>(dx.data()) + 256;
+  const Code kBad = Code::kInvalidArgument, kMis = Code::kMisaligned;
+  std::vector<RunRefusal> rows = workspace_refusals("backward", [&](Workspace w2) { return bwd->run(s, w2, ba); }, ws, need);
+  rows.insert(rows.end(), {
+      {"forward null weight", [&] { auto a = fa; a.weight = nullptr; return fwd->run(s, {}, a); }, kBad, "args.weight is null"},
+      {"forward null rstd", [&] { auto a = fa; a.rstd = nullptr; return fwd->run(s, {}, a); }, kBad, "args.rstd is null"},
+      {"forward misaligned x", [&] { auto a = fa; a.x = static_cast<const char*>(dx.data()) + 4; return fwd->run(s, {}, a); },
+       kMis, "not aligned to x.alignment = 16"},
+      {"forward y over x shifted", [&] { auto a = fa; a.y = x_row1; return fwd->run(s, {}, a); }, kBad, "args.y overlaps args.x"},
+      {"forward rstd inside y", [&] { auto a = fa; a.rstd = y.data(); return fwd->run(s, {}, a); }, kBad,
+       "args.y and args.rstd overlap"},
+      {"backward null mean", [&] { auto a = ba; a.mean = nullptr; return bwd->run(s, {ws.data, need}, a); }, kBad,
+       "args.mean is null"},
+      {"backward misaligned grad_weight", [&] {
+         auto a = ba;
+         a.grad_weight = static_cast<char*>(gw.data()) + 4;
+         return bwd->run(s, {ws.data, need}, a);
+       }, kMis, "not aligned to grad_weight.alignment = 16"},
+      {"backward grad_x over x shifted", [&] { auto a = ba; a.grad_x = x_row1; return bwd->run(s, {ws.data, need}, a); }, kBad,
+       "args.grad_x overlaps args.x"},
+      {"backward grad_bias = grad_weight", [&] { auto a = ba; a.grad_bias = gw.data(); return bwd->run(s, {ws.data, need}, a); },
+       kBad, "args.grad_weight and args.grad_bias overlap"},
+  });
+  expect_run_refusals(rows, {&y, &mean, &rstd, &gx, &gw, &gb});
+}
+
+}  // namespace
+}  // namespace baracuda::test
