@@ -1,9 +1,12 @@
 // GemmPlan and BatchedGemmPlan: descriptor validation, the candidate table, run-time
-// argument checks. Two candidates, in this order:
+// argument checks. Four candidates, in this order:
 //  * "cublaslt": cuBLASLt, strict compute (f64 for f64, f32 for the others: no TF32);
 //  * "cublaslt_tf32": f32 only, CUBLAS_COMPUTE_32F_FAST_TF32 (PrecisionInfo::uses_tf32, so
 //    select takes it only when PlanPreference::math.allow_tf32, and then after the strict one
-//    unless that is skipped or another SKU is forced).
+//    unless that is skipped or another SKU is forced);
+//  * "cublaslt_bgrad_reduce" / "cublaslt_tf32_bgrad_reduce": bias-gradient epilogues only,
+//    the GEMM above without the epilogue followed by our reduction (bias_grad.hpp), where
+//    cuBLASLt's BGRADA / BGRADB find no algorithm.
 // The cuBLASLt frame change, heuristic and launch are in lt_gemm.cpp.
 #include <algorithm>
 #include <array>
@@ -16,6 +19,7 @@
 #include "baracuda/ops/gemm.hpp"
 #include "core/hash.hpp"
 #include "core/plan_impl.hpp"
+#include "gemm/bias_grad.hpp"
 #include "gemm/lt_gemm.hpp"
 
 namespace baracuda {
@@ -319,12 +323,108 @@ struct LtCandidate {
 };
 
 template <class Desc>
-inline constexpr std::array<Candidate<Desc, GemmArgs>, 2> kCandidates = {LtCandidate<Desc, false>::make(),
-                                                                         LtCandidate<Desc, true>::make()};
+GemmDescriptor& gemm_of(Desc& d) {
+  if constexpr (std::is_same_v<Desc, BatchedGemmDescriptor>) return d.gemm;
+  else return d;
+}
+
+template <class Desc>
+std::int64_t batch_of(const Desc& d) {
+  if constexpr (std::is_same_v<Desc, BatchedGemmDescriptor>) return d.batch;
+  else return 1;
+}
+
+// The bias-gradient reduction over one operand of `d` (pointers filled in at launch).
+template <class Desc>
+BiasGradParams bias_grad_shape(const Desc& d) {
+  const GemmDescriptor& g = gemm_of(d);
+  const bool of_a = g.epilogue.bias_grad == GemmBiasGrad::kA;
+  const MatrixLayout& m = of_a ? g.a : g.b;  // A: M x K, B: K x N
+  const std::int64_t rs = m.order == MatrixOrder::kRowMajor ? m.ld : 1;
+  const std::int64_t cs = m.order == MatrixOrder::kRowMajor ? 1 : m.ld;
+  BiasGradParams p;
+  p.x_count = of_a ? m.rows : m.cols;  // A: sums of rows i; B: sums of columns j
+  p.y_count = of_a ? m.cols : m.rows;  // over k
+  p.sx = of_a ? rs : cs;
+  p.sy = of_a ? cs : rs;
+  p.out_stride = g.bias_grad.strides[0];
+  p.batch = batch_of(d);
+  if constexpr (std::is_same_v<Desc, BatchedGemmDescriptor>) {
+    p.in_batch_stride = of_a ? d.stride_a : d.stride_b;
+    p.out_batch_stride = d.stride_bias;
+  }
+  return p;
+}
+
+struct BgradReduceState {
+  std::shared_ptr<const void> lt;  // the cuBLASLt GEMM without the bias-gradient epilogue
+  BiasGradParams shape;
+  bool of_a = true;
+  DType dtype = DType::kF32;
+};
+
+// cuBLASLt with no bias-gradient epilogue, then our deterministic reduction of the operand
+// (bias_grad.hpp): accepts every bias-gradient case cuBLASLt's GEMM itself accepts, for the
+// layouts where BGRADA / BGRADB find no algorithm (on the H200 with cuBLAS 13.1: A
+// row-major for bgrad_a, B column-major for bgrad_b) and for f64.
+template <class Desc, bool kTf32>
+struct BgradReduceCandidate {
+  static Desc without_bias_grad(const Desc& d) {
+    Desc plain = d;
+    gemm_of(plain).epilogue.bias_grad = GemmBiasGrad::kNone;
+    return plain;
+  }
+  static typename Candidate<Desc, GemmArgs>::Probe probe(const Desc& d, const DeviceCaps&) {
+    typename Candidate<Desc, GemmArgs>::Probe pr;
+    const GemmDescriptor& g = gemm_of(d);
+    pr.sku = lt_sku(g.d.dtype, kTf32);
+    pr.sku.impl = kTf32 ? "cublaslt_tf32_bgrad_reduce" : "cublaslt_bgrad_reduce";
+    pr.sku.backend = Backend::kHand;  // a cuBLASLt GEMM and our reduction kernel
+    if (g.epilogue.bias_grad == GemmBiasGrad::kNone) pr.rejection = "only for a bias-gradient epilogue";
+    else if (kTf32 && g.d.dtype != DType::kF32) pr.rejection = "tf32 applies to f32 only (dtype " + dt(g.d.dtype) + ")";
+    else pr.rejection = lt_rejection(gemm_of(without_bias_grad(d)));
+    return pr;
+  }
+  static Expected<PreparedCandidate> prepare_pref(const Desc& d, const DeviceCaps& caps, const PlanPreference& pref) {
+    auto inner = lt_prepare(lt_problem(without_bias_grad(d), kTf32), caps, pref);
+    if (!inner) return inner.error();
+    auto st = std::make_shared<BgradReduceState>();
+    st->lt = std::move(inner->state);
+    st->shape = bias_grad_shape(d);
+    st->of_a = gemm_of(d).epilogue.bias_grad == GemmBiasGrad::kA;
+    st->dtype = gemm_of(d).d.dtype;
+    return PreparedCandidate{st, inner->workspace_bytes};
+  }
+  static Expected<std::shared_ptr<const void>> prepare(const Desc& d, const DeviceCaps& caps) {
+    auto p = prepare_pref(d, caps, PlanPreference{});
+    if (!p) return p.error();
+    return std::move(p->state);
+  }
+  static Status launch(const void* state, const Desc&, const GemmArgs& a, Workspace ws, cudaStream_t s) {
+    const auto& st = *static_cast<const BgradReduceState*>(state);
+    BARACUDA_TRY(lt_launch(st.lt.get(), a, ws, s));
+    BiasGradParams p = st.shape;
+    p.in = st.of_a ? a.a : a.b;
+    p.out = a.bias_grad;
+    return launch_bias_grad(st.dtype, p, s);
+  }
+  static constexpr Candidate<Desc, GemmArgs> make() { return {&probe, &prepare, &launch}; }
+};
+
+// Fused cuBLASLt first; the bias-gradient reduction only where the fused epilogue is refused.
+template <class Desc>
+inline constexpr std::array<Candidate<Desc, GemmArgs>, 4> kCandidates = {
+    LtCandidate<Desc, false>::make(), LtCandidate<Desc, true>::make(), BgradReduceCandidate<Desc, false>::make(),
+    BgradReduceCandidate<Desc, true>::make()};
 
 template <class Desc>
 Expected<PreparedCandidate> prepare_candidate(std::size_t i, const Desc& d, const DeviceCaps& caps, const PlanPreference& pref) {
-  return i == 0 ? LtCandidate<Desc, false>::prepare_pref(d, caps, pref) : LtCandidate<Desc, true>::prepare_pref(d, caps, pref);
+  switch (i) {
+    case 0: return LtCandidate<Desc, false>::prepare_pref(d, caps, pref);
+    case 1: return LtCandidate<Desc, true>::prepare_pref(d, caps, pref);
+    case 2: return BgradReduceCandidate<Desc, false>::prepare_pref(d, caps, pref);
+    default: return BgradReduceCandidate<Desc, true>::prepare_pref(d, caps, pref);
+  }
 }
 
 BatchedGemmDescriptor as_batched(const GemmDescriptor& g) {
@@ -440,7 +540,11 @@ struct PairCandidate {
     pr.sku.direction = Direction::kBackward;
     pr.sku.impl = "cublaslt_pair";
     if (d.compute_grad_a) pr.rejection = lt_rejection(grad_a_gemm(d));
-    if (pr.rejection.empty() && d.compute_grad_b) pr.rejection = lt_rejection(grad_b_gemm(d));
+    if (pr.rejection.empty() && d.compute_grad_b) {
+      GemmDescriptor gb = grad_b_gemm(d);
+      gb.epilogue.bias_grad = GemmBiasGrad::kNone;  // fused, or the bgrad_reduce candidate where it is not
+      pr.rejection = lt_rejection(gb);
+    }
     return pr;
   }
   static Expected<PreparedCandidate> prepare_pref(const Desc& d, const DeviceCaps& caps, const PlanPreference& pref) {
