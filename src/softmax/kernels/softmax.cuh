@@ -112,15 +112,17 @@ struct ThreadStat<true, T, V, K> {
 template <class T, int V, int K>
 __device__ __forceinline__ void finish(Vec<T, V> (&x)[K], const Vec<T, V> (&)[K], MaxSum<Compute<T>> st, bool log) {
   using C = Compute<T>;
-  // f64: exp(x - m - log s) (a double division is a called slow path that spills the row)
+  // (x - m) - log s, never x - (m + log s): at |m| ~ 1e30 the sum m + log s is m itself.
+  // f64 softmax: exp((x - m) - log s) (a double division is a called slow path that spills
+  // the row).
   constexpr bool kF64 = sizeof(C) == 8;
-  const C shift = (log || kF64) ? st.m + dev_log(st.s) : st.m;
+  const C log_s = (log || kF64) ? dev_log(st.s) : C(0);
   const C inv = kF64 ? C(1) : C(1) / st.s;
 #pragma unroll
   for (int j = 0; j < K; ++j)
 #pragma unroll
     for (int i = 0; i < V; ++i) {
-      const C v = to_compute(x[j].v[i]) - shift;
+      const C v = (to_compute(x[j].v[i]) - st.m) - log_s;
       x[j].v[i] = from_compute<T>(log ? v : dev_exp(v) * inv);
     }
 }
@@ -216,7 +218,8 @@ __global__ void __launch_bounds__(256) softmax_column(softmax::SoftmaxParams p) 
     for (std::int64_t k = 0; k < p.len; ++k) {
       const C x = to_compute(in0[k * s1]);
       if (x > m) {
-        s = (m == neg_inf<C>() ? C(0) : s * dev_exp(m - x)) + C(1);
+        // exp(x - x): 1, or NaN for x = +inf (inf - inf), which makes the row NaN as in PyTorch
+        s = (m == neg_inf<C>() ? C(0) : s * dev_exp(m - x)) + dev_exp(x - x);
         m = x;
       } else if (x == x) {
         s += m == neg_inf<C>() ? C(0) : dev_exp(x - m);
@@ -225,10 +228,10 @@ __global__ void __launch_bounds__(256) softmax_column(softmax::SoftmaxParams p) 
       }
     }
     constexpr bool kF64 = sizeof(C) == 8;
-    const C shift = (p.log || kF64) ? m + dev_log(s) : m;
+    const C log_s = (p.log || kF64) ? dev_log(s) : C(0);  // (x - m) - log s, as in finish()
     const C inv = kF64 ? C(1) : C(1) / s;
     for (std::int64_t k = 0; k < p.len; ++k) {
-      const C v = to_compute(in0[k * s1]) - shift;
+      const C v = (to_compute(in0[k * s1]) - m) - log_s;
       out[k * s0] = from_compute<T>(p.log ? v : dev_exp(v) * inv);
     }
   } else {

@@ -2,7 +2,7 @@
 // baracuda/ops/normalization.hpp): exact in long double, naive in the compute type (f32, or
 // double for f64) with sequential sums, rounded to the output dtype. Rows are the kept dims
 // in row-major order. Error scales (Result::scale; compare.hpp allows 4 eps(compute) scale):
-// forward y: (|h| + |mean|) * rstd * |w| * (log2 n + 4) + |b| (the mean's rounding is
+// forward y: (|h| + mean|h|) * rstd * |w| * (log2 n + 4) + |b| (the mean's rounding is
 // amplified by rstd: high-mean, low-variance rows); mean: mean|h| (log2 n + 4); rstd:
 // rstd (log2 n + 4)(1 + |mean| rstd); backward: the terms of grad_x with the row sums
 // weighted by log2 n + 2, and for grad_weight / grad_bias the sum of |terms| weighted by
