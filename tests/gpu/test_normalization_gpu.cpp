@@ -1,7 +1,7 @@
 // GPU tests of LayerNormPlan / RMSNormPlan (with and without weight / bias, the fused
 // residual add, saved statistics) and their backward (grad_x, grad_weight, grad_bias)
 // against reference::norm_forward / norm_backward: every dtype, normalized sizes 1, 7, 1000,
-// 4096, 65536 and 131072, several normalized dims, many rows, high-mean low-variance rows,
+// 4096, 65536, 131072, 262144 and 200003 (split rows), several normalized dims, many rows, high-mean low-variance rows,
 // strided kept dims, in place; every accepting SKU forced, poisoned outputs, guard bytes;
 // determinism of the parameter gradients (two runs, identical bits); run-time refusals.
 // Filter: --gtest_filter='*Norm*'
@@ -37,6 +37,8 @@ std::vector<NormCase> norm_cases(DType t) {
       {"n4096", c({9, 4096})},
       {"n65536", c({3, 65536})},
       {"n131072", c({2, 131072})},
+      {"n262144", c({2, 262144})},      // split_row (past a cluster's registers)
+      {"n_long_odd", c({3, 200003})},   // split_row, scalar loads
       {"n_odd", c({5, 3001})},
       {"two_dims", c({6, 12, 40}), 2},
       {"many_rows", c({20000, 64})},
