@@ -366,27 +366,26 @@ Status launch_norm_mode(const norm::NormParams& p, cudaStream_t s) {
   }
 }
 
+// The first kernel mode of an implementation (split_row's pass 1 launches pass 2).
+constexpr NormMode first_mode(norm::NormImpl i) {
+  using norm::NormImpl;
+  return i == NormImpl::kWarpRow ? NormMode::kWarp : i == NormImpl::kBlockRow ? NormMode::kBlock
+         : i == NormImpl::kClusterRow ? NormMode::kCluster : NormMode::kSplitStats;
+}
+template <class T, int V, int K, bool kBwd, norm::NormImpl I>
+Status launch_norm_impl(const norm::NormParams& p, cudaStream_t s) {
+  if constexpr (norm::norm_bucket_built(I, V > 1, K, kBwd)) return launch_norm_mode<T, V, K, first_mode(I), kBwd>(p, s);
+  return Status(Code::kInternal, "norm: no kernel built for this (impl, vec, k)");
+}
+
 template <class T, int V, int K, bool kBwd>
 Status launch_norm_k(const norm::NormParams& p, cudaStream_t s) {
   using norm::NormImpl;
-  constexpr bool kVec = V > 1;
   switch (p.impl) {
-    case NormImpl::kWarpRow:
-      if constexpr (norm::norm_bucket_built(NormImpl::kWarpRow, kVec, K, kBwd))
-        return launch_norm_mode<T, V, K, NormMode::kWarp, kBwd>(p, s);
-      break;
-    case NormImpl::kBlockRow:
-      if constexpr (norm::norm_bucket_built(NormImpl::kBlockRow, kVec, K, kBwd))
-        return launch_norm_mode<T, V, K, NormMode::kBlock, kBwd>(p, s);
-      break;
-    case NormImpl::kClusterRow:
-      if constexpr (norm::norm_bucket_built(NormImpl::kClusterRow, kVec, K, kBwd))
-        return launch_norm_mode<T, V, K, NormMode::kCluster, kBwd>(p, s);
-      break;
-    case NormImpl::kSplitRow:
-      if constexpr (norm::norm_bucket_built(NormImpl::kSplitRow, kVec, K, kBwd))
-        return launch_norm_mode<T, V, K, NormMode::kSplitStats, kBwd>(p, s);
-      break;
+    case NormImpl::kWarpRow: return launch_norm_impl<T, V, K, kBwd, NormImpl::kWarpRow>(p, s);
+    case NormImpl::kBlockRow: return launch_norm_impl<T, V, K, kBwd, NormImpl::kBlockRow>(p, s);
+    case NormImpl::kClusterRow: return launch_norm_impl<T, V, K, kBwd, NormImpl::kClusterRow>(p, s);
+    case NormImpl::kSplitRow: return launch_norm_impl<T, V, K, kBwd, NormImpl::kSplitRow>(p, s);
   }
   return Status(Code::kInternal, "norm: no kernel built for this (impl, vec, k)");
 }
