@@ -1,4 +1,4 @@
-// baracuda-bench: times elementwise plans, a device copy and a cuBLASLt bf16 GEMM.
+// baracuda-bench: times elementwise, softmax and normalization plans, a device copy and a cuBLASLt bf16 GEMM.
 //
 // Layout of this file: the op table and suites, option parsing, workloads (one per op
 // family: what to allocate, how many bytes / FLOPs, how to run one iteration), random input
@@ -32,6 +32,8 @@
 #include "baracuda/core/tensor.hpp"
 #include "baracuda/ops/elementwise.hpp"
 #include "baracuda/ops/gemm.hpp"
+#include "baracuda/ops/normalization.hpp"
+#include "baracuda/ops/softmax.hpp"
 
 namespace baracuda::bench {
 namespace {
@@ -41,7 +43,7 @@ using Shape = std::vector<std::int64_t>;
 // ============================================================================ ops and suites
 enum class Family { kCopy, kGemm, kBinary, kUnary, kUnaryBwd, kBinaryBwd, kCast, kCmp, kLerp, kGated, kPRelu,
                     kTernary, kWhere, kFill, kAffine, kUnaryParam, kUnaryParamBwd, kLerpBwd, kTernaryBwd, kWhereBwd,
-                    kGatedBwd, kPReluBwd, kPack, kUnpack, kGemmPlan };
+                    kGatedBwd, kPReluBwd, kPack, kUnpack, kGemmPlan, kSoftmax, kSoftmaxBwd, kNorm, kNormBwd };
 
 struct OpSpec {
   const char* name;
@@ -119,6 +121,18 @@ const OpSpec kOps[] = {
     {"gemm", Family::kGemmPlan, 0},
     {"gemm_bias_gelu", Family::kGemmPlan, 1},
     {"gemm_then_bias_gelu", Family::kGemmPlan, 2},
+    // issue 5, rows along the last dim: softmax / log_softmax forward, softmax backward (reads
+    // grad_y and y); layer_norm (affine, saves mean / rstd), rms_norm (weight), add_rms_norm
+    // (h = x + residual -> residual_out, y = rms_norm(h)); their backward (grad_x and the
+    // parameter gradients, from the saved statistics)
+    {"softmax", Family::kSoftmax, 0},
+    {"log_softmax", Family::kSoftmax, 1},
+    {"softmax_bwd", Family::kSoftmaxBwd, 0},
+    {"layer_norm", Family::kNorm, 0},
+    {"rms_norm", Family::kNorm, 1},
+    {"add_rms_norm", Family::kNorm, 2},
+    {"layer_norm_bwd", Family::kNormBwd, 0},
+    {"rms_norm_bwd", Family::kNormBwd, 1},
 };
 
 const OpSpec* find_op(std::string_view name) {
@@ -162,6 +176,10 @@ const SuiteSpec kSuites[] = {
      "16384x8192", 50},
     {"gemm", "GemmPlan (issue 4): bf16/f16 4096^3 and 8192^3, LLM shapes (bf16), fused bias+gelu vs separate passes",
      "1073741824", "8192x8192x8192", "", 50},
+    {"softmax", "softmax / log_softmax forward and softmax backward, bf16 16384x8192 and 4096x131072", "1073741824", "",
+     "", 50},
+    {"norm", "layer_norm / rms_norm / add_rms_norm forward and layer_norm / rms_norm backward, bf16 16384x8192 and "
+     "4096x131072", "1073741824", "", "", 50},
 };
 
 // The "gemm" suite: square, LLM shapes M in {1, 16, 128, 2048} x (N, K) in {(4096, 4096),
@@ -185,6 +203,11 @@ const char* const kTernarySpreadOps[] = {"clamp", "addcmul", "where", "fill", "a
 // ... and one case for each plan not covered above.
 const char* const kPlanSpreadOps[] = {"leaky_relu", "leaky_relu_bwd", "lerp_bwd", "addcmul_bwd", "where_bwd",
                                       "swiglu_bwd", "prelu_bwd"};
+
+// The "softmax" and "norm" suites (issue 5): these ops at both shapes (rows x row length).
+const char* const kRowShapes[] = {"16384x8192", "4096x131072"};
+const char* const kSoftmaxSuiteOps[] = {"softmax", "log_softmax", "softmax_bwd"};
+const char* const kNormSuiteOps[] = {"layer_norm", "layer_norm_bwd", "rms_norm", "rms_norm_bwd", "add_rms_norm"};
 
 // ============================================================================ parsing
 std::optional<Shape> parse_shape(std::string_view s) {
@@ -309,7 +332,17 @@ Expected<std::vector<Case>> suite_cases(const SuiteSpec& s) {
     return Status::ok();
   };
   BARACUDA_TRY(add("copy", "bf16", s.copy_shape));
-  BARACUDA_TRY(add("gemm_bf16", "bf16", s.gemm_shape));
+  if (*s.gemm_shape) BARACUDA_TRY(add("gemm_bf16", "bf16", s.gemm_shape));
+  const std::string_view name(s.name);
+  if (name == "softmax" || name == "norm") {
+    for (const char* sh : kRowShapes) {
+      if (name == "softmax")
+        for (const char* op : kSoftmaxSuiteOps) BARACUDA_TRY(add(op, "bf16", sh));
+      else
+        for (const char* op : kNormSuiteOps) BARACUDA_TRY(add(op, "bf16", sh));
+    }
+    return cases;
+  }
   if (std::string_view(s.name) == "gemm") {
     for (const char* dt : {"bf16", "f16"})
       for (const char* sh : kGemmSquare) BARACUDA_TRY(add("gemm", dt, sh));
@@ -584,6 +617,78 @@ Expected<Workload> gemm_plan_workload(const Case& c, const Stream& s) {
   return w;
 }
 
+// ---------------------------------------------------------------------------- softmax / norms
+// Rows along the last dim of [rows..., N]. Bytes: every operand read or written once; the
+// saved mean / rstd are f32 (f64 for f64) [rows] vectors; workspaces are not counted.
+TensorLayout row_stats_layout(DType t, const Shape& shape) {
+  std::int64_t rows = 1;
+  for (std::size_t i = 0; i + 1 < shape.size(); ++i) rows *= shape[i];
+  return TensorLayout::contiguous(t == DType::kF64 ? DType::kF64 : DType::kF32, {rows});
+}
+
+Expected<Workload> softmax_workload(const Case& c, const Stream& s) {
+  const TensorLayout t = TensorLayout::contiguous(c.in, c.shape);
+  const SoftmaxKind kind = c.op->kind == 1 ? SoftmaxKind::kLogSoftmax : SoftmaxKind::kSoftmax;
+  if (c.op->family == Family::kSoftmax)
+    return plan_workload<SoftmaxPlan>(s, SoftmaxDescriptor{t, t, -1, kind}, {t}, {t},
+                                      [](const Ptrs& p) { return SoftmaxArgs{p[0], p[1]}; });
+  return plan_workload<SoftmaxBackwardPlan>(s, SoftmaxBackwardDescriptor{t, t, t, -1, kind}, {t, t}, {t},
+                                            [](const Ptrs& p) { return SoftmaxBackwardArgs{p[0], p[1], p[2]}; });
+}
+
+// kind 0: layer_norm (weight, bias, saves mean / rstd); 1: rms_norm (weight); 2: add_rms_norm.
+Expected<Workload> norm_workload(const Case& c, const Stream& s) {
+  const TensorLayout t = TensorLayout::contiguous(c.in, c.shape);
+  const TensorLayout w = bias_layout(c.in, c.shape);
+  const TensorLayout st = row_stats_layout(c.in, c.shape);
+  const bool layer = c.op->kind == 0;
+  if (c.op->family == Family::kNorm) {
+    NormDescriptor d;
+    d.kind = layer ? NormKind::kLayerNorm : NormKind::kRMSNorm;
+    d.x = d.y = t;
+    d.weight = d.bias = w;
+    d.has_bias = layer;
+    d.save_stats = layer;  // torch's layer_norm always computes them; rms_norm as inference runs it
+    d.eps = layer ? 1e-5 : 1e-6;
+    d.add_residual = c.op->kind == 2;
+    d.residual = d.residual_out = t;
+    if (layer) {
+      LayerNormDescriptor ld;
+      static_cast<NormDescriptor&>(ld) = d;
+      return plan_workload<LayerNormPlan>(s, ld, {t, w, w}, {t, st, st}, [](const Ptrs& p) {
+        return NormArgs{.x = p[0], .weight = p[1], .bias = p[2], .y = p[3], .mean = p[4], .rstd = p[5]};
+      });
+    }
+    RMSNormDescriptor rd;
+    static_cast<NormDescriptor&>(rd) = d;
+    if (d.add_residual)
+      return plan_workload<RMSNormPlan>(s, rd, {t, t, w}, {t, t}, [](const Ptrs& p) {
+        return NormArgs{.x = p[0], .residual = p[1], .weight = p[2], .y = p[3], .residual_out = p[4]};
+      });
+    return plan_workload<RMSNormPlan>(s, rd, {t, w}, {t},
+                                      [](const Ptrs& p) { return NormArgs{.x = p[0], .weight = p[1], .y = p[2]}; });
+  }
+  NormBackwardDescriptor d;
+  d.kind = layer ? NormKind::kLayerNorm : NormKind::kRMSNorm;
+  d.grad_y = d.x = d.grad_x = t;
+  d.weight = d.grad_weight = d.grad_bias = w;
+  d.has_bias = layer;
+  if (layer) {
+    LayerNormBackwardDescriptor ld;
+    static_cast<NormBackwardDescriptor&>(ld) = d;
+    return plan_workload<LayerNormBackwardPlan>(s, ld, {t, t, st, st, w}, {t, w, w}, [](const Ptrs& p) {
+      return NormBackwardArgs{.grad_y = p[0], .x = p[1], .weight = p[4], .mean = p[2], .rstd = p[3],
+                              .grad_x = p[5], .grad_weight = p[6], .grad_bias = p[7]};
+    });
+  }
+  RMSNormBackwardDescriptor rd;
+  static_cast<NormBackwardDescriptor&>(rd) = d;
+  return plan_workload<RMSNormBackwardPlan>(s, rd, {t, t, st, w}, {t, w}, [](const Ptrs& p) {
+    return NormBackwardArgs{.grad_y = p[0], .x = p[1], .weight = p[3], .rstd = p[2], .grad_x = p[4],
+                            .grad_weight = p[5]};
+  });
+}
+
 // ---------------------------------------------------------------------------- plan families
 Expected<Workload> make_workload(const Case& c, const Stream& s) {
   const TensorLayout t = TensorLayout::contiguous(c.in, c.shape);
@@ -595,6 +700,12 @@ Expected<Workload> make_workload(const Case& c, const Stream& s) {
       return gemm_workload(c, s);
     case Family::kGemmPlan:
       return gemm_plan_workload(c, s);
+    case Family::kSoftmax:
+    case Family::kSoftmaxBwd:
+      return softmax_workload(c, s);
+    case Family::kNorm:
+    case Family::kNormBwd:
+      return norm_workload(c, s);
     case Family::kBinary: {
       BinaryDescriptor d{static_cast<BinaryKind>(c.op->kind), t, b, t};
       return plan_workload<BinaryPlan>(s, d, {t, b}, {t}, [](const Ptrs& p) { return BinaryArgs{p[0], p[1], p[2]}; });

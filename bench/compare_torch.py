@@ -45,6 +45,8 @@ NOTES = {
     'fill': 'fill: Tensor.fill_ on a preallocated tensor (writes only)',
     'add_bwd': 'add_bwd: torch returns grad_out itself for both grads; timed as ga.copy_(g); gb.copy_(g)',
     'bias_add_bwd': 'bias_add_bwd: timed as ga.copy_(g) plus g.sum over the leading dims',
+    'rms_norm_bwd': 'rms_norm_bwd: aten._fused_rms_norm_backward when torch has it, else autograd of F.rms_norm',
+    'add_rms_norm': 'add_rms_norm: h = x + residual, then F.rms_norm(h) (two kernels, as eager torch runs it)',
 }
 
 
@@ -178,6 +180,10 @@ def torch_case(op, dt_in, dt_out, shape):
             v = p.view(torch.int8)
             return torch.stack([(v << 4) >> 4, v >> 4], dim=-1).flatten(-2)
         return [packed], unpack
+    # issue 5: softmax and the norms along the last dim (baracuda-bench --suite softmax / norm)
+    if op in ('softmax', 'log_softmax', 'softmax_bwd', 'layer_norm', 'layer_norm_bwd', 'rms_norm', 'rms_norm_bwd',
+              'add_rms_norm'):
+        return norm_case(op, dt_in, shape, x)
     if op == 'copy':
         return [x, out], lambda src, dst: dst.copy_(src)
     if op == 'gemm_bf16':
@@ -190,6 +196,48 @@ def torch_case(op, dt_in, dt_out, shape):
             return [a, b], torch.matmul
         # torch: addmm (cuBLASLt bias epilogue) then a separate gelu pass, for both baracuda forms
         return [a, b, Operand((n,), dt_in)], lambda x, w, bias: F.gelu(torch.addmm(bias, x, w), approximate='tanh')
+    raise ValueError(f'no PyTorch equivalent for op {op!r}')
+
+
+def norm_case(op, dt, shape, x):
+    """The softmax / norm cases as PyTorch runs them (eager, the kernels autograd would call)."""
+    aten = torch.ops.aten
+    n = shape[-1]
+    w = Operand((n,), dt)
+    stat = Operand(tuple(shape[:-1]) + (1,), torch.float32)  # saved mean / rstd, [rows..., 1]
+    if op == 'softmax':
+        return [x], lambda t: torch.softmax(t, -1)
+    if op == 'log_softmax':
+        return [x], lambda t: torch.log_softmax(t, -1)
+    if op == 'softmax_bwd':  # grad_y, y (the forward output)
+        return [x, x], lambda g, y: torch._softmax_backward_data(g, y, -1, dt)
+    if op == 'layer_norm':  # affine, eps 1e-5 (native_layer_norm also writes mean / rstd)
+        return [x, w, w], lambda t, wt, b: F.layer_norm(t, (n,), wt, b, 1e-5)
+    if op == 'layer_norm_bwd':  # grad_x, grad_weight, grad_bias from the saved mean / rstd
+        return [x, x, stat, stat, w, w], lambda g, t, m, r, wt, b: aten.native_layer_norm_backward(
+            g, t, [n], m, r, wt, b, [True, True, True])
+    if op == 'rms_norm':  # weight, eps 1e-6
+        return [x, w], lambda t, wt: F.rms_norm(t, (n,), wt, 1e-6)
+    if op == 'add_rms_norm':  # h = x + residual (kept: the next residual), y = rms_norm(h)
+        def add_rms(t, r, wt):
+            h = t + r
+            return F.rms_norm(h, (n,), wt, 1e-6), h
+        return [x, x, w], add_rms
+    if op == 'rms_norm_bwd':  # grad_x and grad_weight
+        if hasattr(aten, '_fused_rms_norm_backward'):  # torch >= 2.9: the fused kernel, from the saved rstd
+            return [x, x, stat, w], lambda g, t, r, wt: aten._fused_rms_norm_backward(
+                g, t, [n], r, wt, [True, True])
+        # older torch: autograd of the composite rms_norm (graph built once per buffer set, untimed)
+        graphs = {}
+
+        def rms_bwd(g, t, wt):
+            key = (t.data_ptr(), wt.data_ptr())
+            if key not in graphs:
+                tl, wl = t.detach().requires_grad_(), wt.detach().requires_grad_()
+                graphs[key] = (F.rms_norm(tl, (n,), wl, 1e-6), tl, wl)
+            y, tl, wl = graphs[key]
+            return torch.autograd.grad(y, (tl, wl), g, retain_graph=True)
+        return [x, x, w], rms_bwd
     raise ValueError(f'no PyTorch equivalent for op {op!r}')
 
 

@@ -91,6 +91,17 @@ Result empty_result(std::int64_t n) {
   return r;
 }
 
+// Row `row`'s computed values (exact, naive, scale) back into the result at their indices.
+void scatter_row(Result& r, const AxisRows& a, std::int64_t row, const std::vector<double>& e,
+                 const std::vector<double>& nv, const std::vector<double>& sc) {
+  for (std::int64_t k = 0; k < a.len; ++k) {
+    const auto i = static_cast<std::size_t>(a.index(row, k)), j = static_cast<std::size_t>(k);
+    r.exact[i] = e[j];
+    r.naive[i] = nv[j];
+    r.scale[i] = sc[j];
+  }
+}
+
 }  // namespace
 
 Expected<Result> softmax(const SoftmaxDescriptor& d, const HostTensor& x) {
@@ -102,12 +113,7 @@ Expected<Result> softmax(const SoftmaxDescriptor& d, const HostTensor& x) {
     for (std::int64_t k = 0; k < a.len; ++k) xs[static_cast<std::size_t>(k)] = x.get(a.index(row, k));
     if (d.x.dtype == DType::kF64) forward_row<double>(xs, log, d.y.dtype, e.data(), nv.data(), sc.data());
     else forward_row<float>(xs, log, d.y.dtype, e.data(), nv.data(), sc.data());
-    for (std::int64_t k = 0; k < a.len; ++k) {
-      const auto i = static_cast<std::size_t>(a.index(row, k)), j = static_cast<std::size_t>(k);
-      r.exact[i] = e[j];
-      r.naive[i] = nv[j];
-      r.scale[i] = sc[j];
-    }
+    scatter_row(r, a, row, e, nv, sc);
   }
   return r;
 }
@@ -124,12 +130,7 @@ Expected<Result> softmax_backward(const SoftmaxBackwardDescriptor& d, const Host
     }
     if (d.grad_y.dtype == DType::kF64) backward_row<double>(gs, ys, log, d.grad_x.dtype, e.data(), nv.data(), sc.data());
     else backward_row<float>(gs, ys, log, d.grad_x.dtype, e.data(), nv.data(), sc.data());
-    for (std::int64_t k = 0; k < a.len; ++k) {
-      const auto i = static_cast<std::size_t>(a.index(row, k)), j = static_cast<std::size_t>(k);
-      r.exact[i] = e[j];
-      r.naive[i] = nv[j];
-      r.scale[i] = sc[j];
-    }
+    scatter_row(r, a, row, e, nv, sc);
   }
   return r;
 }

@@ -6,7 +6,9 @@
 // weight / bias / grad_weight / grad_bias are unit-stride [n]; mean / rstd are [rows].
 //
 // Implementations: kWarpRow (a warp per row), kBlockRow (a block per row), kClusterRow (a
-// cluster of `cluster` blocks per row, sm_90). The row lives in registers: thread t of the
+// cluster of `cluster` blocks per row, sm_90), kSplitRow (any length: `cluster` blocks per row
+// that are not a cluster; pass 1 writes each slice's statistic to row_stats, pass 2 re-reads
+// the slice, merges the row's statistics in slice order and writes). The row lives in registers: thread t of the
 // row (or of its slice) holds k vectors of `vec` elements. The backward runs `units`
 // persistent row workers (warps / blocks / clusters), each taking rows unit, unit + units,
 // ...; a worker adds grad_y * xhat and grad_y of its own columns over its rows in registers
@@ -14,6 +16,7 @@
 // the units in order per column.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "baracuda/core/dtype.hpp"
@@ -23,7 +26,7 @@ typedef struct CUstream_st* cudaStream_t;
 
 namespace baracuda::norm {
 
-enum class NormImpl : std::uint8_t { kWarpRow, kBlockRow, kClusterRow };
+enum class NormImpl : std::uint8_t { kWarpRow, kBlockRow, kClusterRow, kSplitRow };
 
 struct NormParams {
   // forward
@@ -41,6 +44,8 @@ struct NormParams {
   void* grad_weight = nullptr;
   void* grad_bias = nullptr;
   void* partial = nullptr;
+  void* row_stats = nullptr;  // kSplitRow: rows x cluster statistics (workspace, after partial)
+  std::size_t row_stats_offset = 0;  // bytes into the workspace
   bool layer = true;  // LayerNorm (else RMSNorm)
   bool has_weight = false, has_bias = false, save_stats = false, add_residual = false;
   double eps = 0;
@@ -50,7 +55,7 @@ struct NormParams {
   std::int64_t kept_shape[8] = {};
   std::int64_t kept_stride[4][8] = {};
   NormImpl impl = NormImpl::kBlockRow;
-  int vec = 1, k = 1, threads = 32, cluster = 1;
+  int vec = 1, k = 1, threads = 32, cluster = 1;  // cluster: blocks per row (kClusterRow, kSplitRow)
   std::int64_t units = 1;  // backward: persistent workers
 };
 
@@ -58,6 +63,7 @@ struct NormParams {
 // with the residual); backward: up to 2 16-byte vectors / 4 scalars (grad_y, x and two f32
 // accumulators per element live in registers).
 constexpr bool norm_bucket_built(NormImpl impl, bool vec, int k, bool bwd) {
+  if (impl == NormImpl::kSplitRow) return vec ? k == 2 : k == 4;
   if (!vec) return impl != NormImpl::kClusterRow && (k == 1 || k == 4 || (k == 16 && !bwd));
   if (bwd) return k == 1 || k == 2;
   return k == 1 || k == 2 || k == 4;

@@ -2,10 +2,12 @@
 // ordered candidates and launch shapes. Candidates, best first (kernels/norm.cuh):
 //   warp_row_vec16, warp_row       one warp per row (16-byte vectors / scalar loads)
 //   block_row_vec16, block_row     one block per row, the row in registers
-//   cluster_row_vec16              a cluster of 2..8 blocks per row (sm_90)
+//   cluster_row_vec16              a cluster of 2..8 blocks per row (sm_90; bf16 rows up to
+//                                  131072 forward, 65536 backward)
+//   split_row_vec16, split_row     any length: blocks of slices, per-slice statistics in the
+//                                  workspace, a second pass re-reads the slice and finishes
 // The backward's workers are persistent (a fixed row assignment), and its parameter
-// gradients go through the workspace (deterministic). Rows longer than a cluster holds
-// (bf16: 524288 forward, 131072 backward) are refused with the limit named.
+// gradients go through the workspace (deterministic).
 #include <algorithm>
 #include <cstdio>
 #include <cmath>
@@ -264,6 +266,21 @@ Setup setup_for(NormImpl impl, bool vec, const NormShape& s, const DeviceCaps& c
             found = true;
           }
       break;
+    case NormImpl::kSplitRow: {
+      for (int k : ks)
+        if (built(k)) p.k = k;
+      const std::int64_t kv = static_cast<std::int64_t>(p.k) * v;
+      const std::int64_t slice = std::min(512, max_thr(p.k)) * kv;
+      const std::int64_t n = std::max<std::int64_t>(1, (p.n + slice - 1) / slice);
+      if (n > kMaxGrid) {
+        r.rejection = "normalized size " + std::to_string(p.n) + " needs too many slices";
+        return r;
+      }
+      p.cluster = static_cast<int>(n);
+      p.threads = round_up32(((p.n + n - 1) / n + kv - 1) / kv);
+      found = true;
+      break;
+    }
   }
   if (!found) {
     std::int64_t cap = 0;
@@ -286,6 +303,14 @@ Setup setup_for(NormImpl impl, bool vec, const NormShape& s, const DeviceCaps& c
       r.workspace = (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
     }
   }
+  if (impl == NormImpl::kSplitRow) {
+    // one statistic per (row, slice) after the parameter partials: Sum2 (backward) or
+    // Welford (forward) of the compute type
+    const std::size_t bytes = static_cast<std::size_t>(p.rows * p.cluster) * (s.bwd ? 2 : 3) *
+                              dtype_size(stats_dtype(s.dtype()));
+    p.row_stats_offset = r.workspace;
+    r.workspace += (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
+  }
   const std::int64_t items = s.bwd ? p.units : p.rows;
   const std::int64_t blocks = impl == NormImpl::kWarpRow ? (items + 7) / 8 : items * p.cluster;
   if (blocks > kMaxGrid) r.rejection = "rows = " + std::to_string(p.rows) + " exceed the grid";
@@ -301,6 +326,7 @@ constexpr ImplInfo kImpls[] = {
     {NormImpl::kWarpRow, true, "warp_row_vec16"},   {NormImpl::kWarpRow, false, "warp_row"},
     {NormImpl::kBlockRow, true, "block_row_vec16"}, {NormImpl::kBlockRow, false, "block_row"},
     {NormImpl::kClusterRow, true, "cluster_row_vec16"},
+    {NormImpl::kSplitRow, true, "split_row_vec16"},     {NormImpl::kSplitRow, false, "split_row"},
 };
 constexpr int kNumImpls = sizeof(kImpls) / sizeof(kImpls[0]);
 
@@ -372,6 +398,7 @@ struct NormCandidate {
     NormParams p = *static_cast<const NormParams*>(state);
     set_pointers(p, d, a);
     p.partial = ws.data;
+    if (p.impl == NormImpl::kSplitRow) p.row_stats = static_cast<char*>(ws.data) + p.row_stats_offset;
     return launch_dtype(shape_of(d).dtype(), shape_of(d).bwd, p, s);
   }
   static constexpr Candidate<Desc, Args> make() { return {&probe, &prepare, &launch}; }

@@ -1,7 +1,7 @@
 // GPU tests of LayerNormPlan / RMSNormPlan (with and without weight / bias, the fused
 // residual add, saved statistics) and their backward (grad_x, grad_weight, grad_bias)
 // against reference::norm_forward / norm_backward: every dtype, normalized sizes 1, 7, 1000,
-// 4096, 65536 and 131072, several normalized dims, many rows, high-mean low-variance rows,
+// 4096, 65536, 131072, 262144 and 200003 (split rows), several normalized dims, many rows, high-mean low-variance rows,
 // strided kept dims, in place; every accepting SKU forced, poisoned outputs, guard bytes;
 // determinism of the parameter gradients (two runs, identical bits); run-time refusals.
 // Filter: --gtest_filter='*Norm*'
@@ -37,6 +37,8 @@ std::vector<NormCase> norm_cases(DType t) {
       {"n4096", c({9, 4096})},
       {"n65536", c({3, 65536})},
       {"n131072", c({2, 131072})},
+      {"n262144", c({2, 262144})},      // split_row (past a cluster's registers)
+      {"n_long_odd", c({3, 200003})},   // split_row, scalar loads
       {"n_odd", c({5, 3001})},
       {"two_dims", c({6, 12, 40}), 2},
       {"many_rows", c({20000, 64})},
@@ -283,6 +285,46 @@ TEST(NormGpuRefusals, LayerNorm) {
        kBad, "args.grad_weight and args.grad_bias overlap"},
   });
   expect_run_refusals(rows, {&y, &mean, &rstd, &gx, &gw, &gb});
+}
+
+// RMSNorm backward on split_row (4 x 131072 bf16): a workspace one byte short (or null)
+// and unsafe aliasing are refused before the launch; outputs untouched.
+TEST(NormGpuRefusals, RMSNormBackwardSplit) {
+  BARACUDA_REQUIRE_GPU();
+  const auto x = TensorLayout::contiguous(DType::kBF16, {4, 131072});
+  const auto w = TensorLayout::contiguous(DType::kBF16, {131072});
+  const auto sl = TensorLayout::contiguous(DType::kF32, {4});
+  RMSNormBackwardDescriptor bd;
+  bd.grad_y = bd.x = bd.grad_x = x;
+  bd.weight = bd.grad_weight = w;
+  auto bwd = RMSNormBackwardPlan::select(test_stream(), bd);
+  ASSERT_TRUE(bwd.has_value()) << bwd.error().to_string();
+  EXPECT_NE(bwd->sku().impl.find("split_row"), std::string::npos) << bwd->sku().name();
+  const std::size_t need = bwd->workspace_size();
+  HostTensor hx(x), hw(w), hs(sl);
+  fill_random(hx, -2, 2);
+  fill_random(hw, 0.5, 1.5);
+  fill_random(hs, 0.5, 1.5);
+  DeviceTensor dx(hx, test_stream()), dg(hx, test_stream()), dw(hw, test_stream()), dr(hs, test_stream());
+  Untouched gx(x), gw(w);
+  const Stream& s = test_stream();
+  const Workspace ws = test_workspace(need + kWorkspaceAlignment);
+  const NormBackwardArgs ba{.grad_y = dg.data(), .x = dx.data(), .weight = dw.data(), .rstd = dr.data(),
+                            .grad_x = gx.data(), .grad_weight = gw.data()};
+  void* x_row1 = static_cast<char*>(dx.data()) + 131072 * 2;
+  const Code kBad = Code::kInvalidArgument;
+  std::vector<RunRefusal> rows = workspace_refusals("backward", [&](Workspace w2) { return bwd->run(s, w2, ba); }, ws, need);
+  rows.insert(rows.end(), {
+      {"grad_x over x shifted", [&] { auto a = ba; a.grad_x = x_row1; return bwd->run(s, {ws.data, need}, a); }, kBad,
+       "args.grad_x overlaps args.x"},
+      {"grad_weight over weight shifted", [&] {
+         auto a = ba;
+         a.grad_weight = static_cast<char*>(dw.data()) + 16;
+         return bwd->run(s, {ws.data, need}, a);
+       }, kBad, "args.grad_weight overlaps args.weight"},
+      {"null rstd", [&] { auto a = ba; a.rstd = nullptr; return bwd->run(s, {ws.data, need}, a); }, kBad, "args.rstd is null"},
+  });
+  expect_run_refusals(rows, {&gx, &gw});
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 
 #include "baracuda/baracuda.hpp"
 #include "baracuda/reference/softmax.hpp"
+#include "select_refusals.hpp"
 
 namespace baracuda::reference {
 namespace {
@@ -136,29 +137,9 @@ TEST(SoftmaxPlanSelect, RowLengthsAndAxes) {
 namespace baracuda {
 namespace {
 
-template <class Desc>
-struct Refusal {
-  const char* category;
-  std::function<void(Desc&)> change;
-  std::string needle;
-};
-template <class PlanT>
-void expect_select_refusals(const typename PlanT::Descriptor& valid,
-                            const std::vector<Refusal<typename PlanT::Descriptor>>& cases) {
-  const DeviceCaps caps = DeviceCaps::for_arch(90).value();
-  auto ok = PlanT::select_for_caps(caps, valid);
-  ASSERT_TRUE(ok.has_value()) << ok.error().to_string();
-  for (const auto& c : cases) {
-    auto d = valid;
-    c.change(d);
-    SCOPED_TRACE(std::string(c.category) + ": " + d.to_string());
-    auto p = PlanT::select_for_caps(caps, d);
-    ASSERT_FALSE(p.has_value()) << "accepted";
-    EXPECT_EQ(p.error().code(), Code::kInvalidArgument) << p.error().to_string();
-    EXPECT_NE(p.error().message().find(c.needle), std::string::npos) << "wanted '" << c.needle << "' in\n"
-                                                                        << p.error().message();
-  }
-}
+using test::Refusal;
+using test::expect_select_refusals;
+
 TensorLayout contig(DType t, std::initializer_list<std::int64_t> s) { return TensorLayout::contiguous(t, s); }
 
 TEST(SelectRefusals, SoftmaxPlan) {

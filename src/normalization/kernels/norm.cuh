@@ -12,6 +12,10 @@
 // forward's statistic and grad_x written from registers, while grad_y * xhat and grad_y
 // accumulate in registers per owned column; at the end every worker writes its column sums
 // to the workspace and norm_param_grads adds the workers in order per column (no atomics).
+// Split rows (any length): pass 1 (kSplitStats) reduces each slice in its block and writes
+// the slice's statistic to row_stats[row][slice] (the forward also forms and stores h);
+// pass 2 (kSplitApply) re-reads the slice, merges the row's statistics in slice order (every
+// block of the row the same bits) and finishes like the in-register modes. Deterministic.
 // Numerics: f32 for f16 / bf16 / f32, f64 for f64; rstd = 1 / sqrt(var + eps).
 // Bench: `baracuda-bench --suite norm`.
 #pragma once
@@ -27,7 +31,8 @@
 
 namespace baracuda::kernels {
 
-enum class NormMode : int { kWarp, kBlock, kCluster };
+// kSplitStats / kSplitApply: the two passes of split_row (`cluster` plain blocks per row).
+enum class NormMode : int { kWarp, kBlock, kCluster, kSplitStats, kSplitApply };
 
 // Divisions without the called IEEE slow path (which spills the row held in registers):
 // f32 within 2 ulp; f64 exact.
@@ -120,8 +125,12 @@ __global__ void __launch_bounds__(norm_fwd_threads<T, V, K>()) norm_fwd(norm::No
   const std::int64_t base = rs.slice * static_cast<std::int64_t>(rs.nt) * K * V;
   const T zero = from_compute<T>(C(0));
   Vec<T, V> h[K];
-  load_slice(h, static_cast<const T*>(p.x) + row_offset(p, 1, row), base, p.n, rs.t, rs.nt, zero);
-  if (p.add_residual) {
+  constexpr bool kApply = M == NormMode::kSplitApply;
+  if (kApply && p.add_residual)  // pass 1 stored h to residual_out
+    load_slice(h, static_cast<const T*>(p.residual_out) + row_offset(p, 3, row), base, p.n, rs.t, rs.nt, zero);
+  else
+    load_slice(h, static_cast<const T*>(p.x) + row_offset(p, 1, row), base, p.n, rs.t, rs.nt, zero);
+  if (!kApply && p.add_residual) {
     Vec<T, V> r[K];
     load_slice(r, static_cast<const T*>(p.residual) + row_offset(p, 2, row), base, p.n, rs.t, rs.nt, zero);
 #pragma unroll
@@ -140,7 +149,16 @@ __global__ void __launch_bounds__(norm_fwd_threads<T, V, K>()) norm_fwd(norm::No
     }
   C mean = C(0), rstd;
   const C inv_n = static_cast<C>(p.inv_n);
-  if (p.layer) {
+  Welford<C>* stats = static_cast<Welford<C>*>(p.row_stats) + row * p.cluster;  // split: the row's slices
+  if constexpr (kApply) {
+    Welford<C> w = stats[0];  // RMSNorm: the sum of squares in m2
+    for (int i = 1; i < p.cluster; ++i) {
+      if (p.layer) w = MergeWelford<C>{}(w, stats[i]);
+      else w.m2 += stats[i].m2;
+    }
+    mean = w.mean;
+    rstd = norm_rsqrt(w.m2 * inv_n + static_cast<C>(p.eps));
+  } else if (p.layer) {
     Welford<C> w{count, count > C(0) ? div_approx(sum, count) : C(0), C(0)};
 #pragma unroll
     for (int j = 0; j < K; ++j)
@@ -152,10 +170,18 @@ __global__ void __launch_bounds__(norm_fwd_threads<T, V, K>()) norm_fwd(norm::No
         }
       }
     w = row_allreduce<M>(w, MergeWelford<C>{}, Welford<C>{C(0), C(0), C(0)}, red_w, &slot_w);
+    if constexpr (M == NormMode::kSplitStats) {
+      if (rs.t == 0) stats[rs.slice] = w;
+      return;
+    }
     mean = w.mean;
     rstd = norm_rsqrt(w.m2 * inv_n + static_cast<C>(p.eps));
   } else {
     sum = row_allreduce<M>(sum, MergeScalarSum<C>{}, C(0), red_s, &slot_s);
+    if constexpr (M == NormMode::kSplitStats) {
+      if (rs.t == 0) stats[rs.slice] = Welford<C>{C(0), C(0), sum};
+      return;
+    }
     rstd = norm_rsqrt(sum * inv_n + static_cast<C>(p.eps));
   }
   const T* wt = static_cast<const T*>(p.weight);
@@ -211,8 +237,9 @@ __global__ void __launch_bounds__(norm::norm_max_threads(static_cast<int>(sizeof
     const C mean = p.layer ? static_cast<const C*>(p.mean)[row] : C(0);
     const C rstd = static_cast<const C*>(p.rstd)[row];
     Sum2<C> s{C(0), C(0)};
+    Sum2<C>* stats = static_cast<Sum2<C>*>(p.row_stats) + row * p.cluster;  // split: the row's slices
 #pragma unroll
-    for (int j = 0; j < K; ++j) {
+    for (int j = 0; j < K && M != NormMode::kSplitApply; ++j) {
       const std::int64_t e = slice_elem(base, j, rs.t, rs.nt, V);
       Vec<T, V> w;
       if (p.has_weight && e < p.n) {
@@ -228,7 +255,16 @@ __global__ void __launch_bounds__(norm::norm_max_threads(static_cast<int>(sizeof
         s.b += wg * xhat;
       }
     }
-    s = row_allreduce<M>(s, MergeSum2<C>{}, Sum2<C>{C(0), C(0)}, red, &slot);
+    if constexpr (M == NormMode::kSplitApply) {
+      s = stats[0];
+      for (int i = 1; i < p.cluster; ++i) s = MergeSum2<C>{}(s, stats[i]);
+    } else {
+      s = row_allreduce<M>(s, MergeSum2<C>{}, Sum2<C>{C(0), C(0)}, red, &slot);
+    }
+    if constexpr (M == NormMode::kSplitStats) {
+      if (rs.t == 0) stats[rs.slice] = s;
+      continue;
+    }
     const C c1 = p.layer ? s.a * inv_n : C(0), c2 = s.b * inv_n;
 #pragma unroll
     for (int j = 0; j < K; ++j) {
@@ -251,7 +287,7 @@ __global__ void __launch_bounds__(norm::norm_max_threads(static_cast<int>(sizeof
     }
     store_slice(g, static_cast<T*>(p.grad_x) + row_offset(p, 0, row), base, p.n, rs.t, rs.nt);
   }
-  if (unit >= p.units) return;  // warp mode: warps past the last worker
+  if (M == NormMode::kSplitStats || unit >= p.units) return;  // warp mode: warps past the last worker
   C* pw = static_cast<C*>(p.partial) + unit * p.n;
   C* pb = static_cast<C*>(p.partial) + (p.units + unit) * p.n;
 #pragma unroll
@@ -313,7 +349,13 @@ Status launch_norm_mode(const norm::NormParams& p, cudaStream_t s) {
   const std::int64_t items = kBwd ? p.units : p.rows;  // rows (forward) or workers (backward)
   std::int64_t blocks = items;
   if constexpr (M == NormMode::kWarp) blocks = (items + p.threads / 32 - 1) / (p.threads / 32);
-  if constexpr (M == NormMode::kCluster) blocks = items * p.cluster;
+  if constexpr (M == NormMode::kCluster || M == NormMode::kSplitStats) blocks = items * p.cluster;
+  if constexpr (M == NormMode::kSplitStats) {  // pass 1 here, pass 2 (kSplitApply) below
+    if constexpr (!kBwd) BARACUDA_TRY(launch_norm_kernel(norm_fwd<T, V, K, M>, p, static_cast<unsigned>(blocks), s));
+    else BARACUDA_TRY(launch_norm_kernel(norm_bwd<T, V, K, M>, p, static_cast<unsigned>(blocks), s));
+    return launch_norm_mode<T, V, K, NormMode::kSplitApply, kBwd>(p, s);
+  }
+  if constexpr (M == NormMode::kSplitApply) blocks = items * p.cluster;
   if constexpr (!kBwd) {
     return launch_norm_kernel(norm_fwd<T, V, K, M>, p, static_cast<unsigned>(blocks), s);
   } else {
@@ -324,23 +366,26 @@ Status launch_norm_mode(const norm::NormParams& p, cudaStream_t s) {
   }
 }
 
+// The first kernel mode of an implementation (split_row's pass 1 launches pass 2).
+constexpr NormMode first_mode(norm::NormImpl i) {
+  using norm::NormImpl;
+  return i == NormImpl::kWarpRow ? NormMode::kWarp : i == NormImpl::kBlockRow ? NormMode::kBlock
+         : i == NormImpl::kClusterRow ? NormMode::kCluster : NormMode::kSplitStats;
+}
+template <class T, int V, int K, bool kBwd, norm::NormImpl I>
+Status launch_norm_impl(const norm::NormParams& p, cudaStream_t s) {
+  if constexpr (norm::norm_bucket_built(I, V > 1, K, kBwd)) return launch_norm_mode<T, V, K, first_mode(I), kBwd>(p, s);
+  return Status(Code::kInternal, "norm: no kernel built for this (impl, vec, k)");
+}
+
 template <class T, int V, int K, bool kBwd>
 Status launch_norm_k(const norm::NormParams& p, cudaStream_t s) {
   using norm::NormImpl;
-  constexpr bool kVec = V > 1;
   switch (p.impl) {
-    case NormImpl::kWarpRow:
-      if constexpr (norm::norm_bucket_built(NormImpl::kWarpRow, kVec, K, kBwd))
-        return launch_norm_mode<T, V, K, NormMode::kWarp, kBwd>(p, s);
-      break;
-    case NormImpl::kBlockRow:
-      if constexpr (norm::norm_bucket_built(NormImpl::kBlockRow, kVec, K, kBwd))
-        return launch_norm_mode<T, V, K, NormMode::kBlock, kBwd>(p, s);
-      break;
-    case NormImpl::kClusterRow:
-      if constexpr (norm::norm_bucket_built(NormImpl::kClusterRow, kVec, K, kBwd))
-        return launch_norm_mode<T, V, K, NormMode::kCluster, kBwd>(p, s);
-      break;
+    case NormImpl::kWarpRow: return launch_norm_impl<T, V, K, kBwd, NormImpl::kWarpRow>(p, s);
+    case NormImpl::kBlockRow: return launch_norm_impl<T, V, K, kBwd, NormImpl::kBlockRow>(p, s);
+    case NormImpl::kClusterRow: return launch_norm_impl<T, V, K, kBwd, NormImpl::kClusterRow>(p, s);
+    case NormImpl::kSplitRow: return launch_norm_impl<T, V, K, kBwd, NormImpl::kSplitRow>(p, s);
   }
   return Status(Code::kInternal, "norm: no kernel built for this (impl, vec, k)");
 }

@@ -1,0 +1,251 @@
+// LayerNormPlan / RMSNormPlan and their backward on the CPU: the reference backward (grad_x,
+// grad_weight, grad_bias) against central finite differences of the reference forward, the
+// dispatch decision from caps (which SKU takes which normalized size; split_row past the
+// cluster's registers, with its workspace), select-time refusals naming the field and its
+// value (wrong dtype, mismatched shapes, bad normalized_rank / stride / eps / kind). The
+// run-time refusals (null, misaligned, aliasing, workspace too small) need a plan selected
+// on a stream: NormGpuRefusals.* in tests/gpu/test_normalization_gpu.cpp.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "baracuda/baracuda.hpp"
+#include "baracuda/reference/normalization.hpp"
+#include "select_refusals.hpp"
+
+namespace baracuda::reference {
+namespace {
+
+TensorLayout c64(std::initializer_list<std::int64_t> s) { return TensorLayout::contiguous(DType::kF64, s); }
+
+// loss = sum(g * y(x, weight, bias)); its gradients against the reference backward.
+TEST(NormReference, BackwardMatchesFiniteDifferences) {
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> u(-2, 2);
+  const auto l = c64({3, 2, 5});
+  for (NormKind kind : {NormKind::kLayerNorm, NormKind::kRMSNorm})
+    for (int nr : {1, 2})
+      for (bool affine : {true, false}) {
+        const bool bias = affine && kind == NormKind::kLayerNorm;
+        const auto nl = nr == 1 ? c64({5}) : c64({2, 5});
+        const std::int64_t n = nr == 1 ? 5 : 10, rows = 30 / n;
+        NormDescriptor fd;
+        fd.kind = kind;
+        fd.x = fd.y = l;
+        fd.normalized_rank = nr;
+        fd.has_weight = affine;
+        fd.has_bias = bias;
+        fd.weight = fd.bias = nl;
+        fd.eps = 1e-3;
+        HostTensor x(l), g(l), w(nl), b(nl);
+        for (std::int64_t i = 0; i < 30; ++i) {
+          x.set(i, u(rng));
+          g.set(i, u(rng));
+        }
+        for (std::int64_t i = 0; i < n; ++i) {
+          w.set(i, 0.5 + 0.25 * u(rng));
+          b.set(i, u(rng));
+        }
+        auto loss = [&](const HostTensor& xx, const HostTensor& ww, const HostTensor& bb) {
+          auto r = norm_forward(fd, xx, nullptr, &ww, &bb).value();
+          double s = 0;
+          for (std::int64_t i = 0; i < 30; ++i) s += g.get(i) * r.y.exact[static_cast<std::size_t>(i)];
+          return s;
+        };
+        auto f = norm_forward(fd, x, nullptr, &w, &b).value();
+        std::vector<double> mean(static_cast<std::size_t>(rows), 0.0), rstd(mean.size());
+        for (std::size_t r = 0; r < mean.size(); ++r) {
+          if (kind == NormKind::kLayerNorm) mean[r] = f.mean.exact[r];
+          rstd[r] = f.rstd.exact[r];
+        }
+        NormBackwardDescriptor bd;
+        bd.kind = kind;
+        bd.grad_y = bd.x = bd.grad_x = l;
+        bd.normalized_rank = nr;
+        bd.has_weight = affine;
+        bd.has_bias = bias;
+        bd.weight = bd.grad_weight = bd.grad_bias = nl;
+        auto grads = norm_backward(bd, g, x, &w, mean, rstd).value();
+        const double h = 1e-6, tol = 1e-6;
+        const std::string what = std::string(kind == NormKind::kLayerNorm ? "layer" : "rms") + " nr " +
+                                 std::to_string(nr) + (affine ? " affine" : "");
+        auto central = [&](HostTensor& t, std::int64_t i, auto eval) {
+          const double v = t.get(i);
+          t.set(i, v + h);
+          const double lp = eval();
+          t.set(i, v - h);
+          const double lm = eval();
+          t.set(i, v);
+          return (lp - lm) / (2 * h);
+        };
+        auto eval = [&] { return loss(x, w, b); };
+        for (std::int64_t i = 0; i < 30; ++i)
+          EXPECT_NEAR(grads.grad_x.exact[static_cast<std::size_t>(i)], central(x, i, eval), tol) << what << " dx " << i;
+        for (std::int64_t i = 0; affine && i < n; ++i)
+          EXPECT_NEAR(grads.grad_weight.exact[static_cast<std::size_t>(i)], central(w, i, eval), tol)
+              << what << " dweight " << i;
+        for (std::int64_t i = 0; bias && i < n; ++i)
+          EXPECT_NEAR(grads.grad_bias.exact[static_cast<std::size_t>(i)], central(b, i, eval), tol)
+              << what << " dbias " << i;
+      }
+}
+
+}  // namespace
+}  // namespace baracuda::reference
+
+namespace baracuda {
+namespace {
+
+DeviceCaps caps(int sm) { return DeviceCaps::for_arch(sm).value(); }
+TensorLayout contig(DType t, std::initializer_list<std::int64_t> s) { return TensorLayout::contiguous(t, s); }
+
+LayerNormDescriptor layer_fwd(TensorLayout x) {
+  LayerNormDescriptor d;
+  d.x = d.y = x;
+  d.weight = d.bias = TensorLayout::contiguous(x.dtype, {x.shape[x.rank - 1]});
+  return d;
+}
+RMSNormDescriptor rms_fwd(TensorLayout x) {
+  RMSNormDescriptor d;
+  d.x = d.y = d.residual = d.residual_out = x;
+  d.weight = TensorLayout::contiguous(x.dtype, {x.shape[x.rank - 1]});
+  return d;
+}
+LayerNormBackwardDescriptor layer_bwd(TensorLayout x) {
+  LayerNormBackwardDescriptor d;
+  d.grad_y = d.x = d.grad_x = x;
+  d.weight = d.grad_weight = d.grad_bias = TensorLayout::contiguous(x.dtype, {x.shape[x.rank - 1]});
+  return d;
+}
+RMSNormBackwardDescriptor rms_bwd(TensorLayout x) {
+  RMSNormBackwardDescriptor d;
+  d.grad_y = d.x = d.grad_x = x;
+  d.weight = d.grad_weight = TensorLayout::contiguous(x.dtype, {x.shape[x.rank - 1]});
+  return d;
+}
+
+template <class PlanT>
+std::string impl_for(int sm, const typename PlanT::Descriptor& d) {
+  auto p = PlanT::select_for_caps(caps(sm), d);
+  return p ? p->sku().impl : "ERROR " + p.error().to_string();
+}
+
+TEST(NormPlanSelect, RowLengths) {
+  auto bf = [](std::initializer_list<std::int64_t> s) { return TensorLayout::contiguous(DType::kBF16, s); };
+  EXPECT_EQ(impl_for<LayerNormPlan>(90, layer_fwd(bf({4096, 1024}))), "warp_row_vec16");
+  EXPECT_EQ(impl_for<LayerNormPlan>(90, layer_fwd(bf({16384, 8192}))), "block_row_vec16");
+  EXPECT_EQ(impl_for<LayerNormPlan>(90, layer_fwd(bf({4096, 131072}))), "cluster_row_vec16");
+  EXPECT_EQ(impl_for<LayerNormPlan>(90, layer_fwd(bf({8, 262144}))), "split_row_vec16");
+  EXPECT_EQ(impl_for<LayerNormPlan>(80, layer_fwd(bf({4096, 131072}))), "split_row_vec16");  // no clusters
+  EXPECT_EQ(impl_for<RMSNormPlan>(90, rms_fwd(bf({4, 200003}))), "split_row");
+  EXPECT_EQ(impl_for<LayerNormBackwardPlan>(90, layer_bwd(bf({4096, 65536}))), "cluster_row_vec16");
+  EXPECT_EQ(impl_for<LayerNormBackwardPlan>(90, layer_bwd(bf({4096, 131072}))), "split_row_vec16");
+  EXPECT_EQ(impl_for<RMSNormBackwardPlan>(90, rms_bwd(bf({4096, 131072}))), "split_row_vec16");
+  EXPECT_EQ(impl_for<RMSNormBackwardPlan>(90, rms_bwd(bf({8, 262144}))), "split_row_vec16");
+  EXPECT_EQ(impl_for<RMSNormBackwardPlan>(90, rms_bwd(bf({8, 1 << 22}))), "split_row_vec16");
+  EXPECT_EQ(impl_for<LayerNormBackwardPlan>(90, layer_bwd(bf({3, 200003}))), "split_row");
+  // split_row forward: 4096 rows x 16 slices (512 threads x 2 x 8) of f32 Welford (12 bytes)
+  auto split = LayerNormPlan::select_for_caps(caps(80), layer_fwd(bf({4096, 131072})));
+  ASSERT_TRUE(split.has_value());
+  EXPECT_EQ(split->workspace_size(), 4096u * 16u * 12u);
+  EXPECT_EQ(split->sku().name(), "layer_norm.fwd.split_row_vec16[bf16,f32].sm80+");
+  // backward: parameter partials (2 planes x units x n) then the (row, slice) sums
+  auto caps90 = caps(90);
+  auto bsplit = LayerNormBackwardPlan::select_for_caps(caps90, layer_bwd(bf({4096, 131072})));
+  ASSERT_TRUE(bsplit.has_value());
+  const std::size_t units = static_cast<std::size_t>(std::max(1, caps90.sm_count * 2 / 16));
+  EXPECT_EQ(bsplit->workspace_size(), 2u * units * 131072u * 4u + 4096u * 16u * 8u);
+}
+
+using test::Refusal;
+using test::expect_select_refusals;
+
+const TensorLayout kX = TensorLayout::contiguous(DType::kF32, {4, 3, 8});
+
+TEST(SelectRefusals, LayerNormPlan) {
+  using D = LayerNormDescriptor;
+  expect_select_refusals<LayerNormPlan>(
+      layer_fwd(kX),
+      {{"dtype", [](D& d) { d.y = contig(DType::kF16, {4, 3, 8}); }, "y.dtype = f16 differs from x.dtype = f32"},
+       {"dtype", [](D& d) { d.x = d.y = contig(DType::kI32, {4, 3, 8}); }, "x.dtype = i32 is not supported by layer_norm"},
+       {"dtype", [](D& d) { d.bias = contig(DType::kBF16, {8}); }, "bias.dtype = bf16 differs from x.dtype = f32"},
+       {"shape", [](D& d) { d.y = contig(DType::kF32, {4, 3, 9}); }, "y = f32[4,3,9] does not have the shape of x"},
+       {"shape", [](D& d) { d.weight = contig(DType::kF32, {9}); }, "weight = f32[9] does not have the normalized shape f32[8]"},
+       {"shape", [](D& d) { d.normalized_rank = 2; }, "weight = f32[8] does not have the normalized shape f32[3,8]"},
+       {"normalized_rank", [](D& d) { d.normalized_rank = 0; }, "normalized_rank = 0 is out of range for x of rank 3"},
+       {"normalized_rank", [](D& d) { d.normalized_rank = 4; }, "normalized_rank = 4 is out of range for x of rank 3 (needs 1..3)"},
+       {"stride", [](D& d) { d.y = TensorLayout::strided(DType::kF32, {4, 3, 8}, {0, 8, 1}); },
+        "y = f32[4,3,8]{0,8,1} maps several elements to one address"},
+       {"stride", [](D& d) { d.x = TensorLayout::strided(DType::kF32, {4, 3, 8}, {24, 8, 2}); },
+        "the normalized dims are not one unit-stride run"},
+       {"eps", [](D& d) { d.eps = -1; }, "eps = -1 must be finite and >= 0"},
+       {"kind", [](D& d) { d.kind = NormKind::kRMSNorm; }, "kind = rms_norm does not match the plan (layer_norm)"}},
+      /*check_code=*/false);  // the stride cases are candidate rejections
+}
+
+TEST(SelectRefusals, RMSNormPlan) {
+  using D = RMSNormDescriptor;
+  D valid = rms_fwd(kX);
+  valid.add_residual = true;
+  expect_select_refusals<RMSNormPlan>(
+      valid,
+      {{"dtype", [](D& d) { d.residual = contig(DType::kF64, {4, 3, 8}); }, "residual.dtype = f64 differs from x.dtype = f32"},
+       {"dtype", [](D& d) { d.x = d.y = d.residual = d.residual_out = contig(DType::kU8, {4, 3, 8}); },
+        "x.dtype = u8 is not supported by rms_norm"},
+       {"shape", [](D& d) { d.residual_out = contig(DType::kF32, {4, 4, 8}); },
+        "residual_out = f32[4,4,8] does not have the shape of x"},
+       {"shape", [](D& d) { d.weight = contig(DType::kF32, {3, 8}); }, "weight = f32[3,8] does not have the normalized shape"},
+       {"bias", [](D& d) { d.has_bias = true; }, "has_bias = true: RMSNorm has no bias"},
+       {"normalized_rank", [](D& d) { d.normalized_rank = -1; }, "normalized_rank = -1 is out of range"},
+       {"stride", [](D& d) { d.residual_out = TensorLayout::strided(DType::kF32, {4, 3, 8}, {24, 0, 1}); },
+        "residual_out = f32[4,3,8]{24,0,1} maps several elements to one address"},
+       {"stride", [](D& d) { d.residual = TensorLayout::strided(DType::kF32, {4, 3, 8}, {48, 16, 2}); },
+        "residual = f32[4,3,8]{48,16,2}: the normalized dims are not one unit-stride run"},
+       {"eps", [](D& d) { d.eps = std::numeric_limits<double>::infinity(); }, "must be finite and >= 0"},
+       {"kind", [](D& d) { d.kind = NormKind::kLayerNorm; }, "kind = layer_norm does not match the plan (rms_norm)"}},
+      /*check_code=*/false);  // the stride cases are candidate rejections
+}
+
+TEST(SelectRefusals, LayerNormBackwardPlan) {
+  using D = LayerNormBackwardDescriptor;
+  expect_select_refusals<LayerNormBackwardPlan>(
+      layer_bwd(kX),
+      {{"dtype", [](D& d) { d.x = contig(DType::kF16, {4, 3, 8}); }, "x.dtype = f16 differs from grad_y.dtype = f32"},
+       {"dtype", [](D& d) { d.grad_weight = contig(DType::kF64, {8}); }, "grad_weight.dtype = f64 differs from grad_y.dtype = f32"},
+       {"dtype", [](D& d) { d.grad_y = d.x = d.grad_x = contig(DType::kI8, {4, 3, 8}); },
+        "grad_y.dtype = i8 is not supported by layer_norm_backward"},
+       {"shape", [](D& d) { d.grad_x = contig(DType::kF32, {4, 3, 7}); }, "grad_x = f32[4,3,7] does not have the shape of grad_y"},
+       {"shape", [](D& d) { d.grad_bias = contig(DType::kF32, {7}); }, "grad_bias = f32[7] does not have the normalized shape f32[8]"},
+       {"normalized_rank", [](D& d) { d.normalized_rank = 5; }, "normalized_rank = 5 is out of range for grad_y of rank 3"},
+       {"stride", [](D& d) { d.grad_x = TensorLayout::strided(DType::kF32, {4, 3, 8}, {8, 0, 1}); },
+        "grad_x = f32[4,3,8]{8,0,1} maps several elements to one address"},
+       {"stride", [](D& d) { d.grad_weight = TensorLayout::strided(DType::kF32, {8}, {0}); },
+        "grad_weight = f32[8]{0} maps several elements to one address"},
+       {"stride", [](D& d) { d.grad_y = TensorLayout::strided(DType::kF32, {4, 3, 8}, {48, 16, 2}); },
+        "the normalized dims are not one unit-stride run"},
+       {"kind", [](D& d) { d.kind = NormKind::kRMSNorm; }, "kind = rms_norm does not match the plan (layer_norm)"}},
+      /*check_code=*/false);  // the stride cases are candidate rejections
+}
+
+TEST(SelectRefusals, RMSNormBackwardPlan) {
+  using D = RMSNormBackwardDescriptor;
+  expect_select_refusals<RMSNormBackwardPlan>(
+      rms_bwd(kX),
+      {{"dtype", [](D& d) { d.weight = contig(DType::kBF16, {8}); }, "weight.dtype = bf16 differs from grad_y.dtype = f32"},
+       {"shape", [](D& d) { d.x = contig(DType::kF32, {4, 8, 3}); }, "x = f32[4,8,3] does not have the shape of grad_y"},
+       {"shape", [](D& d) { d.grad_weight = contig(DType::kF32, {16}); }, "grad_weight = f32[16] does not have the normalized shape"},
+       {"bias", [](D& d) { d.has_bias = true; }, "has_bias = true: RMSNorm has no bias"},
+       {"normalized_rank", [](D& d) { d.normalized_rank = 0; }, "normalized_rank = 0 is out of range"},
+       {"stride", [](D& d) { d.x = TensorLayout::strided(DType::kF32, {4, 3, 8}, {24, 1, 3}); },
+        "the normalized dims are not one unit-stride run"}},
+      /*check_code=*/false);  // the stride cases are candidate rejections
+}
+
+}  // namespace
+}  // namespace baracuda
