@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <thread>
 
 namespace baracuda::reference {
 
@@ -47,6 +48,21 @@ double tiny_out(DType t) {
   }
 }
 
+// f(i) for i in [0, n) on up to 16 threads (the GPU tests check 2048^3 problems).
+template <class F>
+void for_rows(std::int64_t n, std::int64_t work_per_row, F&& f) {
+  const std::int64_t threads = n * work_per_row < (std::int64_t{1} << 22)
+                                   ? 1
+                                   : std::clamp<std::int64_t>(std::thread::hardware_concurrency(), 1, 16);
+  std::vector<std::thread> pool;
+  const std::int64_t chunk = (n + threads - 1) / threads;
+  for (std::int64_t t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      for (std::int64_t i = t * chunk; i < std::min(n, (t + 1) * chunk); ++i) f(i);
+    });
+  for (auto& th : pool) th.join();
+}
+
 }  // namespace
 
 double ulp_of(DType t, double v) {
@@ -81,7 +97,7 @@ Expected<QuantGemmOracle> int_gemm(const IntGemmDescriptor& d, const HostTensor&
   o.d.resize(M * N);
   o.bound.assign(M * N, 0.0);
   const DType t = d.d.dtype;
-  for (std::int64_t i = 0; i < M; ++i)
+  for_rows(M, N * K, [&](std::int64_t i) {
     for (std::int64_t j = 0; j < N; ++j) {
       std::int64_t acc = 0;
       for (std::int64_t k = 0; k < K; ++k)
@@ -99,6 +115,7 @@ Expected<QuantGemmOracle> int_gemm(const IntGemmDescriptor& d, const HostTensor&
       out = store_as(t, v);
       o.bound[i * N + j] = ulp_of(t, out);
     }
+  });
   return o;
 }
 
@@ -122,8 +139,8 @@ Expected<QuantGemmOracle> fp8_gemm(const Fp8GemmDescriptor& d, const HostTensor&
   o.n = N;
   o.d.resize(M * N);
   o.bound.resize(M * N);
-  double amax_err = 0;
-  for (std::int64_t i = 0; i < M; ++i)
+  std::vector<double> row_amax(M, 0.0), row_err(M, 0.0);
+  for_rows(M, N * K, [&](std::int64_t i) {
     for (std::int64_t j = 0; j < N; ++j) {
       double value = 0, s = 0;
       for (std::int64_t kb = 0; kb < kblocks; ++kb) {
@@ -144,8 +161,8 @@ Expected<QuantGemmOracle> fp8_gemm(const Fp8GemmDescriptor& d, const HostTensor&
         value += bj;
         s += std::fabs(bj);
       }
-      o.amax = std::max(o.amax, std::fabs(value));
-      amax_err = std::max(amax_err, g * s);
+      row_amax[i] = std::max(row_amax[i], std::fabs(value));
+      row_err[i] = std::max(row_err[i], g * s);
       double want = value, err = g * s;
       if (t == DType::kE4M3) {
         want = std::clamp(value * scale_d, -448.0, 448.0);
@@ -154,6 +171,12 @@ Expected<QuantGemmOracle> fp8_gemm(const Fp8GemmDescriptor& d, const HostTensor&
       o.d[i * N + j] = want;
       o.bound[i * N + j] = err + uo * std::fabs(want) + tiny;
     }
+  });
+  double amax_err = 0;
+  for (std::int64_t i = 0; i < M; ++i) {
+    o.amax = std::max(o.amax, row_amax[i]);
+    amax_err = std::max(amax_err, row_err[i]);
+  }
   o.amax_bound = amax_err + std::ldexp(1.0, -24) * o.amax;
   return o;
 }

@@ -80,6 +80,9 @@ Status validate_fp8(const Fp8GemmDescriptor& d) {
       return quant_invalid("a.cols = K = " + s64(k) + " is not a multiple of 128 (block-wise scaling)");
     if (m % 4 != 0) return quant_invalid("a.rows = M = " + s64(m) + " is not a multiple of 4 (block-wise scaling: the 1x128 scales of A are M-contiguous columns of 16-byte multiples)");
   }
+  if (d.bias && !row)
+    return quant_invalid("bias = true with d column-major: cuBLASLt broadcasts its bias along D's rows in its frame, "
+                         "which is bias[j] (j < N) only for row-major D");
   if (d.amax && t != DType::kE4M3)
     return quant_invalid("amax = true with d.dtype = " + dt(t) + ": Fp8GemmPlan computes amax for e4m3 D only");
   return Status::ok();

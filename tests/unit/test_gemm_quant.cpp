@@ -251,6 +251,10 @@ TEST(GemmQuantRefusals, Fp8SelectNamesFieldAndValue) {
   t.a.alignment = 8;
   expect_select_refused<Fp8GemmPlan>(t, 90, bad, "a.alignment = 8");
   t = d;
+  t.bias = true;
+  t.d = qmat(DType::kBF16, 64, 32, C);
+  expect_select_refused<Fp8GemmPlan>(t, 90, bad, "bias = true with d column-major");
+  t = d;
   t.amax = true;
   expect_select_refused<Fp8GemmPlan>(t, 90, bad, "amax = true with d.dtype = bf16");
   t = d;

@@ -37,7 +37,8 @@
 // Inputs: (e4m3, e4m3), (e4m3, e5m2), (e5m2, e4m3); e5m2 x e5m2 is refused (cuBLASLt has no
 // such kernel). Outputs bf16, f16, f32, or e4m3 with a D scale (saturating to +-448, as
 // cuBLASLt stores fp8). Bias [N]: bf16 for bf16 / f32 / e4m3 outputs, f16 for f16 output
-// (cuBLASLt's rule); per-tensor scaling only. amax (e4m3 output only): one f32, set to
+// (cuBLASLt's rule), row-major D only (cuBLASLt's bias runs along its
+// frame's rows). amax (e4m3 output only): one f32, set to
 // max |sa sb (A B) + bias| (before scale_d), as CUBLASLT_MATMUL_DESC_AMAX_D_POINTER.
 // fp8 alignment rules (checked at select): K % 16 == 0, cuBLASLt's "m" % 16 == 0 (N for
 // row-major D, M for column-major D), every ld a multiple of 16 bytes, every matrix 16-byte
