@@ -34,6 +34,7 @@
 #include "baracuda/ops/gemm.hpp"
 #include "baracuda/ops/normalization.hpp"
 #include "baracuda/ops/softmax.hpp"
+#include "baracuda/ops/gemm_quant.hpp"
 
 namespace baracuda::bench {
 namespace {
@@ -43,7 +44,7 @@ using Shape = std::vector<std::int64_t>;
 // ============================================================================ ops and suites
 enum class Family { kCopy, kGemm, kBinary, kUnary, kUnaryBwd, kBinaryBwd, kCast, kCmp, kLerp, kGated, kPRelu,
                     kTernary, kWhere, kFill, kAffine, kUnaryParam, kUnaryParamBwd, kLerpBwd, kTernaryBwd, kWhereBwd,
-                    kGatedBwd, kPReluBwd, kPack, kUnpack, kGemmPlan, kSoftmax, kSoftmaxBwd, kNorm, kNormBwd };
+                    kGatedBwd, kPReluBwd, kPack, kUnpack, kGemmPlan, kSoftmax, kSoftmaxBwd, kNorm, kNormBwd, kQuantGemm };
 
 struct OpSpec {
   const char* name;
@@ -133,6 +134,11 @@ const OpSpec kOps[] = {
     {"add_rms_norm", Family::kNorm, 2},
     {"layer_norm_bwd", Family::kNormBwd, 0},
     {"rms_norm_bwd", Family::kNormBwd, 1},
+    // IntGemmPlan / Fp8GemmPlan (shape MxNxK, --dtype IN:OUT): A [M,K] row-major, B the [N,K]
+    // row-major weight (column-major K x N), D [M,N]; kind 0 int8 (torch._int_mm(a, b.t())),
+    // 1 fp8 with per-tensor f32 scales (torch._scaled_mm(a, b.t(), scale_a, scale_b))
+    {"int_gemm", Family::kQuantGemm, 0},
+    {"fp8_gemm", Family::kQuantGemm, 1},
 };
 
 const OpSpec* find_op(std::string_view name) {
@@ -142,10 +148,13 @@ const OpSpec* find_op(std::string_view name) {
 }
 
 // Defaults when --op is given alone.
-const char* default_dtype(const OpSpec& op) { return op.family == Family::kCast ? "f32:bf16" : "bf16"; }
+const char* default_dtype(const OpSpec& op) {
+  if (op.family == Family::kQuantGemm) return op.kind == 0 ? "i8:i32" : "e4m3:bf16";
+  return op.family == Family::kCast ? "f32:bf16" : "bf16";
+}
 const char* default_shape(const OpSpec& op) {
   if (op.family == Family::kCopy) return "1073741824";  // 2 GiB of bf16
-  if (op.family == Family::kGemm || op.family == Family::kGemmPlan) return "8192x8192x8192";
+  if (op.family == Family::kGemm || op.family == Family::kGemmPlan || op.family == Family::kQuantGemm) return "8192x8192x8192";
   return "16384x8192";
 }
 constexpr int kDefaultReps = 50;
@@ -174,7 +183,7 @@ const SuiteSpec kSuites[] = {
      "1024x1024", 10},
     {"elementwise", "the foundation ops plus a spread of unary and binary kinds, bf16 16384x8192", "1073741824", "8192x8192x8192",
      "16384x8192", 50},
-    {"gemm", "GemmPlan (issue 4): bf16/f16 4096^3 and 8192^3, LLM shapes (bf16), fused bias+gelu vs separate passes",
+    {"gemm", "GemmPlan (issue 4): bf16/f16 4096^3 and 8192^3, LLM shapes (bf16), fused bias+gelu vs separate passes, int8 and fp8 8192^3",
      "1073741824", "8192x8192x8192", "", 50},
     {"softmax", "softmax / log_softmax forward and softmax backward, bf16 16384x8192 and 4096x131072", "1073741824", "",
      "", 50},
@@ -255,6 +264,12 @@ Expected<Case> make_case(std::string_view op_name, std::string_view dtype, std::
   c.in = *in;
   c.out = *out;
   if (dtype_is_packed(c.in) || dtype_is_packed(c.out)) return bad("packed dtypes are not benchmarked");
+  if (c.op->family == Family::kQuantGemm) {
+    auto qs = parse_shape(shape);
+    if (!qs || qs->size() != 3) return bad(std::string(c.op->name) + " takes --shape MxNxK");
+    c.shape = *qs;
+    return c;
+  }
   if ((c.in != c.out) != (c.op->family == Family::kCast))
     return bad("--dtype " + std::string(dtype) + ": only cast takes an IN:OUT pair (and needs one)");
   auto s = parse_shape(shape);
@@ -352,6 +367,8 @@ Expected<std::vector<Case>> suite_cases(const SuiteSpec& s) {
       BARACUDA_TRY(add("gemm_bias_gelu", "bf16", sh));
       BARACUDA_TRY(add("gemm_then_bias_gelu", "bf16", sh));
     }
+    BARACUDA_TRY(add("int_gemm", "i8:i32", "8192x8192x8192"));
+    BARACUDA_TRY(add("fp8_gemm", "e4m3:bf16", "8192x8192x8192"));
     return cases;
   }
   for (const char* op : kSuiteOps) BARACUDA_TRY(add(op, "bf16", s.shape));
@@ -687,6 +704,27 @@ Expected<Workload> norm_workload(const Case& c, const Stream& s) {
     return NormBackwardArgs{.grad_y = p[0], .x = p[1], .weight = p[3], .rstd = p[2], .grad_x = p[4],
                             .grad_weight = p[5]};
   });
+// ---------------------------------------------------------------------------- quantized GEMM
+// IntGemmPlan (kind 0) / Fp8GemmPlan (kind 1, per-tensor scales): A [M,K] row-major, B the
+// [N,K] row-major weight read as K x N column-major, D [M,N] row-major in c.out.
+Expected<Workload> quant_gemm_workload(const Case& c, const Stream& s) {
+  const std::int64_t m = c.shape[0], n = c.shape[1], k = c.shape[2];
+  const MatrixLayout a{c.in, m, k, k, MatrixOrder::kRowMajor, 16}, b{c.in, k, n, k, MatrixOrder::kColMajor, 16};
+  const MatrixLayout d{c.out, m, n, n, MatrixOrder::kRowMajor, 16};
+  const TensorLayout ta = a.as_tensor(), tb = TensorLayout::contiguous(c.in, {n, k}), td = d.as_tensor();
+  const TensorLayout scale = TensorLayout::contiguous(DType::kF32, {1});
+  Expected<Workload> w = Status(Code::kInternal, "unset");
+  if (c.op->kind == 0) {
+    w = plan_workload<IntGemmPlan>(s, IntGemmDescriptor{a, b, d}, {ta, tb}, {td},
+                                   [](const Ptrs& p) { return IntGemmArgs{.a = p[0], .b = p[1], .d = p[2]}; });
+  } else {
+    w = plan_workload<Fp8GemmPlan>(s, Fp8GemmDescriptor{a, b, d}, {ta, tb, scale, scale}, {td}, [](const Ptrs& p) {
+      return Fp8GemmArgs{.a = p[0], .b = p[1], .d = p[4], .scale_a = static_cast<const float*>(p[2]),
+                         .scale_b = static_cast<const float*>(p[3])};
+    });
+  }
+  if (w) w->flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  return w;
 }
 
 // ---------------------------------------------------------------------------- plan families
@@ -706,6 +744,8 @@ Expected<Workload> make_workload(const Case& c, const Stream& s) {
     case Family::kNorm:
     case Family::kNormBwd:
       return norm_workload(c, s);
+    case Family::kQuantGemm:
+      return quant_gemm_workload(c, s);
     case Family::kBinary: {
       BinaryDescriptor d{static_cast<BinaryKind>(c.op->kind), t, b, t};
       return plan_workload<BinaryPlan>(s, d, {t, b}, {t}, [](const Ptrs& p) { return BinaryArgs{p[0], p[1], p[2]}; });

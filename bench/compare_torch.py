@@ -196,6 +196,14 @@ def torch_case(op, dt_in, dt_out, shape):
             return [a, b], torch.matmul
         # torch: addmm (cuBLASLt bias epilogue) then a separate gelu pass, for both baracuda forms
         return [a, b, Operand((n,), dt_in)], lambda x, w, bias: F.gelu(torch.addmm(bias, x, w), approximate='tanh')
+    if op == 'int_gemm':  # IntGemmPlan: A [M,K] int8 @ the [N,K] weight transposed -> int32
+        m, n, k = shape
+        return [Operand((m, k), dt_in), Operand((n, k), dt_in)], lambda a, w: torch._int_mm(a, w.t())
+    if op == 'fp8_gemm':  # Fp8GemmPlan: per-tensor f32 scales, out dtype dt_out
+        m, n, k = shape
+        scale = Operand((), torch.float32)
+        return ([Operand((m, k), dt_in), Operand((n, k), dt_in), scale, scale],
+                lambda a, w, sa, sb: torch._scaled_mm(a, w.t(), scale_a=sa, scale_b=sb, out_dtype=dt_out))
     raise ValueError(f'no PyTorch equivalent for op {op!r}')
 
 
@@ -333,7 +341,8 @@ def compare(rec, reps_override, interleave=None, rounds=2):
     reps = reps_override or rec.get('reps') or DEFAULT_REPS
     ms, ms_min = time_case(operands, fn, rec['bytes'], reps, rec.get('timing') == 'graph')
     torch.cuda.empty_cache()
-    if interleave and op not in ('copy', 'gemm_bf16', 'gemm', 'gemm_bias_gelu', 'gemm_then_bias_gelu'):
+    if interleave and op not in ('copy', 'gemm_bf16', 'gemm', 'gemm_bias_gelu', 'gemm_then_bias_gelu', 'int_gemm',
+                                 'fp8_gemm'):
         # A/B/A/B: alternate fresh baracuda and torch measurements of the case, so clock and
         # thermal drift between the two programs does not decide a near tie; each side
         # reports the mean of its rounds (baracuda's original record counts as one).

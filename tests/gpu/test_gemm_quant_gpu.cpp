@@ -1,0 +1,418 @@
+// GPU tests of IntGemmPlan / Fp8GemmPlan against reference::int_gemm / fp8_gemm (tolerances in
+// baracuda/reference/gemm_quant.hpp): IntGemmPlan for every output dtype (i32 exact; i8, f16,
+// bf16, f32 through the epilogue) under every scale mode of A and B with bias on and off;
+// Fp8GemmPlan for every input pair (e4m3 x e4m3, e4m3 x e5m2, e5m2 x e4m3), every output
+// (bf16, f16, f32, e4m3 with a D scale and amax), bias on / off, fast accumulation on / off,
+// and block-wise scales on sm_90 (refused elsewhere). Shapes: square, skinny (M = 1..16),
+// odd primes where cuBLASLt's alignment rules allow them (others are select refusals, in
+// the CPU tests), ld-padded operands, column-major D, 2048^3. Outputs poisoned, guard bytes
+// around them and D's ld padding checked untouched; the run-time refusals (null, misaligned,
+// aliasing, workspace) with outputs untouched. Filter: --gtest_filter='*GemmQuant*'.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "baracuda/reference/gemm_quant.hpp"
+#include "gpu_harness.hpp"
+#include "test_support.hpp"
+
+namespace baracuda::test {
+namespace {
+
+using reference::HostTensor;
+constexpr auto R = MatrixOrder::kRowMajor;
+constexpr auto C = MatrixOrder::kColMajor;
+
+MatrixLayout qmat(DType t, std::int64_t r, std::int64_t c, MatrixOrder o, std::int64_t pad = 0) {
+  return MatrixLayout{t, r, c, (o == R ? c : r) + pad, o, 16};
+}
+
+// Bytes of D outside its logical elements (the ld padding) still hold the poison.
+::testing::AssertionResult quant_padding_untouched(const HostTensor& got, unsigned char poison) {
+  HostTensor want(got.layout()), g = got;
+  std::memset(want.storage(), poison, want.storage_bytes());
+  for (std::int64_t i = 0; i < got.layout().numel(); ++i) {
+    want.set(i, 0.0);
+    g.set(i, 0.0);
+  }
+  if (std::memcmp(want.storage(), g.storage(), want.storage_bytes()) != 0)
+    return ::testing::AssertionFailure() << "bytes outside the logical elements (ld padding) were written";
+  return ::testing::AssertionSuccess();
+}
+
+std::vector<float> random_floats(std::int64_t n, float lo, float hi, std::mt19937_64& rng) {
+  std::uniform_real_distribution<float> u(lo, hi);
+  std::vector<float> v(static_cast<std::size_t>(std::max<std::int64_t>(n, 1)));
+  for (auto& x : v) x = u(rng);
+  return v;
+}
+
+HostTensor f32_host(const std::vector<float>& v) {
+  HostTensor h(TensorLayout::contiguous(DType::kF32, {static_cast<std::int64_t>(v.size())}));
+  std::memcpy(h.data(), v.data(), v.size() * sizeof(float));
+  return h;
+}
+
+std::mt19937_64& rng() {
+  static std::mt19937_64 r(std::random_device{}());
+  return r;
+}
+
+// ------------------------------------------------------------------------ IntGemmPlan
+IntGemmDescriptor int_desc(std::int64_t m, std::int64_t n, std::int64_t k, DType out, MatrixOrder od = R,
+                           std::int64_t pad = 0) {
+  IntGemmDescriptor d;
+  d.a = qmat(DType::kI8, m, k, R, pad ? 16 : 0);
+  d.b = qmat(DType::kI8, k, n, C, pad ? 4 : 0);
+  d.d = qmat(out, m, n, od, out == DType::kI32 ? (pad ? 4 : 0) : pad);
+  return d;
+}
+
+// Runs one IntGemmPlan case under every SKU that accepts it; returns the SKUs run.
+int run_int_case(const IntGemmDescriptor& d) {
+  SCOPED_TRACE(d.to_string());
+  HostTensor ha(d.a.as_tensor()), hb(d.b.as_tensor()), hd(d.d.as_tensor());
+  fill_random(ha, -128, 127);
+  fill_random(hb, -128, 127);
+  // scales that put |D| around 100: some i8 results saturate, f16 stays finite
+  const float s = d.d.dtype == DType::kI8 ? 1.0f / 256 : 1.0f / 64;
+  auto sa = random_floats(d.scale_a == QuantScale::kPerRow ? d.m() : 1, 0.5f * s, 2.0f * s, rng());
+  auto sb = random_floats(d.scale_b == QuantScale::kPerColumn ? d.n() : 1, 0.1f, 1.0f, rng());
+  auto bias = random_floats(d.n(), -8.0f, 8.0f, rng());
+  HostTensor hsa = f32_host(sa), hsb = f32_host(sb), hbias = f32_host(bias);
+  const Stream& st = test_stream();
+  DeviceTensor da(ha, st), db(hb, st), dd(hd, st), dsa(hsa, st), dsb(hsb, st), dbias(hbias, st);
+  auto want = reference::int_gemm(d, ha, hb, sa, sb, bias);
+  EXPECT_TRUE(want.has_value());
+  if (!want) return 0;
+  return for_each_sku<IntGemmPlan>(
+      d, [&] { dd.poison(0xFF, st); },
+      [&](const IntGemmPlan& p, Workspace ws) {
+        return p.run(st, ws, {.a = da.data(), .b = db.data(), .d = dd.data(), .scale_a = static_cast<const float*>(dsa.data()),
+                              .scale_b = static_cast<const float*>(dsb.data()), .bias = static_cast<const float*>(dbias.data())});
+      },
+      [&](const std::string& sku) {
+        SCOPED_TRACE(sku);
+        EXPECT_TRUE(dd.download(hd, st)) << "guard bytes around d";
+        auto cmp = reference::compare_quant_gemm(hd, d.d, *want);
+        EXPECT_TRUE(cmp.ok) << cmp.detail;
+        EXPECT_TRUE(quant_padding_untouched(hd, 0xFF));
+      });
+}
+
+const DType kIntOutputs[] = {DType::kI32, DType::kI8, DType::kF16, DType::kBF16, DType::kF32};
+const QuantScale kScaleA[] = {QuantScale::kNone, QuantScale::kPerTensor, QuantScale::kPerRow};
+const QuantScale kScaleB[] = {QuantScale::kNone, QuantScale::kPerTensor, QuantScale::kPerColumn};
+
+TEST(GemmQuantIntGpu, EveryOutputScaleModeAndBias) {
+  BARACUDA_REQUIRE_GPU();
+  int runs = 0;
+  runs += run_int_case(int_desc(64, 64, 64, DType::kI32));
+  for (DType out : kIntOutputs) {
+    if (out == DType::kI32) continue;
+    for (QuantScale a : kScaleA)
+      for (QuantScale b : kScaleB)
+        for (bool bias : {false, true}) {
+          auto d = int_desc(96, 64, 128, out);
+          d.scale_a = a;
+          d.scale_b = b;
+          d.bias = bias;
+          runs += run_int_case(d);
+        }
+  }
+  RecordProperty("skus_run", runs);
+}
+
+TEST(GemmQuantIntGpu, ShapesAndLayouts) {
+  BARACUDA_REQUIRE_GPU();
+  struct Shape {
+    std::int64_t m, n, k;
+  };
+  // square, skinny M = 1..16, odd primes in M (N and K multiples of 4, cuBLASLt's rule)
+  std::vector<Shape> shapes = {{64, 64, 64}, {256, 256, 256}, {127, 132, 64}, {131, 4, 12}, {2, 4096, 256}};
+  for (std::int64_t m = 1; m <= 16; ++m) shapes.push_back({m, 64, 128});
+  int runs = 0;
+  for (DType out : kIntOutputs)
+    for (const auto& s : shapes) {
+      auto d = int_desc(s.m, s.n, s.k, out);
+      if (out != DType::kI32) {
+        d.scale_a = QuantScale::kPerRow;
+        d.scale_b = QuantScale::kPerColumn;
+        d.bias = true;
+      }
+      runs += run_int_case(d);
+    }
+  for (DType out : kIntOutputs) {
+    // ld padding; column-major D (i32: M % 4 == 0, N odd prime); scaled: N prime, M % 4 == 0
+    // with row-major D (the int32 product is then column-major) and both primes refused (CPU)
+    auto p = int_desc(64, 40, 96, out, R, 3);
+    runs += run_int_case(p);
+    runs += run_int_case(int_desc(128, 131, 64, out, C));
+    if (out != DType::kI32) {
+      auto q = int_desc(132, 131, 64, out, R);
+      q.scale_a = QuantScale::kPerTensor;
+      q.bias = true;
+      runs += run_int_case(q);
+    }
+  }
+  // empty: accepted, nothing written
+  runs += run_int_case(int_desc(0, 64, 64, DType::kF16));
+  RecordProperty("skus_run", runs);
+}
+
+TEST(GemmQuantIntGpu, Large2048) {
+  BARACUDA_REQUIRE_GPU();
+  run_int_case(int_desc(2048, 2048, 2048, DType::kI32));
+  auto d = int_desc(2048, 2048, 2048, DType::kBF16);
+  d.scale_a = QuantScale::kPerRow;
+  d.scale_b = QuantScale::kPerColumn;
+  d.bias = true;
+  run_int_case(d);
+}
+
+// ------------------------------------------------------------------------ Fp8GemmPlan
+Fp8GemmDescriptor fp8_desc(std::int64_t m, std::int64_t n, std::int64_t k, DType ta, DType tb, DType out, MatrixOrder od = R,
+                           std::int64_t pad = 0) {
+  Fp8GemmDescriptor d;
+  d.a = qmat(ta, m, k, R, pad ? 32 : 0);
+  d.b = qmat(tb, k, n, C, pad ? 16 : 0);
+  const std::int64_t elems16 = 16 / static_cast<std::int64_t>(dtype_size(out));
+  d.d = qmat(out, m, n, od, pad ? elems16 : 0);
+  return d;
+}
+
+int run_fp8_case(const Fp8GemmDescriptor& d) {
+  SCOPED_TRACE(d.to_string());
+  HostTensor ha(d.a.as_tensor()), hb(d.b.as_tensor()), hd(d.d.as_tensor());
+  fill_random(ha, -2, 2);
+  fill_random(hb, -2, 2);
+  const bool block = d.scale_a == QuantScale::kBlock1x128;
+  auto sa = random_floats(fp8_scale_count_a(d), 0.25f, 1.0f, rng());
+  auto sb = random_floats(fp8_scale_count_b(d), 0.25f, 1.0f, rng());
+  // |value| <~ 4 sqrt(K): scale_d keeps e4m3 D mostly in range (some large values saturate)
+  const float scale_d = 64.0f / static_cast<float>(std::sqrt(static_cast<double>(std::max<std::int64_t>(d.k(), 1))));
+  HostTensor hbias(TensorLayout::contiguous(d.bias_dtype(), {std::max<std::int64_t>(d.n(), 1)}));
+  fill_random(hbias, -4, 4);
+  HostTensor hsa = f32_host(sa), hsb = f32_host(sb), hsd = f32_host({scale_d}), hamax = f32_host({-1.0f});
+  const Stream& st = test_stream();
+  DeviceTensor da(ha, st), db(hb, st), dd(hd, st), dsa(hsa, st), dsb(hsb, st), dsd(hsd, st), dbias(hbias, st), damax(hamax, st);
+  auto want = reference::fp8_gemm(d, ha, hb, sa, sb, scale_d, d.bias ? &hbias : nullptr);
+  EXPECT_TRUE(want.has_value());
+  if (!want) return 0;
+  (void)block;
+  return for_each_sku<Fp8GemmPlan>(
+      d,
+      [&] {
+        dd.poison(0xFF, st);
+        damax.poison(0xFF, st);
+      },
+      [&](const Fp8GemmPlan& p, Workspace ws) {
+        return p.run(st, ws, {.a = da.data(), .b = db.data(), .d = dd.data(), .scale_a = static_cast<const float*>(dsa.data()),
+                              .scale_b = static_cast<const float*>(dsb.data()), .scale_d = static_cast<const float*>(dsd.data()),
+                              .bias = dbias.data(), .amax = static_cast<float*>(damax.data())});
+      },
+      [&](const std::string& sku) {
+        SCOPED_TRACE(sku);
+        EXPECT_TRUE(dd.download(hd, st)) << "guard bytes around d";
+        auto cmp = reference::compare_quant_gemm(hd, d.d, *want);
+        EXPECT_TRUE(cmp.ok) << cmp.detail;
+        EXPECT_TRUE(quant_padding_untouched(hd, 0xFF));
+        EXPECT_TRUE(damax.download(hamax, st)) << "guard bytes around amax";
+        float got_amax;
+        std::memcpy(&got_amax, hamax.data(), 4);
+        if (d.amax) {
+          EXPECT_LE(std::fabs(got_amax - want->amax), want->amax_bound) << "amax " << got_amax << " want " << want->amax;
+        } else {
+          std::uint32_t bits;
+          std::memcpy(&bits, &got_amax, 4);
+          EXPECT_EQ(bits, 0xFFFFFFFFu) << "amax written without desc.amax";
+        }
+      });
+}
+
+struct Fp8Inputs {
+  DType a, b;
+};
+const Fp8Inputs kFp8Inputs[] = {{DType::kE4M3, DType::kE4M3}, {DType::kE4M3, DType::kE5M2}, {DType::kE5M2, DType::kE4M3}};
+const DType kFp8Outputs[] = {DType::kBF16, DType::kF16, DType::kF32, DType::kE4M3};
+
+bool fp8_device() { return test_caps().sm >= 89; }
+
+TEST(GemmQuantFp8Gpu, EveryInputOutputBiasAndAmax) {
+  BARACUDA_REQUIRE_GPU();
+  if (!fp8_device()) GTEST_SKIP() << "fp8 needs sm_89+ (select refuses: GemmQuantFp8Gpu.RefusedBelowSm89)";
+  int runs = 0;
+  for (const auto& in : kFp8Inputs)
+    for (DType out : kFp8Outputs)
+      for (bool bias : {false, true})
+        for (bool fast : {false, true}) {
+          auto d = fp8_desc(96, 64, 128, in.a, in.b, out);
+          d.bias = bias;
+          d.fast_accum = fast;
+          d.amax = out == DType::kE4M3;
+          runs += run_fp8_case(d);
+        }
+  RecordProperty("skus_run", runs);
+}
+
+TEST(GemmQuantFp8Gpu, ShapesAndLayouts) {
+  BARACUDA_REQUIRE_GPU();
+  if (!fp8_device()) GTEST_SKIP() << "fp8 needs sm_89+";
+  struct Shape {
+    std::int64_t m, n, k;
+  };
+  // square, skinny M = 1..16, odd prime M (N and K multiples of 16, cuBLASLt's rule)
+  std::vector<Shape> shapes = {{64, 64, 64}, {256, 256, 256}, {127, 144, 272}, {131, 16, 16}, {3, 4096, 512}};
+  for (std::int64_t m = 1; m <= 16; ++m) shapes.push_back({m, 64, 128});
+  int runs = 0;
+  for (DType out : kFp8Outputs)
+    for (const auto& s : shapes) {
+      auto d = fp8_desc(s.m, s.n, s.k, DType::kE4M3, DType::kE4M3, out);
+      d.bias = true;
+      runs += run_fp8_case(d);
+    }
+  for (DType out : kFp8Outputs) {
+    runs += run_fp8_case(fp8_desc(64, 48, 96, DType::kE4M3, DType::kE4M3, out, R, 1));  // ld padding
+    runs += run_fp8_case(fp8_desc(48, 37, 64, DType::kE4M3, DType::kE5M2, out, C));     // column-major D, N prime
+  }
+  runs += run_fp8_case(fp8_desc(0, 64, 64, DType::kE4M3, DType::kE4M3, DType::kBF16));  // empty
+  RecordProperty("skus_run", runs);
+}
+
+TEST(GemmQuantFp8Gpu, Large2048) {
+  BARACUDA_REQUIRE_GPU();
+  if (!fp8_device()) GTEST_SKIP() << "fp8 needs sm_89+";
+  auto d = fp8_desc(2048, 2048, 2048, DType::kE4M3, DType::kE4M3, DType::kBF16);
+  d.bias = true;
+  run_fp8_case(d);
+}
+
+Fp8GemmDescriptor block_desc(std::int64_t m, std::int64_t n, std::int64_t k, DType out) {
+  auto d = fp8_desc(m, n, k, DType::kE4M3, DType::kE4M3, out);
+  d.scale_a = QuantScale::kBlock1x128;
+  d.scale_b = QuantScale::kBlock128x128;
+  return d;
+}
+
+TEST(GemmQuantFp8Gpu, BlockScalesOnSm90) {
+  BARACUDA_REQUIRE_GPU();
+  if (test_caps().sm != 90) {
+    auto p = Fp8GemmPlan::select(test_stream(), block_desc(128, 256, 256, DType::kBF16));
+    ASSERT_FALSE(p.has_value());
+    EXPECT_NE(p.error().to_string().find("sm_90 (Hopper) only"), std::string::npos) << p.error().to_string();
+    return;
+  }
+  int runs = 0;
+  for (DType out : {DType::kBF16, DType::kF16, DType::kF32})
+    for (const auto& s : std::vector<std::array<std::int64_t, 3>>{{128, 256, 256}, {4, 128, 512}, {260, 384, 384}, {16, 144, 128}})
+      runs += run_fp8_case(block_desc(s[0], s[1], s[2], out));
+  runs += run_fp8_case(block_desc(2048, 2048, 2048, DType::kBF16));
+  RecordProperty("skus_run", runs);
+}
+
+// ------------------------------------------------------------------------ run-time refusals
+TEST(GemmQuantGpuRefusals, IntRunTable) {
+  BARACUDA_REQUIRE_GPU();
+  auto g = int_desc(64, 64, 64, DType::kF16);
+  g.scale_a = QuantScale::kPerRow;
+  g.scale_b = QuantScale::kPerTensor;
+  g.bias = true;
+  auto plan = IntGemmPlan::select(test_stream(), g);
+  ASSERT_TRUE(plan.has_value()) << plan.error().to_string();
+  HostTensor ha(g.a.as_tensor()), hb(g.b.as_tensor());
+  fill_random(ha, -128, 127);
+  fill_random(hb, -128, 127);
+  HostTensor hv = f32_host(std::vector<float>(64, 1.0f));
+  const Stream& s = test_stream();
+  DeviceTensor da(ha, s), db(hb, s), dsa(hv, s), dsb(hv, s), dbias(hv, s);
+  Untouched d(g.d.as_tensor());
+  const IntGemmArgs ok{.a = da.data(), .b = db.data(), .d = d.data(), .scale_a = static_cast<const float*>(dsa.data()),
+                       .scale_b = static_cast<const float*>(dsb.data()), .bias = static_cast<const float*>(dbias.data())};
+  const std::size_t need = plan->workspace_size();
+  ASSERT_GT(need, 0u);  // the int32 product
+  Workspace ws = test_workspace(need + kWorkspaceAlignment);
+  auto run = [&](IntGemmArgs a) { return plan->run(s, {ws.data, need}, a); };
+  auto with = [&](auto change) {
+    IntGemmArgs a = ok;
+    change(a);
+    return a;
+  };
+  std::vector<RunRefusal> rows = {
+      {"null a", [&] { return run(with([](IntGemmArgs& a) { a.a = nullptr; })); }, Code::kInvalidArgument, "args.a is null"},
+      {"null d", [&] { return run(with([](IntGemmArgs& a) { a.d = nullptr; })); }, Code::kInvalidArgument, "args.d is null"},
+      {"null scale_a", [&] { return run(with([](IntGemmArgs& a) { a.scale_a = nullptr; })); }, Code::kInvalidArgument,
+       "args.scale_a is null"},
+      {"null bias", [&] { return run(with([](IntGemmArgs& a) { a.bias = nullptr; })); }, Code::kInvalidArgument, "args.bias is null"},
+      {"misaligned b", [&] { return run(with([&](IntGemmArgs& a) { a.b = static_cast<const char*>(db.data()) + 4; })); },
+       Code::kMisaligned, "is not aligned to b.alignment = 16 bytes"},
+      {"d aliases a", [&] { return run(with([&](IntGemmArgs& a) { a.a = a.d; })); }, Code::kInvalidArgument, "args.d overlaps args.a"},
+      {"d aliases bias", [&] { return run(with([&](IntGemmArgs& a) { a.bias = static_cast<const float*>(a.d); })); },
+       Code::kInvalidArgument, "args.d overlaps args.bias"},
+  };
+  auto more = workspace_refusals("int_gemm", [&](Workspace w) { return plan->run(s, w, ok); }, ws, need);
+  rows.insert(rows.end(), more.begin(), more.end());
+  expect_run_refusals(rows, {&d});
+}
+
+TEST(GemmQuantGpuRefusals, Fp8RunTable) {
+  BARACUDA_REQUIRE_GPU();
+  if (!fp8_device()) GTEST_SKIP() << "fp8 needs sm_89+";
+  auto g = fp8_desc(64, 64, 64, DType::kE4M3, DType::kE4M3, DType::kE4M3);
+  g.bias = true;
+  g.amax = true;
+  auto plan = Fp8GemmPlan::select(test_stream(), g);
+  ASSERT_TRUE(plan.has_value()) << plan.error().to_string();
+  HostTensor ha(g.a.as_tensor()), hb(g.b.as_tensor()), hbias(TensorLayout::contiguous(g.bias_dtype(), {64}));
+  fill_random(ha, -2, 2);
+  fill_random(hb, -2, 2);
+  fill_random(hbias, -2, 2);
+  HostTensor hv = f32_host({1.0f});
+  const Stream& s = test_stream();
+  DeviceTensor da(ha, s), db(hb, s), dsa(hv, s), dsb(hv, s), dsd(hv, s), dbias(hbias, s);
+  Untouched d(g.d.as_tensor()), amax(TensorLayout::contiguous(DType::kF32, {1}));
+  const Fp8GemmArgs ok{.a = da.data(), .b = db.data(), .d = d.data(), .scale_a = static_cast<const float*>(dsa.data()),
+                       .scale_b = static_cast<const float*>(dsb.data()), .scale_d = static_cast<const float*>(dsd.data()),
+                       .bias = dbias.data(), .amax = static_cast<float*>(amax.data())};
+  const std::size_t need = plan->workspace_size();
+  Workspace ws = test_workspace(need + kWorkspaceAlignment);
+  auto run = [&](Fp8GemmArgs a) { return plan->run(s, {ws.data, need}, a); };
+  auto with = [&](auto change) {
+    Fp8GemmArgs a = ok;
+    change(a);
+    return a;
+  };
+  std::vector<RunRefusal> rows = {
+      {"null b", [&] { return run(with([](Fp8GemmArgs& a) { a.b = nullptr; })); }, Code::kInvalidArgument, "args.b is null"},
+      {"null scale_d", [&] { return run(with([](Fp8GemmArgs& a) { a.scale_d = nullptr; })); }, Code::kInvalidArgument,
+       "args.scale_d is null"},
+      {"null amax", [&] { return run(with([](Fp8GemmArgs& a) { a.amax = nullptr; })); }, Code::kInvalidArgument, "args.amax is null"},
+      {"misaligned a", [&] { return run(with([&](Fp8GemmArgs& a) { a.a = static_cast<const char*>(da.data()) + 8; })); },
+       Code::kMisaligned, "is not aligned to a.alignment = 16 bytes"},
+      {"misaligned bias", [&] { return run(with([&](Fp8GemmArgs& a) { a.bias = static_cast<const char*>(dbias.data()) + 2; })); },
+       Code::kMisaligned, "is not aligned to bias.alignment = 16 bytes"},
+      {"d aliases b", [&] { return run(with([&](Fp8GemmArgs& a) { a.b = a.d; })); }, Code::kInvalidArgument, "args.d overlaps args.b"},
+      {"amax inside d", [&] { return run(with([&](Fp8GemmArgs& a) { a.amax = static_cast<float*>(a.d) + 4; })); },
+       Code::kInvalidArgument, "args.d overlaps args.amax"},
+  };
+  if (need > 0) {
+    auto more = workspace_refusals("fp8_gemm", [&](Workspace w) { return plan->run(s, w, ok); }, ws, need);
+    rows.insert(rows.end(), more.begin(), more.end());
+  } else {
+    RecordProperty("workspace_rows", "skipped: the chosen algorithm needs no workspace");
+  }
+  expect_run_refusals(rows, {&d, &amax});
+}
+
+TEST(GemmQuantFp8Gpu, RefusedBelowSm89) {
+  BARACUDA_REQUIRE_GPU();
+  if (fp8_device()) GTEST_SKIP() << "device is sm_89+: the refusal is covered by the CPU test GemmQuantRefusals";
+  auto p = Fp8GemmPlan::select(test_stream(), fp8_desc(64, 64, 64, DType::kE4M3, DType::kE4M3, DType::kBF16));
+  ASSERT_FALSE(p.has_value());
+  EXPECT_NE(p.error().to_string().find("sm_89+"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace baracuda::test
