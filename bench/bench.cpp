@@ -704,6 +704,8 @@ Expected<Workload> norm_workload(const Case& c, const Stream& s) {
     return NormBackwardArgs{.grad_y = p[0], .x = p[1], .weight = p[3], .rstd = p[2], .grad_x = p[4],
                             .grad_weight = p[5]};
   });
+}
+
 // ---------------------------------------------------------------------------- quantized GEMM
 // IntGemmPlan (kind 0) / Fp8GemmPlan (kind 1, per-tensor scales): A [M,K] row-major, B the
 // [N,K] row-major weight read as K x N column-major, D [M,N] row-major in c.out.
