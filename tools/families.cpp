@@ -1,12 +1,17 @@
 #include "families.hpp"
 
+#include <type_traits>
+
 #include "baracuda/reference/binary.hpp"
 #include "baracuda/reference/compare.hpp"
 #include "baracuda/reference/domains.hpp"
 #include "baracuda/reference/elementwise.hpp"
 #include "baracuda/reference/gated.hpp"
+#include "baracuda/reference/gemm.hpp"
+#include "baracuda/reference/normalization.hpp"
 #include "baracuda/reference/pack.hpp"
 #include "baracuda/reference/prelu.hpp"
+#include "baracuda/reference/softmax.hpp"
 #include "baracuda/reference/ternary.hpp"
 
 namespace baracuda::tools {
@@ -38,8 +43,8 @@ std::vector<NamedLayout> check_layouts(DType in, DType out) {
 
 template <class PlanT>
 InfoRow info_row(const char* family, const DeviceCaps& caps, const typename PlanT::Descriptor& d, DType dt,
-                 const char* layout) {
-  auto p = PlanT::select_for_caps(caps, d);
+                 const char* layout, const PlanPreference& pref = {}) {
+  auto p = PlanT::select_for_caps(caps, d, pref);
   InfoRow r{family, std::string(dtype_name(dt)), layout, p ? p->sku().name() : "ERROR " + p.error().to_string()};
   if (p) r.workspace = p->workspace_size();
   return r;
@@ -53,6 +58,7 @@ struct DeviceCopy {
     (void)copy_to_device(buf.data(), h.storage(), h.storage_bytes(), s);
   }
   void* data() const { return static_cast<char*>(buf.data()) + origin; }
+  void poison(const Stream& s) const { (void)memset_device(buf.data(), 0xFF, buf.bytes(), s); }  // NaN in every float
   Status download(HostTensor& h, const Stream& s) const {
     BARACUDA_TRY(s.synchronize());
     return copy_to_host(h.storage(), buf.data(), h.storage_bytes(), s);
@@ -60,18 +66,19 @@ struct DeviceCopy {
 };
 
 // Runs `desc` under every accepting SKU: launch(plan, ws) then verify() -> comparison.
+// `base`: the preference each SKU is forced under (e.g. TF32 allowed, so its SKU runs too).
 template <class PlanT>
 void run_every_sku(const Stream& s, const typename PlanT::Descriptor& d, std::vector<CheckRow>& rows,
                    const std::function<Status(const PlanT&, Workspace)>& launch,
-                   const std::function<reference::Comparison()>& verify) {
-  auto reports = PlanT::candidates(*s.caps().value(), d);
+                   const std::function<reference::Comparison()>& verify, const PlanPreference& base = {}) {
+  auto reports = PlanT::candidates(*s.caps().value(), d, base);
   if (!reports) {
     rows.push_back({"-", d.to_string(), false, reports.error().to_string()});
     return;
   }
   for (const auto& r : reports.value()) {
     if (!r.rejection.empty()) continue;
-    PlanPreference pref;
+    PlanPreference pref = base;
     pref.force_sku = r.sku.name();
     CheckRow row{r.sku.name(), d.to_string(), false, ""};
     auto plan = PlanT::select(s, d, pref);
@@ -649,6 +656,338 @@ std::vector<CheckRow> check_fill(const Stream& s, DType t, std::mt19937_64&) {
   return rows;
 }
 
+
+// ---- gemm: GemmPlan / BatchedGemmPlan / GemmBackwardPlan against reference::batched_gemm and
+// reference::gemm_backward, each output within the bound of reference/gemm.hpp (docs/gemm.md).
+// TF32 is allowed so that its SKU is forced too (its bound widens); outputs poisoned per SKU.
+constexpr MatrixOrder kRow = MatrixOrder::kRowMajor, kCol = MatrixOrder::kColMajor;
+constexpr MatrixOrder kGemmOrders[4][2] = {{kRow, kRow}, {kRow, kCol}, {kCol, kRow}, {kCol, kCol}};  // A, B (D row-major)
+
+MatrixLayout gemm_matrix(DType t, std::int64_t rows, std::int64_t cols, MatrixOrder o, std::int64_t pad = 0) {
+  return MatrixLayout{t, rows, cols, (o == kRow ? cols : rows) + pad, o, 16};
+}
+GemmDescriptor gemm_problem(DType t, std::int64_t m, std::int64_t n, std::int64_t k, MatrixOrder oa, MatrixOrder ob,
+                            std::int64_t pad = 0) {
+  GemmDescriptor g;
+  g.a = gemm_matrix(t, m, k, oa, pad);
+  g.b = gemm_matrix(t, k, n, ob, pad);
+  g.d = gemm_matrix(t, m, n, kRow, pad);
+  return g;
+}
+// g with epilogue e and the operands it needs (aux ld: cuBLASLt's unit, 128 bits or 8 elements).
+GemmDescriptor with_epilogue(GemmDescriptor g, GemmEpilogue e) {
+  const DType t = g.d.dtype;
+  g.epilogue = e;
+  if (e.bias) g.bias = TensorLayout::contiguous(t, {g.n()});
+  if (e.bias_grad != GemmBiasGrad::kNone) g.bias_grad = TensorLayout::contiguous(t, {e.bias_grad == GemmBiasGrad::kA ? g.m() : g.n()});
+  if (e.aux) {
+    const bool relu = e.activation == GemmActivation::kRelu;
+    const std::int64_t unit = relu ? 128 : 8, inner = g.d.order == kRow ? g.n() : g.m();
+    g.aux = MatrixLayout{relu ? DType::kBit : t, g.m(), g.n(), (inner + unit - 1) / unit * unit, g.d.order, 16};
+  }
+  return g;
+}
+
+// One (batched) GEMM problem under every accepting SKU of PlanT (GemmPlan takes bd.gemm).
+template <class PlanT>
+void check_gemm_case(const Stream& s, const BatchedGemmDescriptor& bd, double alpha, double beta, std::mt19937_64& rng,
+                     std::vector<CheckRow>& rows) {
+  const GemmDescriptor& g = bd.gemm;
+  const GemmEpilogue& e = g.epilogue;
+  const bool bgrad = e.bias_grad != GemmBiasGrad::kNone;
+  const std::int64_t P = bd.batch;
+  const auto unused = TensorLayout::contiguous(g.d.dtype, {1});
+  HostTensor ha(reference::batched_layout(g.a, P, bd.stride_a)), hb(reference::batched_layout(g.b, P, bd.stride_b));
+  HostTensor hc(reference::batched_layout(g.with_c ? g.c : g.d, P, g.with_c ? bd.stride_c : bd.stride_d));
+  HostTensor hd(reference::batched_layout(g.d, P, bd.stride_d));
+  HostTensor hbias(reference::batched_layout(e.bias ? g.bias : unused, P, bd.stride_bias));
+  HostTensor hbg(reference::batched_layout(bgrad ? g.bias_grad : unused, P, bd.stride_bias));
+  HostTensor haux(reference::batched_layout(e.aux ? g.aux : MatrixLayout{g.d.dtype, 1, 1, 1, kRow, 16}, P, bd.stride_aux));
+  for (HostTensor* h : {&ha, &hb, &hc, &hbias}) reference::fill_random(*h, rng, -1, 1, false);
+  DeviceCopy da(ha, s), db(hb, s), dc(hc, s), dd(hd, s), dbias(hbias, s), dbg(hbg, s), daux(haux, s);
+  const GemmArgs args{.a = da.data(), .b = db.data(), .c = g.with_c ? dc.data() : nullptr, .d = dd.data(),
+                      .bias = e.bias ? dbias.data() : nullptr, .bias_grad = bgrad ? dbg.data() : nullptr,
+                      .aux = e.aux ? daux.data() : nullptr, .alpha = alpha, .beta = beta};
+  bool tf32 = false;
+  auto launch = [&](const PlanT& p, Workspace ws) {
+    tf32 = p.sku().precision.uses_tf32;
+    dd.poison(s);
+    dbg.poison(s);
+    daux.poison(s);
+    return p.run(s, ws, args);
+  };
+  auto verify = [&] {
+    auto o = reference::batched_gemm(bd, ha, hb, g.with_c ? &hc : nullptr, e.bias ? &hbias : nullptr, alpha, beta, tf32);
+    if (!o) return reference::Comparison{.ok = false, .detail = "reference: " + o.error().to_string()};
+    (void)dd.download(hd, s);
+    auto c = reference::compare_gemm_d(hd, *o);
+    if (c.ok && e.aux) {
+      (void)daux.download(haux, s);
+      c = e.activation == GemmActivation::kRelu ? reference::compare_gemm_relu_mask(haux, *o, g.aux.ld, bd.stride_aux, g.aux.order == kRow)
+                                                : reference::compare_gemm_aux_pre(haux, *o);
+      if (!c.ok) c.detail = "aux: " + c.detail;
+    }
+    if (c.ok && bgrad) {
+      (void)dbg.download(hbg, s);
+      c = reference::compare_gemm_bias_grad(hbg, *o);
+      if (!c.ok) c.detail = "bias_grad: " + c.detail;
+    }
+    return c;
+  };
+  PlanPreference tf32_too;
+  tf32_too.math.allow_tf32 = true;
+  if constexpr (std::is_same_v<PlanT, GemmPlan>) run_every_sku<GemmPlan>(s, g, rows, launch, verify, tf32_too);
+  else run_every_sku<BatchedGemmPlan>(s, bd, rows, launch, verify, tf32_too);
+}
+
+void check_gemm_backward(const Stream& s, const GemmBackwardDescriptor& d, double alpha, std::mt19937_64& rng,
+                         std::vector<CheckRow>& rows) {
+  auto one = [](const TensorLayout& l) { return reference::batched_layout(l, 1, 0); };
+  const DType t = d.grad_d.dtype;
+  HostTensor ha(one(d.a.as_tensor())), hb(one(d.b.as_tensor())), hg(one(d.grad_d.as_tensor()));
+  HostTensor hga(one(d.grad_a.as_tensor())), hgb(one(d.grad_b.as_tensor()));
+  HostTensor hgbias(one(d.compute_grad_bias ? d.grad_bias : TensorLayout::contiguous(t, {1})));
+  for (HostTensor* h : {&ha, &hb, &hg}) reference::fill_random(*h, rng, -1, 1, false);
+  DeviceCopy da(ha, s), db(hb, s), dg(hg, s), dga(hga, s), dgb(hgb, s), dgbias(hgbias, s);
+  run_every_sku<GemmBackwardPlan>(
+      s, d, rows,
+      [&](const GemmBackwardPlan& p, Workspace ws) {
+        for (const DeviceCopy* out : {&dga, &dgb, &dgbias}) out->poison(s);
+        return p.run(s, ws, {.a = da.data(), .b = db.data(), .grad_d = dg.data(), .grad_a = dga.data(), .grad_b = dgb.data(),
+                             .grad_bias = d.compute_grad_bias ? dgbias.data() : nullptr, .alpha = alpha});
+      },
+      [&] {
+        auto o = reference::gemm_backward(d, ha, hb, hg, alpha);
+        if (!o) return reference::Comparison{.ok = false, .detail = "reference: " + o.error().to_string()};
+        (void)dga.download(hga, s);
+        (void)dgb.download(hgb, s);
+        auto c = reference::compare_gemm_d(hga, o->grad_a);
+        if (c.ok) c = reference::compare_gemm_d(hgb, o->grad_b);
+        if (c.ok && d.compute_grad_bias) {
+          (void)dgbias.download(hgbias, s);
+          c = reference::compare_gemm_bias_grad(hgbias, o->grad_b);
+        }
+        return c;
+      });
+}
+
+// 37x53x71 in each order of A and B: plain, with C (alpha, beta) and padded lds, the bias
+// epilogues (not f64: cuBLASLt has none), the B bias gradient (B row-major, where cuBLASLt's
+// fused BGRADB finds an algorithm, so the fused and the reduction SKUs both run); 3 batches
+// with B broadcast; the backward with and without grad_bias.
+std::vector<CheckRow> check_gemm(const Stream& s, DType t, std::mt19937_64& rng) {
+  using A = GemmActivation;
+  std::vector<CheckRow> rows;
+  auto batch1 = [](const GemmDescriptor& g) { return BatchedGemmDescriptor{.gemm = g}; };
+  for (const auto& o : kGemmOrders) {
+    const GemmDescriptor plain = gemm_problem(t, 37, 53, 71, o[0], o[1]);
+    check_gemm_case<GemmPlan>(s, batch1(plain), 1.0, 0.0, rng, rows);
+    GemmDescriptor wc = gemm_problem(t, 37, 53, 71, o[0], o[1], 3);
+    wc.with_c = true;
+    wc.c = gemm_matrix(t, 37, 53, kRow, 4);
+    check_gemm_case<GemmPlan>(s, batch1(wc), 0.75, -0.5, rng, rows);
+    if (t != DType::kF64) {
+      check_gemm_case<GemmPlan>(s, batch1(with_epilogue(plain, {A::kNone, true, false, GemmBiasGrad::kNone})), 1.0, 0.0, rng, rows);
+      check_gemm_case<GemmPlan>(s, batch1(with_epilogue(plain, {A::kGeluTanh, true, true, GemmBiasGrad::kNone})), 1.0, 0.0, rng, rows);
+      check_gemm_case<GemmPlan>(s, batch1(with_epilogue(wc, {A::kRelu, true, true, GemmBiasGrad::kNone})), 0.75, -0.5, rng, rows);
+    }
+    if (o[1] == kRow) check_gemm_case<GemmPlan>(s, batch1(with_epilogue(plain, {A::kNone, false, false, GemmBiasGrad::kB})), 1.0, 0.0, rng, rows);
+
+    BatchedGemmDescriptor b = batch1(wc);
+    const auto span = [](const MatrixLayout& m) { return m.as_tensor().element_span().end_offset; };
+    b.batch = 3;
+    b.stride_a = span(b.gemm.a) + 5;
+    b.stride_b = 0;  // broadcast
+    b.stride_c = span(b.gemm.c) + 1;
+    b.stride_d = span(b.gemm.d) + 2;
+    check_gemm_case<BatchedGemmPlan>(s, b, 0.75, -0.5, rng, rows);
+
+    for (bool bias : {false, true}) {
+      GemmBackwardDescriptor d;
+      d.a = gemm_matrix(t, 37, 71, o[0]);
+      d.b = gemm_matrix(t, 71, 53, o[1], 3);
+      d.grad_d = gemm_matrix(t, 37, 53, kRow, 5);
+      d.grad_a = gemm_matrix(t, 37, 71, kRow);
+      d.grad_b = gemm_matrix(t, 71, 53, o[1]);
+      d.compute_grad_bias = bias;
+      if (bias) d.grad_bias = TensorLayout::contiguous(t, {53});
+      check_gemm_backward(s, d, bias ? 1.0 : 1.5, rng, rows);  // run() takes alpha = 1 with grad_bias
+    }
+  }
+  return rows;
+}
+
+// ---- softmax / log_softmax, forward and backward, against reference::softmax(_backward)
+// with compare's tolerance (the error scale of reference/softmax.hpp).
+std::vector<CheckRow> check_softmax(const Stream& s, DType t, std::mt19937_64& rng) {
+  std::vector<CheckRow> rows;
+  struct Case {
+    TensorLayout x;
+    int axis;
+  };
+  const Case cases[] = {{TensorLayout::contiguous(t, {37, 1031}), -1},
+                        {TensorLayout::strided(t, {37, 1024}, {1032, 1}), -1},  // padded rows: the vec16 SKUs
+                        {TensorLayout::strided(t, {37, 1031}, {1, 37}), -1},    // strided along the axis
+                        {TensorLayout::contiguous(t, {37, 1031}), 0}};          // not the last axis
+  for (auto kind : {SoftmaxKind::kSoftmax, SoftmaxKind::kLogSoftmax})
+    for (const auto& c : cases) {
+      const TensorLayout y = TensorLayout::contiguous(t, c.x.shape_span());
+      SoftmaxDescriptor d{c.x, y, c.axis, kind};
+      HostTensor hx(c.x), hy(y);
+      reference::fill_random(hx, rng, -20, 10, false);
+      auto want = reference::softmax(d, hx).value();
+      DeviceCopy dx(hx, s), dy(hy, s);
+      run_every_sku<SoftmaxPlan>(
+          s, d, rows,
+          [&](const SoftmaxPlan& p, Workspace ws) {
+            dy.poison(s);
+            return p.run(s, ws, {.x = dx.data(), .y = dy.data()});
+          },
+          [&] {
+            (void)dy.download(hy, s);
+            return reference::compare(hy, want, false);
+          });
+      // backward: y the forward of random values rounded to the dtype, grad_y in the case's layout
+      SoftmaxBackwardDescriptor bd{c.x, y, y, c.axis, kind};
+      HostTensor hfy(y), hg(c.x), hgx(y);
+      reference::fill_random(hfy, rng, -20, 10, false);
+      const auto fy = reference::softmax(SoftmaxDescriptor{y, y, c.axis, kind}, hfy).value();
+      for (std::int64_t i = 0; i < y.numel(); ++i) hfy.set(i, fy.exact[static_cast<std::size_t>(i)]);
+      reference::fill_random(hg, rng, -2, 2, false);
+      auto bwant = reference::softmax_backward(bd, hg, hfy).value();
+      DeviceCopy dg(hg, s), dfy(hfy, s), dgx(hgx, s);
+      run_every_sku<SoftmaxBackwardPlan>(
+          s, bd, rows,
+          [&](const SoftmaxBackwardPlan& p, Workspace ws) {
+            dgx.poison(s);
+            return p.run(s, ws, {.grad_y = dg.data(), .y = dfy.data(), .grad_x = dgx.data()});
+          },
+          [&] {
+            (void)dgx.download(hgx, s);
+            return reference::compare(hgx, bwant, false);
+          });
+    }
+  return rows;
+}
+
+// ---- LayerNorm / RMSNorm forward (affine, and with the fused residual add) and backward
+// against reference::norm_forward / norm_backward with compare's tolerance (the error
+// scales of reference/normalization.hpp). Statistics are f32 (f64 for f64).
+std::vector<TensorLayout> norm_check_layouts(DType t) {
+  return {TensorLayout::contiguous(t, {37, 1031}),
+          TensorLayout::strided(t, {37, 1024}, {1032, 1})};  // padded rows (strided kept dim): the vec16 SKUs
+}
+TensorLayout norm_stats_layout(DType t, std::int64_t rows) {
+  return TensorLayout::contiguous(t == DType::kF64 ? DType::kF64 : DType::kF32, {rows});
+}
+
+template <class PlanT>
+void check_norm_forward(const Stream& s, typename PlanT::Descriptor d, const TensorLayout& x, bool residual,
+                        std::mt19937_64& rng, std::vector<CheckRow>& rows) {
+  const DType t = x.dtype;
+  const bool layer = d.kind == NormKind::kLayerNorm;
+  d.x = x;
+  d.y = d.residual = d.residual_out = TensorLayout::contiguous(t, x.shape_span());
+  d.weight = d.bias = TensorLayout::contiguous(t, {x.shape[x.rank - 1]});
+  d.add_residual = residual;
+  HostTensor hx(x), hr(d.residual), hw(d.weight), hb(d.bias), hy(d.y), hro(d.residual_out);
+  reference::fill_random(hx, rng, -3, 3, false);
+  reference::fill_random(hr, rng, -1, 1, false);
+  reference::fill_random(hw, rng, 0.5, 1.5, false);
+  reference::fill_random(hb, rng, -1, 1, false);
+  auto want = reference::norm_forward(d, hx, residual ? &hr : nullptr, &hw, d.has_bias ? &hb : nullptr).value();
+  const TensorLayout sl = norm_stats_layout(t, static_cast<std::int64_t>(want.rstd.exact.size()));
+  HostTensor hmean(sl), hrstd(sl);
+  DeviceCopy dx(hx, s), dr(hr, s), dw(hw, s), db(hb, s), dy(hy, s), dro(hro, s), dmean(hmean, s), drstd(hrstd, s);
+  run_every_sku<PlanT>(
+      s, d, rows,
+      [&](const PlanT& p, Workspace ws) {
+        for (const DeviceCopy* out : {&dy, &dro, &dmean, &drstd}) out->poison(s);
+        return p.run(s, ws, {.x = dx.data(), .residual = dr.data(), .weight = dw.data(), .bias = db.data(), .y = dy.data(),
+                             .residual_out = dro.data(), .mean = dmean.data(), .rstd = drstd.data()});
+      },
+      [&] {
+        (void)dy.download(hy, s);
+        auto c = reference::compare(hy, want.y, false);
+        if (c.ok && residual) {
+          (void)dro.download(hro, s);
+          c = reference::compare(hro, want.residual_out, false);
+        }
+        if (c.ok) {
+          (void)drstd.download(hrstd, s);
+          c = reference::compare(hrstd, want.rstd, false);
+        }
+        if (c.ok && layer) {
+          (void)dmean.download(hmean, s);
+          c = reference::compare(hmean, want.mean, false);
+        }
+        return c;
+      });
+}
+
+template <class PlanT>
+void check_norm_backward(const Stream& s, typename PlanT::Descriptor d, const TensorLayout& gy, std::mt19937_64& rng,
+                         std::vector<CheckRow>& rows) {
+  const DType t = gy.dtype;
+  d.grad_y = gy;
+  d.x = d.grad_x = TensorLayout::contiguous(t, gy.shape_span());
+  d.weight = d.grad_weight = d.grad_bias = TensorLayout::contiguous(t, {gy.shape[gy.rank - 1]});
+  HostTensor hg(gy), hx(d.x), hw(d.weight), hgx(d.grad_x), hgw(d.weight), hgb(d.weight);
+  reference::fill_random(hg, rng, -1, 1, false);
+  reference::fill_random(hx, rng, -3, 3, false);
+  reference::fill_random(hw, rng, 0.5, 1.5, false);
+  // the saved statistics: the forward's, rounded to the statistics dtype as the forward stores them
+  NormDescriptor fd;
+  fd.kind = d.kind;
+  fd.x = fd.y = d.x;
+  fd.has_weight = fd.has_bias = false;
+  const auto f = reference::norm_forward(fd, hx, nullptr, nullptr, nullptr).value();
+  const TensorLayout sl = norm_stats_layout(t, static_cast<std::int64_t>(f.rstd.exact.size()));
+  HostTensor hmean(sl), hrstd(sl);
+  std::vector<double> mean(f.rstd.exact.size()), rstd(mean.size());
+  for (std::size_t r = 0; r < mean.size(); ++r) {
+    hmean.set(static_cast<std::int64_t>(r), d.kind == NormKind::kLayerNorm ? f.mean.exact[r] : 0.0);
+    hrstd.set(static_cast<std::int64_t>(r), f.rstd.exact[r]);
+    mean[r] = hmean.get(static_cast<std::int64_t>(r));
+    rstd[r] = hrstd.get(static_cast<std::int64_t>(r));
+  }
+  auto want = reference::norm_backward(d, hg, hx, &hw, mean, rstd).value();
+  DeviceCopy dg(hg, s), dx(hx, s), dw(hw, s), dmean(hmean, s), drstd(hrstd, s), dgx(hgx, s), dgw(hgw, s), dgb(hgb, s);
+  run_every_sku<PlanT>(
+      s, d, rows,
+      [&](const PlanT& p, Workspace ws) {
+        for (const DeviceCopy* out : {&dgx, &dgw, &dgb}) out->poison(s);
+        return p.run(s, ws, {.grad_y = dg.data(), .x = dx.data(), .weight = dw.data(), .mean = dmean.data(), .rstd = drstd.data(),
+                             .grad_x = dgx.data(), .grad_weight = dgw.data(), .grad_bias = dgb.data()});
+      },
+      [&] {
+        (void)dgx.download(hgx, s);
+        auto c = reference::compare(hgx, want.grad_x, false);
+        if (c.ok) {
+          (void)dgw.download(hgw, s);
+          c = reference::compare(hgw, want.grad_weight, false);
+        }
+        if (c.ok && d.has_bias) {
+          (void)dgb.download(hgb, s);
+          c = reference::compare(hgb, want.grad_bias, false);
+        }
+        return c;
+      });
+}
+
+std::vector<CheckRow> check_normalization(const Stream& s, DType t, std::mt19937_64& rng) {
+  std::vector<CheckRow> rows;
+  for (const auto& x : norm_check_layouts(t)) {
+    for (bool residual : {false, true}) {
+      check_norm_forward<LayerNormPlan>(s, LayerNormDescriptor{}, x, residual, rng, rows);
+      check_norm_forward<RMSNormPlan>(s, RMSNormDescriptor{}, x, residual, rng, rows);
+    }
+    check_norm_backward<LayerNormBackwardPlan>(s, LayerNormBackwardDescriptor{}, x, rng, rows);
+    check_norm_backward<RMSNormBackwardPlan>(s, RMSNormBackwardDescriptor{}, x, rng, rows);
+  }
+  return rows;
+}
+
 }  // namespace
 
 const std::vector<FamilyEntry>& families() {
@@ -815,6 +1154,82 @@ const std::vector<FamilyEntry>& families() {
          return rows;
        },
        check_fill},
+      {"gemm", kMathTypes,
+       "GemmPlan BatchedGemmPlan GemmBackwardPlan; epilogues bias relu gelu_tanh (+aux), bgrad_a bgrad_b (f64: bias gradients "
+       "only); f32 in TF32 only with math.allow_tf32",
+       [](const DeviceCaps& c, DType t) {
+         using A = GemmActivation;
+         std::vector<InfoRow> rows;
+         const GemmDescriptor square = gemm_problem(t, 4096, 4096, 4096, kRow, kRow);
+         rows.push_back(info_row<GemmPlan>("gemm", c, square, t, "RRR 4096x4096x4096"));
+         rows.push_back(info_row<GemmPlan>("gemm", c, gemm_problem(t, 16, 4096, 4096, kRow, kCol), t, "RCR 16x4096x4096 decode"));
+         if (t == DType::kF32) {
+           PlanPreference tf32;
+           tf32.math.allow_tf32 = true;
+           rows.push_back(info_row<GemmPlan>("gemm", c, square, t, "RRR 4096^3 allow_tf32", tf32));
+         }
+         if (t != DType::kF64)
+           rows.push_back(info_row<GemmPlan>("gemm", c,
+                                             with_epilogue(gemm_problem(t, 4096, 4096, 4096, kRow, kCol),
+                                                           {A::kGeluTanh, true, false, GemmBiasGrad::kNone}),
+                                             t, "RCR 4096^3 bias+gelu_tanh"));
+         rows.push_back(info_row<GemmPlan>(
+             "gemm", c, with_epilogue(gemm_problem(t, 4096, 4096, 4096, kCol, kRow), {A::kNone, false, false, GemmBiasGrad::kB}), t,
+             "CRR 4096^3 bgrad_b"));
+         BatchedGemmDescriptor b{.gemm = gemm_problem(t, 2048, 2048, 128, kRow, kCol), .batch = 32};
+         b.stride_a = b.stride_b = 2048 * 128;
+         b.stride_d = 2048 * 2048;
+         rows.push_back(info_row<BatchedGemmPlan>("gemm_batched", c, b, t, "32x RCR 2048x2048x128"));
+         GemmBackwardDescriptor bd;
+         bd.a = square.a;
+         bd.b = square.b;
+         bd.grad_d = bd.grad_a = bd.grad_b = square.d;
+         bd.compute_grad_bias = true;
+         bd.grad_bias = TensorLayout::contiguous(t, {4096});
+         rows.push_back(info_row<GemmBackwardPlan>("gemm_backward", c, bd, t, "RRR 4096^3 +grad_bias"));
+         return rows;
+       },
+       check_gemm},
+      {"softmax", kMathTypes, "softmax log_softmax (any axis, any strides)",
+       [](const DeviceCaps& c, DType t) {
+         const auto x = TensorLayout::contiguous(t, {4096, 8192});
+         const auto lx = TensorLayout::contiguous(t, {4, 262144});
+         const auto sm = SoftmaxKind::kSoftmax;
+         return std::vector<InfoRow>{
+             info_row<SoftmaxPlan>("softmax", c, SoftmaxDescriptor{x, x, -1, sm}, t, "contig[4096,8192]"),
+             info_row<SoftmaxPlan>("log_softmax", c, SoftmaxDescriptor{x, x, -1, SoftmaxKind::kLogSoftmax}, t, "contig[4096,8192]"),
+             info_row<SoftmaxPlan>("softmax", c, SoftmaxDescriptor{x, x, 0, sm}, t, "axis0[4096,8192]"),
+             info_row<SoftmaxPlan>("softmax", c, SoftmaxDescriptor{lx, lx, -1, sm}, t, "contig[4,262144]"),
+             info_row<SoftmaxBackwardPlan>("softmax_backward", c, SoftmaxBackwardDescriptor{x, x, x, -1, sm}, t, "contig[4096,8192]"),
+             info_row<SoftmaxBackwardPlan>("softmax_backward", c, SoftmaxBackwardDescriptor{lx, lx, lx, -1, sm}, t,
+                                           "contig[4,262144]")};
+       },
+       check_softmax},
+      {"normalization", kMathTypes, "layer_norm rms_norm (weight, bias, fused residual add, saved mean / rstd) and backward",
+       [](const DeviceCaps& c, DType t) {
+         const auto x = TensorLayout::contiguous(t, {4096, 8192});
+         const auto w = TensorLayout::contiguous(t, {8192});
+         LayerNormDescriptor ln;
+         RMSNormDescriptor rms;
+         for (NormDescriptor* d : {static_cast<NormDescriptor*>(&ln), static_cast<NormDescriptor*>(&rms)}) {
+           d->x = d->y = d->residual = d->residual_out = x;
+           d->weight = d->bias = w;
+         }
+         RMSNormDescriptor rms_res = rms;
+         rms_res.add_residual = true;
+         LayerNormBackwardDescriptor lnb;
+         RMSNormBackwardDescriptor rmsb;
+         for (NormBackwardDescriptor* d : {static_cast<NormBackwardDescriptor*>(&lnb), static_cast<NormBackwardDescriptor*>(&rmsb)}) {
+           d->grad_y = d->x = d->grad_x = x;
+           d->weight = d->grad_weight = d->grad_bias = w;
+         }
+         return std::vector<InfoRow>{info_row<LayerNormPlan>("layer_norm", c, ln, t, "contig[4096,8192]"),
+                                     info_row<RMSNormPlan>("rms_norm", c, rms, t, "contig[4096,8192]"),
+                                     info_row<RMSNormPlan>("rms_norm", c, rms_res, t, "contig[4096,8192]+residual"),
+                                     info_row<LayerNormBackwardPlan>("layer_norm_bwd", c, lnb, t, "contig[4096,8192]"),
+                                     info_row<RMSNormBackwardPlan>("rms_norm_bwd", c, rmsb, t, "contig[4096,8192]")};
+       },
+       check_normalization},
   };
   return table;
 }
