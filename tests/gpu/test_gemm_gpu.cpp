@@ -123,6 +123,12 @@ int run_case(const GemmCase& c, bool batched) {
     SCOPED_TRACE(r.sku.name());
     PlanPreference pref = all;
     pref.force_sku = r.sku.name();
+    // cuBLASLt's fused BGRADA / BGRADB find no algorithm for many layouts: the fused SKU may
+    // decline at select (the bgrad_reduce SKU then covers the case); nothing else may.
+    const auto fused_bias_grad_declined = [&](const Status& err) {
+      return e.bias_grad != GemmBiasGrad::kNone && r.sku.name().find("bgrad_reduce") == std::string::npos &&
+             err.code() == Code::kNotSupported && err.message().find("found no algorithm") != std::string::npos;
+    };
     GemmArgs args{.a = da.data(), .b = db.data(), .c = g.with_c ? dc.data() : nullptr, .d = dd.data(),
                   .bias = e.bias ? dbias.data() : nullptr, .bias_grad = e.bias_grad != GemmBiasGrad::kNone ? dbg.data() : nullptr,
                   .aux = e.aux ? daux.data() : nullptr, .alpha = c.alpha, .beta = c.beta};
@@ -138,14 +144,18 @@ int run_case(const GemmCase& c, bool batched) {
     std::size_t ws_bytes = 0;
     if (batched) {
       auto plan = BatchedGemmPlan::select(s, bd, pref);
-      EXPECT_TRUE(plan.has_value()) << (plan ? "" : plan.error().to_string());
-      if (!plan) continue;
+      if (!plan) {
+        if (!fused_bias_grad_declined(plan.error())) ADD_FAILURE() << plan.error().to_string();
+        continue;
+      }
       ws_bytes = plan->workspace_size();
       st = plan->run(s, test_workspace(ws_bytes), args);
     } else {
       auto plan = GemmPlan::select(s, g, pref);
-      EXPECT_TRUE(plan.has_value()) << (plan ? "" : plan.error().to_string());
-      if (!plan) continue;
+      if (!plan) {
+        if (!fused_bias_grad_declined(plan.error())) ADD_FAILURE() << plan.error().to_string();
+        continue;
+      }
       ws_bytes = plan->workspace_size();
       st = plan->run(s, test_workspace(ws_bytes), args);
     }
