@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "timing.cuh"
+
 #include "elementwise/kernels/map.cuh"
 #include "elementwise/kernels/ops.cuh"
 
@@ -88,12 +90,6 @@ __global__ void __launch_bounds__(THREADS) add_tma(const B* a, const B* b, B* o,
   }
 }
 
-struct Variant {
-  std::string name;
-  std::function<void(int)> launch;
-  std::vector<float> med;
-};
-
 template <int TILE, int STAGES, int THREADS>
 Variant make_tma(int blocks_per_sm, std::vector<elementwise::MapParams>& sets, long long n) {
   const int smem = 2 * STAGES * TILE * 2 + STAGES * 8;
@@ -122,33 +118,14 @@ int main() {
     }
   }
   std::vector<Variant> v;
-  v.push_back({"library", [&](int s) { (void)kernels::launch_map_contig<B, B>(kernels::BinaryOp<BinaryKind::kAdd>{}, sets[s], 0); }});
+  v.push_back({"library", [&](int s) { (void)kernels::launch_map_contig<B, B>(kernels::BinaryFwdOp<BinaryKind::kAdd, B>{}, sets[s], 0); }});
   v.push_back(make_tma<4096, 4, 128>(2, sets, n));
   v.push_back(make_tma<4096, 4, 256>(2, sets, n));
   v.push_back(make_tma<4096, 3, 256>(3, sets, n));
   v.push_back(make_tma<8192, 3, 256>(2, sets, n));
   v.push_back(make_tma<2048, 8, 128>(2, sets, n));
   v.push_back(make_tma<4096, 6, 256>(1, sets, n));
-  std::vector<cudaEvent_t> ev(41);
-  for (auto& e : ev) cudaEventCreate(&e);
-  for (int round = 0; round < 5; ++round)
-    for (auto& var : v) {
-      for (int r = 0; r < 8; ++r) var.launch(r % kSets);
-      cudaEventRecord(ev[0]);
-      for (int r = 0; r < 40; ++r) {
-        var.launch(r % kSets);
-        cudaEventRecord(ev[r + 1]);
-      }
-      cudaEventSynchronize(ev[40]);
-      std::vector<float> ms;
-      for (int r = 0; r < 40; ++r) {
-        float t;
-        cudaEventElapsedTime(&t, ev[r], ev[r + 1]);
-        ms.push_back(t);
-      }
-      std::sort(ms.begin(), ms.end());
-      var.med.push_back(ms[20]);
-    }
+  time_interleaved(v, kSets, 5);
   // correctness of the last tma variant against the library on set 0
   std::vector<unsigned short> ref(1 << 20), got(1 << 20);
   v[0].launch(0);
@@ -158,8 +135,7 @@ int main() {
   cudaMemcpy(got.data(), sets[0].out[0], got.size() * 2, cudaMemcpyDeviceToHost);
   printf("tma matches library on the first 2^20 elements: %s\n", ref == got ? "yes" : "NO");
   for (auto& var : v) {
-    std::sort(var.med.begin(), var.med.end());
-    const float m = var.med[var.med.size() / 2];
+    const float m = median_of_rounds(var);
     printf("%-34s %8.4f ms %8.1f GB/s (rounds %.4f..%.4f)\n", var.name.c_str(), m, 6.0 * n / m / 1e6, var.med.front(), var.med.back());
   }
   cudaError_t e = cudaDeviceSynchronize();

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "timing.cuh"
+
 #include "elementwise/kernels/map.cuh"
 #include "elementwise/kernels/binary_ops.cuh"
 
@@ -97,12 +99,6 @@ __global__ void __launch_bounds__(128) add_raw(const uint4* __restrict__ a, cons
   for (int v = 0; v < V; ++v) st<S>(o + base + v * 128, add8(x[v], y[v]));
 }
 
-struct Variant {
-  std::string name;
-  std::function<void(int)> launch;
-  std::vector<float> med;
-};
-
 int main(int argc, char** argv) {
   const int64_t n = 16384LL * 8192;
   const int kSets = 4;
@@ -155,29 +151,9 @@ int main(int argc, char** argv) {
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
   v.push_back({"copy persistent 8/SM x4", [&, sms](int s) { copy_persistent<kPlain, 4><<<sms * 8, 256>>>(A(s), O(s), vecs); }});
   v.push_back({"copy persistent 8/SM x4 pf256", [&, sms](int s) { copy_persistent<kPrefetch256, 4><<<sms * 8, 256>>>(A(s), O(s), vecs); }});
-  std::vector<cudaEvent_t> ev(41);
-  for (auto& e : ev) cudaEventCreate(&e);
-  for (int round = 0; round < 5; ++round)
-    for (auto& var : v) {
-      for (int r = 0; r < 8; ++r) var.launch(r % kSets);
-      cudaEventRecord(ev[0]);
-      for (int r = 0; r < 40; ++r) {
-        var.launch(r % kSets);
-        cudaEventRecord(ev[r + 1]);
-      }
-      cudaEventSynchronize(ev[40]);
-      std::vector<float> ms;
-      for (int r = 0; r < 40; ++r) {
-        float t;
-        cudaEventElapsedTime(&t, ev[r], ev[r + 1]);
-        ms.push_back(t);
-      }
-      std::sort(ms.begin(), ms.end());
-      var.med.push_back(ms[20]);
-    }
+  time_interleaved(v, kSets, 5);
   for (auto& var : v) {
-    std::sort(var.med.begin(), var.med.end());
-    const float m = var.med[var.med.size() / 2];
+    const float m = median_of_rounds(var);
     printf("%-30s %8.4f ms %8.1f GB/s (rounds %.4f..%.4f)\n", var.name.c_str(), m, (var.name.rfind("copy", 0) == 0 ? 4.0 : 6.0) * n / m / 1e6,
            var.med.front(), var.med.back());
   }

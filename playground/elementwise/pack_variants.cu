@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "timing.cuh"
+
 #include "elementwise/kernels/pack.cuh"
 
 using namespace baracuda;
@@ -61,12 +63,6 @@ __global__ void __launch_bounds__(256) unpack_var(const void* in, uint4* out, lo
     }
 }
 
-struct Variant {
-  std::string name;
-  std::function<void(int)> launch;
-  std::vector<float> med;
-};
-
 int main() {
   const long long n = 16384LL * 8192;  // plain s4 elements (bytes)
   const int kSets = 4;
@@ -99,29 +95,9 @@ int main() {
   v.push_back({"unpack u4 x2", [&](int s) { unpack_var<4, 2><<<units / 2048, 256>>>(packed[s], (uint4*)plain2[s], units / 2); }});
   v.push_back({"unpack u1 x1", [&](int s) { unpack_var<1, 1><<<units / 256, 256>>>(packed[s], (uint4*)plain2[s], units); }});
   v.push_back({"copy d2d 1.5n", [&](int s) { cudaMemcpyAsync(plain2[s], plain[s], n * 3 / 4, cudaMemcpyDeviceToDevice); }});
-  std::vector<cudaEvent_t> ev(41);
-  for (auto& e : ev) cudaEventCreate(&e);
-  for (int round = 0; round < 5; ++round)
-    for (auto& var : v) {
-      for (int r = 0; r < 8; ++r) var.launch(r % kSets);
-      cudaEventRecord(ev[0]);
-      for (int r = 0; r < 40; ++r) {
-        var.launch(r % kSets);
-        cudaEventRecord(ev[r + 1]);
-      }
-      cudaEventSynchronize(ev[40]);
-      std::vector<float> ms;
-      for (int r = 0; r < 40; ++r) {
-        float t;
-        cudaEventElapsedTime(&t, ev[r], ev[r + 1]);
-        ms.push_back(t);
-      }
-      std::sort(ms.begin(), ms.end());
-      var.med.push_back(ms[20]);
-    }
+  time_interleaved(v, kSets, 5);
   for (auto& var : v) {
-    std::sort(var.med.begin(), var.med.end());
-    const float m = var.med[var.med.size() / 2];
+    const float m = median_of_rounds(var);
     printf("%-24s %8.4f ms %8.1f GB/s (rounds %.4f..%.4f)\n", var.name.c_str(), m, 1.5 * n / m / 1e6, var.med.front(), var.med.back());
   }
   cudaError_t e = cudaDeviceSynchronize();
