@@ -16,7 +16,7 @@
 #include "timing.cuh"
 
 #include "elementwise/kernels/map.cuh"
-#include "elementwise/kernels/ops.cuh"
+#include "elementwise/kernels/binary_ops.cuh"
 
 using namespace baracuda;
 using B = __nv_bfloat16;
