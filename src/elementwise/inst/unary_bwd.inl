@@ -3,6 +3,7 @@
 // files so each translation unit stays small).
 #include "elementwise/kernels/map.cuh"
 #include "elementwise/kernels/ops.cuh"
+#include "elementwise/kernels/unary_fast16.cuh"
 #include "elementwise/launch.hpp"
 
 namespace baracuda::elementwise {
@@ -13,6 +14,9 @@ Status bwd_part(UnaryKind kind, const UnaryParams& prm, const MapParams& p, cuda
 #define BARACUDA_CASE(K)                                                                                     \
   case UnaryKind::K:                                                                                         \
     if constexpr (unary_part(UnaryKind::K) == Part) {                                                        \
+      if constexpr (kernels::has_fast16_grad(UnaryKind::K) && sizeof(T) == 2)                               \
+        return kernels::launch_map_contig<T, T>(kernels::UnaryFast16GradOp<UnaryKind::K>{}, p, s);           \
+      else                                                                                                   \
         return kernels::launch_map_contig<T, T>(kernels::UnaryGradOp<UnaryKind::K>{prm.a, prm.b, prm.c}, p, s); \
     }                                                                                                        \
     break;

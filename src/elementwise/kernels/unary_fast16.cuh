@@ -8,8 +8,9 @@
 // bandwidth, softplus and mish at 50%). The non-ftz forms keep subnormal inputs and results
 // (bf16 shares f32's exponent range).
 //
-// Each form is proven over every f16 and bf16 input against the oracle's tolerance (GPU test
-// UnaryAllPatternsGpu); f32 and f64 outputs keep the library math of unary_math.cuh.
+// Each forward form is proven over every f16 and bf16 input against the oracle's tolerance
+// (GPU test UnaryAllPatternsGpu), the backward forms by UnaryBackwardGpu; f32 and f64 outputs
+// keep the library math of unary_math.cuh.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -89,6 +90,30 @@ struct UnaryFast16Op {
       // from x > 15 the factor is 1 in f32 (and n would overflow at x > 44)
       const float e = ex2(v * kLog2e), n = e * (e + 2.0f);
       y[0] = v > 15.0f ? v : v * n * rcp_ftz(n + 2.0f);  // n + 2 >= 2
+    }
+  }
+};
+
+// Backward forms (in: grad_out g, x): tanh' = 1 - tanh^2 = 4e / (1 + e)^2 with
+// e = exp(-2|x|), and sigmoid' = s (1 - s) = e / (1 + e)^2 with e = exp(-|x|): no
+// cancellation anywhere (1 - t^2 loses every bit as |x| grows), one ex2 and one rcp.
+// e keeps its subnormals (the gradient of a large |x| is tiny, not zero); (1 + e)^2 is in
+// [1, 4]. Both give 0 at +-inf and NaN at NaN, as torch.
+constexpr bool has_fast16_grad(UnaryKind k) { return k == UnaryKind::kTanh || k == UnaryKind::kSigmoid; }
+
+template <UnaryKind K>
+struct UnaryFast16GradOp {
+  static constexpr int kIn = 2, kOut = 1;
+  static constexpr int kInFlight = 32;
+  __device__ __forceinline__ void operator()(const float* in, float* out) const {
+    using namespace fast16;
+    const float g = in[0], ax = fabsf(in[1]);
+    if constexpr (K == UnaryKind::kTanh) {
+      const float e = ex2(ax * (-2.0f * kLog2e)), d = 1.0f + e;
+      out[0] = g * (4.0f * e) * rcp_ftz(d * d);
+    } else if constexpr (K == UnaryKind::kSigmoid) {
+      const float e = ex2(ax * -kLog2e), d = 1.0f + e;
+      out[0] = g * e * rcp_ftz(d * d);
     }
   }
 };
