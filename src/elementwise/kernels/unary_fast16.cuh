@@ -99,7 +99,16 @@ struct UnaryFast16Op {
 // cancellation anywhere (1 - t^2 loses every bit as |x| grows), one ex2 and one rcp.
 // e keeps its subnormals (the gradient of a large |x| is tiny, not zero); (1 + e)^2 is in
 // [1, 4]. Both give 0 at +-inf and NaN at NaN, as torch.
-constexpr bool has_fast16_grad(UnaryKind k) { return k == UnaryKind::kTanh || k == UnaryKind::kSigmoid; }
+//
+// gelu_erf' = Phi(x) + x phi(x), phi(x) = exp(-x^2 / 2) / sqrt(2 pi) by one ex2. Phi from the
+// fast erf above x = -3, where its absolute error (0.75e-7) is below 2^-14 of Phi (>= 1.3e-3);
+// below, 0.5 erfc(|x| / sqrt 2) from the library's erfcf, whose tail keeps its relative
+// accuracy (A&S 7.1.26 does not: its error is absolute). A warp pays for erfcf only when one
+// of its elements is below -3. NaN gives NaN; -inf gives NaN (0 + -inf * 0), +inf NaN
+// (1 + inf * 0), as torch's formula does.
+constexpr bool has_fast16_grad(UnaryKind k) {
+  return k == UnaryKind::kTanh || k == UnaryKind::kSigmoid || k == UnaryKind::kGeluErf;
+}
 
 template <UnaryKind K>
 struct UnaryFast16GradOp {
@@ -114,6 +123,12 @@ struct UnaryFast16GradOp {
     } else if constexpr (K == UnaryKind::kSigmoid) {
       const float e = ex2(ax * -kLog2e), d = 1.0f + e;
       out[0] = g * e * rcp_ftz(d * d);
+    } else if constexpr (K == UnaryKind::kGeluErf) {
+      const float x = in[1];
+      const float pdf = ex2(x * x * (-0.5f * kLog2e)) * 0.39894228040143267794f;
+      const float t = ax * 0.70710678118654752440f;
+      const float cdf = x > -3.0f ? 0.5f + 0.5f * copysignf(erf_abs(t), x) : 0.5f * erfcf(t);
+      out[0] = g * fmaf(x, pdf, cdf);
     }
   }
 };
