@@ -549,7 +549,7 @@ Setup setup_for(ReduceImpl impl, bool vec, const Problem& pr, const DeviceCaps& 
     return r;
   }
   if (vec) {
-    r.rejection = vec_rejection(pr, p, p.n, "row length", 1);
+    r.rejection = vec_rejection(pr, p, p.n, "row length", 0);  // unit stride: no reduced-stride condition
     if (!r.rejection.empty()) return r;
   }
   switch (impl) {
