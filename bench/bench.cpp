@@ -33,6 +33,7 @@
 #include "baracuda/ops/elementwise.hpp"
 #include "baracuda/ops/gemm.hpp"
 #include "baracuda/ops/normalization.hpp"
+#include "baracuda/ops/reduce.hpp"
 #include "baracuda/ops/softmax.hpp"
 #include "baracuda/ops/gemm_quant.hpp"
 
@@ -44,7 +45,7 @@ using Shape = std::vector<std::int64_t>;
 // ============================================================================ ops and suites
 enum class Family { kCopy, kGemm, kBinary, kUnary, kUnaryBwd, kBinaryBwd, kCast, kCmp, kLerp, kGated, kPRelu,
                     kTernary, kWhere, kFill, kAffine, kUnaryParam, kUnaryParamBwd, kLerpBwd, kTernaryBwd, kWhereBwd,
-                    kGatedBwd, kPReluBwd, kPack, kUnpack, kGemmPlan, kSoftmax, kSoftmaxBwd, kNorm, kNormBwd, kQuantGemm };
+                    kGatedBwd, kPReluBwd, kPack, kUnpack, kGemmPlan, kSoftmax, kSoftmaxBwd, kNorm, kNormBwd, kQuantGemm, kReduce };
 
 struct OpSpec {
   const char* name;
@@ -137,6 +138,14 @@ const OpSpec kOps[] = {
     // IntGemmPlan / Fp8GemmPlan (shape MxNxK, --dtype IN:OUT): A [M,K] row-major, B the [N,K]
     // row-major weight (column-major K x N), D [M,N]; kind 0 int8 (torch._int_mm(a, b.t())),
     // 1 fp8 with per-tensor f32 scales (torch._scaled_mm(a, b.t(), scale_a, scale_b))
+    // issue 5 reductions (ReducePlan / ArgReducePlan) of [rows, N]: sum over the last dim,
+    // over dim 0, over everything (a 1-D shape), amax / argmax (i64 out) / var over the last dim
+    {"sum_rows", Family::kReduce, 0},
+    {"sum_cols", Family::kReduce, 1},
+    {"sum_all", Family::kReduce, 2},
+    {"amax_rows", Family::kReduce, 3},
+    {"argmax_rows", Family::kReduce, 4},
+    {"var_rows", Family::kReduce, 5},
     {"int_gemm", Family::kQuantGemm, 0},
     {"fp8_gemm", Family::kQuantGemm, 1},
 };
@@ -187,6 +196,8 @@ const SuiteSpec kSuites[] = {
      "1073741824", "8192x8192x8192", "", 50},
     {"softmax", "softmax / log_softmax forward and softmax backward, bf16 16384x8192 and 4096x131072", "1073741824", "",
      "", 50},
+    {"reduce", "row sum bf16 16384x8192 and 4096x131072, column sum bf16 16384x8192, full sum f32 2^28, amax / argmax / "
+     "var bf16 16384x8192", "1073741824", "", "", 50},
     {"norm", "layer_norm / rms_norm / add_rms_norm forward and layer_norm / rms_norm backward, bf16 16384x8192 and "
      "4096x131072", "1073741824", "", "", 50},
 };
@@ -349,6 +360,13 @@ Expected<std::vector<Case>> suite_cases(const SuiteSpec& s) {
   BARACUDA_TRY(add("copy", "bf16", s.copy_shape));
   if (*s.gemm_shape) BARACUDA_TRY(add("gemm_bf16", "bf16", s.gemm_shape));
   const std::string_view name(s.name);
+  if (name == "reduce") {
+    for (const char* sh : kRowShapes) BARACUDA_TRY(add("sum_rows", "bf16", sh));
+    BARACUDA_TRY(add("sum_cols", "bf16", "16384x8192"));
+    BARACUDA_TRY(add("sum_all", "f32", "268435456"));
+    for (const char* op : {"amax_rows", "argmax_rows", "var_rows"}) BARACUDA_TRY(add(op, "bf16", "16384x8192"));
+    return cases;
+  }
   if (name == "softmax" || name == "norm") {
     for (const char* sh : kRowShapes) {
       if (name == "softmax")
@@ -653,6 +671,24 @@ Expected<Workload> softmax_workload(const Case& c, const Stream& s) {
                                             [](const Ptrs& p) { return SoftmaxBackwardArgs{p[0], p[1], p[2]}; });
 }
 
+// Reductions (op kinds of the "reduce" ops above). Bytes: x read once plus y written.
+Expected<Workload> reduce_workload(const Case& c, const Stream& s) {
+  const TensorLayout t = TensorLayout::contiguous(c.in, c.shape);
+  const int k = c.op->kind;
+  const ReduceAxes axes = k == 2 ? ReduceAxes::all() : ReduceAxes::of({k == 1 ? 0 : -1});
+  if (k == 4) {
+    auto y = reduced_layout(t, axes, false, DType::kI64);
+    if (!y) return y.error();
+    return plan_workload<ArgReducePlan>(s, ArgReduceDescriptor{t, *y, axes, false, ArgReduceKind::kArgmax}, {t}, {*y},
+                                        [](const Ptrs& p) { return ArgReduceArgs{p[0], p[1]}; });
+  }
+  auto y = reduced_layout(t, axes, false, c.in);
+  if (!y) return y.error();
+  const ReduceKind kind = k == 3 ? ReduceKind::kAmax : k == 5 ? ReduceKind::kVar : ReduceKind::kSum;
+  return plan_workload<ReducePlan>(s, ReduceDescriptor{t, *y, axes, false, kind}, {t}, {*y},
+                                   [](const Ptrs& p) { return ReduceArgs{p[0], p[1]}; });
+}
+
 // kind 0: layer_norm (weight, bias, saves mean / rstd); 1: rms_norm (weight); 2: add_rms_norm.
 Expected<Workload> norm_workload(const Case& c, const Stream& s) {
   const TensorLayout t = TensorLayout::contiguous(c.in, c.shape);
@@ -748,6 +784,8 @@ Expected<Workload> make_workload(const Case& c, const Stream& s) {
       return norm_workload(c, s);
     case Family::kQuantGemm:
       return quant_gemm_workload(c, s);
+    case Family::kReduce:
+      return reduce_workload(c, s);
     case Family::kBinary: {
       BinaryDescriptor d{static_cast<BinaryKind>(c.op->kind), t, b, t};
       return plan_workload<BinaryPlan>(s, d, {t, b}, {t}, [](const Ptrs& p) { return BinaryArgs{p[0], p[1], p[2]}; });

@@ -11,6 +11,7 @@
 //   core/runtime.hpp     DeviceCaps, Device, Stream, Event, DeviceBuffer, copies, library handles
 //   core/plan.hpp        Plan<Descriptor, Args>: select / workspace_size / run / sku
 //   ops/elementwise.hpp  UnaryPlan, UnaryBackwardPlan, BinaryPlan, BinaryBackwardPlan, CastPlan
+//   ops/reduce.hpp       ReducePlan, ReduceBackwardPlan, ArgReducePlan, BoolReducePlan, CountReducePlan, TracePlan
 //   ops/softmax.hpp      SoftmaxPlan, SoftmaxBackwardPlan
 //   ops/normalization.hpp LayerNormPlan, RMSNormPlan and their backward
 //
@@ -31,4 +32,5 @@
 #include "baracuda/ops/gemm.hpp"
 #include "baracuda/ops/gemm_quant.hpp"
 #include "baracuda/ops/normalization.hpp"
+#include "baracuda/ops/reduce.hpp"
 #include "baracuda/ops/softmax.hpp"

@@ -1,0 +1,334 @@
+// The reduction family on the CPU: the oracle (known values, PyTorch's NaN / empty rules,
+// arg tie rule), the backward of the reference against central finite differences, the
+// dispatch decision from caps (which SKU takes which layout), and select-time refusals
+// naming the field and its value (wrong dtype, bad axis, shape mismatch with keepdim).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "baracuda/baracuda.hpp"
+#include "baracuda/reference/reduce.hpp"
+#include "select_refusals.hpp"
+
+namespace baracuda::reference {
+namespace {
+
+const double kInf = std::numeric_limits<double>::infinity();
+TensorLayout c64(std::initializer_list<std::int64_t> s) { return TensorLayout::contiguous(DType::kF64, s); }
+
+ReduceDescriptor rdesc(const TensorLayout& x, ReduceAxes axes, bool keepdim, ReduceKind k, double p = 2, double corr = 1) {
+  ReduceDescriptor d{x, reduced_layout(x, axes, keepdim, x.dtype).value(), axes, keepdim, k, p, corr};
+  return d;
+}
+
+HostTensor tensor(const TensorLayout& l, std::vector<double> v) {
+  HostTensor t(l);
+  for (std::size_t i = 0; i < v.size(); ++i) t.set(static_cast<std::int64_t>(i), v[i]);
+  return t;
+}
+
+TEST(ReduceReference, KnownValues) {
+  auto l = c64({2, 3});
+  auto x = tensor(l, {1, 2, 3, 4, 5, 6});
+  auto sum1 = reduce(rdesc(l, ReduceAxes::of({1}), false, ReduceKind::kSum), x).value();
+  EXPECT_EQ(sum1.exact, (std::vector<double>{6, 15}));
+  auto sum0 = reduce(rdesc(l, ReduceAxes::of({0}), true, ReduceKind::kSum), x).value();
+  EXPECT_EQ(sum0.exact, (std::vector<double>{5, 7, 9}));
+  auto all = reduce(rdesc(l, ReduceAxes::all(), false, ReduceKind::kProd), x).value();
+  EXPECT_EQ(all.exact[0], 720);
+  auto mean = reduce(rdesc(l, ReduceAxes::of({-1}), false, ReduceKind::kMean), x).value();
+  EXPECT_EQ(mean.exact, (std::vector<double>{2, 5}));
+  auto var = reduce(rdesc(l, ReduceAxes::of({1}), false, ReduceKind::kVar), x).value();
+  EXPECT_NEAR(var.exact[0], 1.0, 1e-15);
+  auto var0 = reduce(rdesc(l, ReduceAxes::of({1}), false, ReduceKind::kVar, 2, 0), x).value();
+  EXPECT_NEAR(var0.exact[0], 2.0 / 3.0, 1e-15);
+  auto sd = reduce(rdesc(l, ReduceAxes::all(), false, ReduceKind::kStd), x).value();
+  EXPECT_NEAR(sd.exact[0], std::sqrt(3.5), 1e-15);
+  auto n2 = reduce(rdesc(l, ReduceAxes::of({1}), false, ReduceKind::kNorm, 2), x).value();
+  EXPECT_NEAR(n2.exact[0], std::sqrt(14.0), 1e-15);
+  auto n1 = reduce(rdesc(l, ReduceAxes::of({1}), false, ReduceKind::kNorm, 1), x).value();
+  EXPECT_EQ(n1.exact[1], 15);
+  auto ninf = reduce(rdesc(l, ReduceAxes::of({1}), false, ReduceKind::kNorm, kInf), x).value();
+  EXPECT_EQ(ninf.exact[1], 6);
+  auto n3 = reduce(rdesc(l, ReduceAxes::of({1}), false, ReduceKind::kNorm, 3), x).value();
+  EXPECT_NEAR(n3.exact[0], std::cbrt(36.0), 1e-14);
+  auto lse = reduce(rdesc(l, ReduceAxes::of({1}), false, ReduceKind::kLogSumExp), x).value();
+  EXPECT_NEAR(lse.exact[0], std::log(std::exp(1.0) + std::exp(2.0) + std::exp(3.0)), 1e-14);
+  auto amax = reduce(rdesc(l, ReduceAxes::of({0, 1}), false, ReduceKind::kAmax), x).value();
+  EXPECT_EQ(amax.exact[0], 6);
+}
+
+TEST(ReduceReference, NanAndEmpty) {
+  auto l = c64({2, 2});
+  auto x = tensor(l, {1, std::nan(""), 3, 4});
+  auto mx = reduce(rdesc(l, ReduceAxes::of({1}), false, ReduceKind::kAmax), x).value();
+  EXPECT_TRUE(std::isnan(mx.exact[0]));
+  EXPECT_EQ(mx.exact[1], 4);
+  auto mn = reduce(rdesc(l, ReduceAxes::of({1}), false, ReduceKind::kMin), x).value();
+  EXPECT_TRUE(std::isnan(mn.exact[0]));
+  auto e = c64({3, 0});
+  HostTensor ex(e);
+  auto s = reduce(rdesc(e, ReduceAxes::of({1}), false, ReduceKind::kSum), ex).value();
+  EXPECT_EQ(s.exact, (std::vector<double>{0, 0, 0}));
+  auto pr = reduce(rdesc(e, ReduceAxes::of({1}), false, ReduceKind::kProd), ex).value();
+  EXPECT_EQ(pr.exact[0], 1);
+  auto mean = reduce(rdesc(e, ReduceAxes::of({1}), false, ReduceKind::kMean), ex).value();
+  EXPECT_TRUE(std::isnan(mean.exact[0]));
+  auto lse = reduce(rdesc(e, ReduceAxes::of({1}), false, ReduceKind::kLogSumExp), ex).value();
+  EXPECT_EQ(lse.exact[0], -kInf);
+  auto lx = tensor(c64({3}), {kInf, 1, 2});
+  auto lse_inf = reduce(rdesc(c64({3}), ReduceAxes::all(), false, ReduceKind::kLogSumExp), lx).value();
+  EXPECT_EQ(lse_inf.exact[0], kInf);
+}
+
+TEST(ReduceReference, ArgTieAndNanRules) {
+  auto l = c64({6});
+  auto x = tensor(l, {1, 5, 5, -2, -2, 0});
+  ArgReduceDescriptor am{l, TensorLayout::contiguous(DType::kI64, {}), ReduceAxes::all(), false, ArgReduceKind::kArgmax};
+  EXPECT_EQ(arg_reduce(am, x).value().exact[0], 1);
+  am.kind = ArgReduceKind::kArgmin;
+  EXPECT_EQ(arg_reduce(am, x).value().exact[0], 3);
+  auto xn = tensor(l, {1, std::nan(""), 5, std::nan(""), -2, 0});
+  EXPECT_EQ(arg_reduce(am, xn).value().exact[0], 1);  // NaN counts as the extreme
+  am.kind = ArgReduceKind::kArgmax;
+  EXPECT_EQ(arg_reduce(am, xn).value().exact[0], 1);
+}
+
+TEST(ReduceReference, BoolCountTrace) {
+  auto l = c64({2, 3});
+  auto x = tensor(l, {0, -0.0, std::nan(""), 1, 2, 3});
+  BoolReduceDescriptor any{l, TensorLayout::contiguous(DType::kBool, {2}), ReduceAxes::of({1}), false, BoolReduceKind::kAny};
+  EXPECT_EQ(bool_reduce(any, x).value().exact, (std::vector<double>{1, 1}));
+  any.kind = BoolReduceKind::kAll;
+  EXPECT_EQ(bool_reduce(any, x).value().exact, (std::vector<double>{0, 1}));
+  CountReduceDescriptor cnt{l, TensorLayout::contiguous(DType::kI64, {3}), ReduceAxes::of({0}), false};
+  EXPECT_EQ(count_reduce(cnt, x).value().exact, (std::vector<double>{1, 1, 2}));
+  auto m = tensor(l, {1, 2, 3, 4, 5, 6});
+  TraceDescriptor tr{l, TensorLayout::contiguous(DType::kF64, {})};
+  EXPECT_EQ(trace(tr, m).value().exact[0], 6);
+}
+
+TEST(ReduceReference, IntegerSumWrapsInI64) {
+  auto l = TensorLayout::contiguous(DType::kI32, {4});
+  HostTensor x(l);
+  for (int i = 0; i < 4; ++i) x.set(i, 2147483647.0);
+  ReduceDescriptor d{l, TensorLayout::contiguous(DType::kI64, {}), ReduceAxes::all(), false, ReduceKind::kSum};
+  EXPECT_EQ(reduce(d, x).value().exact[0], 4.0 * 2147483647.0);
+}
+
+// L = sum(g * f(x)); dL/dx by central differences must match the backward given y = f(x).
+TEST(ReduceReference, BackwardMatchesFiniteDifferences) {
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> u(0.5, 2.0);
+  auto l = c64({3, 4, 2});
+  struct Case {
+    ReduceKind kind;
+    double p;
+    ReduceAxes axes;
+    bool keepdim;
+  };
+  const Case cases[] = {
+      {ReduceKind::kSum, 2, ReduceAxes::of({1}), false},   {ReduceKind::kMean, 2, ReduceAxes::of({0, 2}), true},
+      {ReduceKind::kProd, 2, ReduceAxes::of({1}), false},  {ReduceKind::kAmax, 2, ReduceAxes::of({2}), false},
+      {ReduceKind::kAmin, 2, ReduceAxes::all(), false},    {ReduceKind::kNorm, 2, ReduceAxes::of({1}), false},
+      {ReduceKind::kNorm, 1, ReduceAxes::of({1}), true},   {ReduceKind::kNorm, 3, ReduceAxes::of({0}), false},
+      {ReduceKind::kNorm, 0.5, ReduceAxes::of({2}), false}, {ReduceKind::kNorm, kInf, ReduceAxes::of({1}), false},
+      {ReduceKind::kLogSumExp, 2, ReduceAxes::of({1, 2}), false}, {ReduceKind::kVar, 2, ReduceAxes::of({1}), false},
+      {ReduceKind::kStd, 2, ReduceAxes::of({0}), true},
+  };
+  for (const auto& c : cases) {
+    auto d = rdesc(l, c.axes, c.keepdim, c.kind, c.p);
+    SCOPED_TRACE(d.to_string());
+    HostTensor x(l);
+    for (std::int64_t i = 0; i < l.numel(); ++i) x.set(i, (i % 2 ? -1.0 : 1.0) * u(rng));
+    HostTensor g(d.y);
+    for (std::int64_t i = 0; i < d.y.numel(); ++i) g.set(i, u(rng) - 1.25);
+    auto y = reduce(d, x).value();
+    HostTensor yt(d.y);
+    for (std::size_t i = 0; i < y.exact.size(); ++i) yt.set(static_cast<std::int64_t>(i), y.exact[i]);
+    ReduceBackwardDescriptor bd{d.y, l, d.y, l, c.axes, c.keepdim, c.kind, c.p, 1.0};
+    auto gx = reduce_backward(bd, g, x, yt).value();
+    const double h = 1e-6;
+    for (std::int64_t i = 0; i < l.numel(); ++i) {
+      auto loss = [&](double delta) {
+        HostTensor xp(l);
+        for (std::int64_t j = 0; j < l.numel(); ++j) xp.set(j, x.get(j) + (j == i ? delta : 0.0));
+        auto r = reduce(d, xp).value();
+        double s = 0;
+        for (std::size_t k = 0; k < r.exact.size(); ++k) s += g.get(static_cast<std::int64_t>(k)) * r.exact[k];
+        return s;
+      };
+      const double fd = (loss(h) - loss(-h)) / (2 * h);
+      EXPECT_NEAR(gx.exact[static_cast<std::size_t>(i)], fd, 1e-6 * (1 + std::fabs(fd))) << "element " << i;
+    }
+  }
+}
+
+// amax with ties: the gradient splits evenly (torch.amax); prod with one zero: only the zero
+// gets the product of the others.
+TEST(ReduceReference, BackwardTiesAndZeros) {
+  auto l = c64({4});
+  auto x = tensor(l, {3, 1, 3, 2});
+  auto s = TensorLayout::contiguous(DType::kF64, {});
+  auto g = tensor(s, {1.0});
+  auto y = tensor(s, {3.0});
+  ReduceBackwardDescriptor bd{s, l, s, l, ReduceAxes::all(), false, ReduceKind::kAmax};
+  EXPECT_EQ(reduce_backward(bd, g, x, y).value().exact, (std::vector<double>{0.5, 0, 0.5, 0}));
+  auto xz = tensor(l, {3, 0, 2, 2});
+  auto yz = tensor(s, {0.0});
+  bd.kind = ReduceKind::kProd;
+  EXPECT_EQ(reduce_backward(bd, g, xz, yz).value().exact, (std::vector<double>{0, 12, 0, 0}));
+}
+
+}  // namespace
+}  // namespace baracuda::reference
+
+namespace baracuda {
+namespace {
+
+DeviceCaps sm90() { return DeviceCaps::for_arch(90).value(); }
+
+ReduceDescriptor rd(const TensorLayout& x, ReduceAxes axes, bool keepdim = false, ReduceKind k = ReduceKind::kSum) {
+  return ReduceDescriptor{x, reduced_layout(x, axes, keepdim, x.dtype).value(), axes, keepdim, k};
+}
+std::string chosen(const ReduceDescriptor& d) {
+  auto p = ReducePlan::select_for_caps(sm90(), d);
+  if (!p) return "error: " + p.error().to_string();
+  return p->sku().impl;
+}
+
+TEST(ReduceDispatch, PicksByLayout) {
+  const auto bf = DType::kBF16;
+  EXPECT_EQ(chosen(rd(TensorLayout::contiguous(bf, {16384, 8192}), ReduceAxes::of({1}))), "block_row_vec16");
+  EXPECT_EQ(chosen(rd(TensorLayout::contiguous(bf, {16384, 512}), ReduceAxes::of({1}))), "warp_row_vec16");
+  EXPECT_EQ(chosen(rd(TensorLayout::contiguous(bf, {16384, 7}), ReduceAxes::of({1}))), "warp_row");
+  EXPECT_EQ(chosen(rd(TensorLayout::contiguous(bf, {4, 1000001}), ReduceAxes::of({1}))), "split_row");
+  EXPECT_EQ(chosen(rd(TensorLayout::contiguous(bf, {2048, 3001}), ReduceAxes::of({1}))), "block_row");
+  EXPECT_EQ(chosen(rd(TensorLayout::contiguous(bf, {4, 131072}), ReduceAxes::of({1}))), "split_row_vec16");
+  EXPECT_EQ(chosen(rd(TensorLayout::contiguous(DType::kF32, {1LL << 28}), ReduceAxes::all())), "split_row_vec16");
+  EXPECT_EQ(chosen(rd(TensorLayout::contiguous(bf, {16384, 8192}), ReduceAxes::of({0}))), "column_vec16");
+  EXPECT_EQ(chosen(rd(TensorLayout::contiguous(bf, {64, 100, 7}), ReduceAxes::of({1}))), "column");
+  EXPECT_EQ(chosen(rd(TensorLayout::contiguous(bf, {8, 16, 32}), ReduceAxes::of({0, 2}))), "generic");
+  // middle axes that merge: [8, (16, 32), 4] -> one reduced dim of stride 4 (column)
+  EXPECT_EQ(chosen(rd(TensorLayout::contiguous(DType::kF32, {8, 16, 32, 4}), ReduceAxes::of({1, 2}))), "column_vec16");
+  // several trailing axes collapse into one row
+  EXPECT_EQ(chosen(rd(TensorLayout::contiguous(DType::kF32, {8, 16, 32}), ReduceAxes::of({1, 2}))), "warp_row_vec16");
+}
+
+TEST(ReduceDispatch, SplitWorkspaceAndDeterministic) {
+  auto d = rd(TensorLayout::contiguous(DType::kF32, {1LL << 28}), ReduceAxes::all());
+  auto p = ReducePlan::select_for_caps(sm90(), d);
+  ASSERT_TRUE(p.has_value()) << p.error().to_string();
+  EXPECT_GT(p->workspace_size(), 0u);
+  EXPECT_TRUE(p->sku().precision.deterministic);
+  EXPECT_EQ(p->sku().name().find("sum.fwd.split_row_vec16[f32,f32"), 0u) << p->sku().name();
+  PlanPreference pref;
+  pref.max_workspace_bytes = 0;
+  auto q = ReducePlan::select_for_caps(sm90(), d, pref);
+  ASSERT_TRUE(q.has_value());
+  EXPECT_EQ(q->sku().impl, "block_row_vec16");
+}
+
+TEST(ReduceDispatch, OtherPlans) {
+  auto x = TensorLayout::contiguous(DType::kF16, {64, 1000});
+  ArgReduceDescriptor a{x, TensorLayout::contiguous(DType::kI64, {64}), ReduceAxes::of({1}), false, ArgReduceKind::kArgmax};
+  auto pa = ArgReducePlan::select_for_caps(sm90(), a);
+  ASSERT_TRUE(pa.has_value()) << pa.error().to_string();
+  EXPECT_EQ(pa->sku().family, "argmax");
+  BoolReduceDescriptor b{x, TensorLayout::contiguous(DType::kBool, {1000}), ReduceAxes::of({0}), false, BoolReduceKind::kAll};
+  EXPECT_TRUE(BoolReducePlan::select_for_caps(sm90(), b).has_value());
+  CountReduceDescriptor c{x, TensorLayout::contiguous(DType::kI64, {}), ReduceAxes::all(), false};
+  EXPECT_TRUE(CountReducePlan::select_for_caps(sm90(), c).has_value());
+  TraceDescriptor t{TensorLayout::contiguous(DType::kI32, {5, 7}), TensorLayout::contiguous(DType::kI64, {})};
+  auto pt = TracePlan::select_for_caps(sm90(), t);
+  ASSERT_TRUE(pt.has_value()) << pt.error().to_string();
+  EXPECT_EQ(pt->sku().impl, "generic");
+  ReduceBackwardDescriptor bd{TensorLayout::contiguous(DType::kF16, {64}), x, TensorLayout::contiguous(DType::kF16, {64}), x,
+                              ReduceAxes::of({1}), false, ReduceKind::kVar};
+  auto pb = ReduceBackwardPlan::select_for_caps(sm90(), bd);
+  ASSERT_TRUE(pb.has_value()) << pb.error().to_string();
+  EXPECT_EQ(pb->sku().impl, "group");
+}
+
+using test::expect_select_refusals;
+using test::Refusal;
+
+TEST(SelectRefusals, ReducePlan) {
+  const auto x = TensorLayout::contiguous(DType::kF32, {4, 6, 8});
+  const auto valid = rd(x, ReduceAxes::of({1}), false, ReduceKind::kSum);
+  expect_select_refusals<ReducePlan>(
+      valid, {
+                 {"dtype", [](auto& d) { d.x.dtype = d.y.dtype = DType::kI8; }, "x.dtype = i8"},
+                 {"dtype", [](auto& d) { d.y.dtype = DType::kF16; }, "y.dtype = f16"},
+                 {"dtype", [](auto& d) { d.x.dtype = DType::kI32; d.y.dtype = DType::kI32; }, "y.dtype = i32"},
+                 {"dtype", [](auto& d) { d.kind = ReduceKind::kMean; d.x.dtype = DType::kI32; d.y.dtype = DType::kI64; }, "x.dtype = i32"},
+                 {"axis", [](auto& d) { d.axes = ReduceAxes::of({3}); }, "axes[0] = 3"},
+                 {"axis", [](auto& d) { d.axes = ReduceAxes::of({-4}); }, "axes[0] = -4"},
+                 {"axis", [](auto& d) { d.axes = ReduceAxes::of({1, -2}); }, "axes[1] = -2 repeats dim 1"},
+                 {"shape", [](auto& d) { d.keepdim = true; }, "y.shape = [4,8]"},
+                 {"shape", [](auto& d) { d.y = TensorLayout::contiguous(DType::kF32, {4, 1, 8}); }, "y.shape = [4,1,8]"},
+                 {"stride", [](auto& d) { d.y.strides[1] = 0; }, "y"},
+                 {"empty", [](auto& d) { d.kind = ReduceKind::kAmax; d.x.shape[1] = 0; d.x = TensorLayout::contiguous(DType::kF32, {4, 0, 8}); }, "zero elements"},
+                 {"param", [](auto& d) { d.kind = ReduceKind::kNorm; d.p = std::nan(""); }, "p = nan"},
+             });
+}
+
+TEST(SelectRefusals, ReduceBackwardPlan) {
+  const auto x = TensorLayout::contiguous(DType::kBF16, {4, 6});
+  const auto y = TensorLayout::contiguous(DType::kBF16, {4});
+  ReduceBackwardDescriptor valid{y, x, y, x, ReduceAxes::of({1}), false, ReduceKind::kAmax};
+  expect_select_refusals<ReduceBackwardPlan>(
+      valid, {
+                 {"dtype", [](auto& d) { d.x.dtype = d.grad_x.dtype = DType::kI32; }, "x.dtype = i32"},
+                 {"dtype", [](auto& d) { d.grad_y.dtype = DType::kF32; }, "grad_y"},
+                 {"shape", [](auto& d) { d.grad_x = TensorLayout::contiguous(DType::kBF16, {4, 7}); }, "grad_x = bf16[4,7]"},
+                 {"shape", [](auto& d) { d.keepdim = true; }, "y.shape = [4]"},
+                 {"axis", [](auto& d) { d.axes = ReduceAxes::of({2}); }, "axes[0] = 2"},
+                 {"axis", [](auto& d) { d.axes = ReduceAxes::of({0, 0}); }, "axes[1] = 0 repeats dim 0"},
+                 {"stride", [](auto& d) { d.grad_x.strides[0] = 0; }, "grad_x"},
+             });
+}
+
+TEST(SelectRefusals, ArgBoolCountTracePlans) {
+  const auto x = TensorLayout::contiguous(DType::kF32, {4, 6});
+  ArgReduceDescriptor a{x, TensorLayout::contiguous(DType::kI64, {4}), ReduceAxes::of({1}), false, ArgReduceKind::kArgmin};
+  expect_select_refusals<ArgReducePlan>(
+      a, {
+             {"dtype", [](auto& d) { d.y.dtype = DType::kI32; }, "y.dtype = i32"},
+             {"dtype", [](auto& d) { d.x.dtype = DType::kU8; }, "x.dtype = u8"},
+             {"axis", [](auto& d) { d.axes = ReduceAxes::of({0, 1}); }, "axes = [0,1]"},
+             {"axis", [](auto& d) { d.axes = ReduceAxes::of({5}); }, "axes[0] = 5"},
+             {"shape", [](auto& d) { d.keepdim = true; }, "y.shape = [4]"},
+             {"empty", [](auto& d) { d.x = TensorLayout::contiguous(DType::kF32, {4, 0}); }, "zero elements"},
+         });
+  BoolReduceDescriptor b{x, TensorLayout::contiguous(DType::kBool, {6}), ReduceAxes::of({0}), false, BoolReduceKind::kAny};
+  expect_select_refusals<BoolReducePlan>(
+      b, {
+             {"dtype", [](auto& d) { d.y.dtype = DType::kU8; }, "y.dtype = u8"},
+             {"dtype", [](auto& d) { d.x.dtype = DType::kS4; }, "x.dtype = s4"},
+             {"axis", [](auto& d) { d.axes = ReduceAxes::of({-3}); }, "axes[0] = -3"},
+             {"shape", [](auto& d) { d.y = TensorLayout::contiguous(DType::kBool, {4}); }, "y.shape = [4]"},
+         });
+  CountReduceDescriptor c{x, TensorLayout::contiguous(DType::kI64, {}), ReduceAxes::all(), false};
+  expect_select_refusals<CountReducePlan>(
+      c, {
+             {"dtype", [](auto& d) { d.y.dtype = DType::kI32; }, "y.dtype = i32"},
+             {"shape", [](auto& d) { d.keepdim = true; }, "y.shape = []"},
+             {"axis", [](auto& d) { d.axes = ReduceAxes::of({1, 1}); }, "repeats dim 1"},
+         });
+  TraceDescriptor t{x, TensorLayout::contiguous(DType::kF32, {})};
+  expect_select_refusals<TracePlan>(
+      t, {
+             {"dtype", [](auto& d) { d.y.dtype = DType::kF64; }, "y.dtype = f64"},
+             {"dtype", [](auto& d) { d.x.dtype = DType::kU8; }, "x.dtype = u8"},
+             {"shape", [](auto& d) { d.x = TensorLayout::contiguous(DType::kF32, {4, 6, 2}); }, "x.rank = 3"},
+             {"shape", [](auto& d) { d.y = TensorLayout::contiguous(DType::kF32, {1}); }, "y.rank = 1"},
+         });
+}
+
+}  // namespace
+}  // namespace baracuda
