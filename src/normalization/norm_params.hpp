@@ -19,30 +19,16 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "baracuda/core/dtype.hpp"
-#include "baracuda/core/status.hpp"
-
-typedef struct CUstream_st* cudaStream_t;
+#include "baracuda/ops/normalization.hpp"
+#include "common/row_launchers.hpp"
 
 namespace baracuda::norm {
 
 enum class NormImpl : std::uint8_t { kWarpRow, kBlockRow, kClusterRow, kSplitRow };
 
 struct NormParams {
-  // forward
-  const void* x = nullptr;
-  const void* residual = nullptr;
-  const void* weight = nullptr;
-  const void* bias = nullptr;
-  void* y = nullptr;
-  void* residual_out = nullptr;
-  void* mean = nullptr;
-  void* rstd = nullptr;
-  // backward
-  const void* grad_y = nullptr;
-  void* grad_x = nullptr;
-  void* grad_weight = nullptr;
-  void* grad_bias = nullptr;
+  NormArgs fwd;          // the forward's pointers (the plan's args, as given)
+  NormBackwardArgs bwd;  // the backward's
   void* partial = nullptr;
   void* row_stats = nullptr;  // kSplitRow: rows x cluster statistics (workspace, after partial)
   std::size_t row_stats_offset = 0;  // bytes into the workspace
@@ -75,15 +61,6 @@ constexpr int norm_max_threads(int elem_bytes, int vec, int row_bytes_per_thread
   return elem_bytes == 8 ? 256 : (bwd || vec == 1 || row_bytes_per_thread > 64) ? 512 : 1024;
 }
 
-template <DType D> Status launch_norm_fwd(const NormParams& p, cudaStream_t s);
-template <DType D> Status launch_norm_bwd(const NormParams& p, cudaStream_t s);
-#define BARACUDA_NORM_SPECS(D)                                                   \
-  template <> Status launch_norm_fwd<DType::D>(const NormParams&, cudaStream_t); \
-  template <> Status launch_norm_bwd<DType::D>(const NormParams&, cudaStream_t);
-BARACUDA_NORM_SPECS(kF64)
-BARACUDA_NORM_SPECS(kF32)
-BARACUDA_NORM_SPECS(kF16)
-BARACUDA_NORM_SPECS(kBF16)
-#undef BARACUDA_NORM_SPECS
+BARACUDA_ROW_LAUNCHERS("norm", NormParams, launch_norm_fwd, launch_norm_bwd)
 
 }  // namespace baracuda::norm
