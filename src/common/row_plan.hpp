@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <array>
+#include <iterator>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -75,11 +76,14 @@ struct RowShape {
 // max_threads(k): its largest block (its launch bounds). `what` names the length in the
 // rejection ("row length", "normalized size").
 //  warp:    the smallest k with len <= 32 k v; blocks of 256 threads (8 rows).
-//  block:   the smallest k that fits in 512 threads, then in max_threads(k).
+//  block:   with k_pref > 0, bytes in flight first: the largest k <= k_pref whose block of
+//           ceil(len / k v) threads is within [128, max_threads(k)] (several 16-byte loads
+//           per thread, 4+ warps per row); else the smallest k that fits in 512 threads, then
+//           in max_threads(k).
 //  cluster: the smallest k (then up to max_threads(k)) that fits in `max_cluster` blocks.
 template <class Built, class MaxThreads>
 RowShape row_shape(RowLayout layout, std::int64_t len, int v, Built built, MaxThreads max_threads, const char* what,
-                   int max_cluster = 8) {
+                   int k_pref = 0, int max_cluster = 8) {
   constexpr int ks[] = {1, 2, 4, 8, 16};
   RowShape r;
   auto blocks_of = [&](int k) { return (len + static_cast<std::int64_t>(k) * v - 1) / (static_cast<std::int64_t>(k) * v); };
@@ -93,6 +97,12 @@ RowShape row_shape(RowLayout layout, std::int64_t len, int v, Built built, MaxTh
         }
       break;
     case RowLayout::kBlock:
+      for (auto it = std::rbegin(ks); it != std::rend(ks); ++it)
+        if (*it <= k_pref && built(*it) && blocks_of(*it) >= 128 && blocks_of(*it) <= max_threads(*it)) {
+          r.k = *it;
+          r.threads = round_up32(blocks_of(*it));
+          return r;
+        }
       for (int limit : {512, 1024})
         for (int k : ks)
           if (built(k) && len <= static_cast<std::int64_t>(std::min(limit, max_threads(k))) * k * v) {

@@ -54,9 +54,12 @@ constexpr bool norm_bucket_built(NormImpl impl, bool vec, int k, bool bwd) {
   if (bwd) return k == 1 || k == 2;
   return k == 1 || k == 2 || k == 4;
 }
-// Threads per block of a bucket: f64 runs 256 (double math needs the registers); the
-// forward runs 1024 with 16-byte vectors and <= 64 bytes of row registers per thread (x and
-// residual), else 512; the backward at most 512 (its accumulators need the registers).
+// Threads per block of a bucket (its __launch_bounds__): f64 runs 256 (double math needs the
+// registers); the forward runs 1024 with 16-byte vectors and <= 64 bytes of row registers
+// per thread (x and residual), else 512; the backward at most 512 (its accumulators need the
+// registers). Capping these buckets at 64 registers for >= 50% occupancy spills (measured
+// with ptxas -v: forward bf16 k = 4 26..76 bytes, backward k = 1 at 1024 threads 24..80
+// bytes), so there is no min-blocks bound; see docs/softmax-norm.md.
 constexpr int norm_max_threads(int elem_bytes, int vec, int row_bytes_per_thread, bool bwd) {
   return elem_bytes == 8 ? 256 : (bwd || vec == 1 || row_bytes_per_thread > 64) ? 512 : 1024;
 }

@@ -245,7 +245,9 @@ Setup setup_for(NormImpl impl, bool vec, const NormShape& s, const DeviceCaps& c
     const rows::RowLayout layout = impl == NormImpl::kWarpRow    ? rows::RowLayout::kWarp
                                    : impl == NormImpl::kBlockRow ? rows::RowLayout::kBlock
                                                                  : rows::RowLayout::kCluster;
-    rows::RowShape shape = rows::row_shape(layout, p.n, v, built, max_thr, "normalized size");
+    // forward: 2 vectors of x a thread in flight (k = 4 needs > 64 registers: 2 blocks of 256
+    // an SM, no more bytes in flight than k = 2's 2 blocks of 512); backward: the old rule
+    rows::RowShape shape = rows::row_shape(layout, p.n, v, built, max_thr, "normalized size", s.bwd ? 0 : 2);
     if (!shape.rejection.empty()) {
       r.rejection = std::move(shape.rejection);
       return r;

@@ -152,7 +152,8 @@ Setup setup_for(SoftmaxImpl impl, bool vec, const Operands& o, const DeviceCaps&
     const rows::RowLayout layout = impl == SoftmaxImpl::kWarpRow    ? rows::RowLayout::kWarp
                                    : impl == SoftmaxImpl::kBlockRow ? rows::RowLayout::kBlock
                                                                     : rows::RowLayout::kCluster;
-    rows::RowShape shape = rows::row_shape(layout, p.len, v, built, [&](int k) { return max_threads(o, v, k); }, "row length");
+    rows::RowShape shape = rows::row_shape(layout, p.len, v, built, [&](int k) { return max_threads(o, v, k); }, "row length",
+                                           o.bwd ? 2 : 4);  // 2..4 16-byte loads in flight a thread
     if (!shape.rejection.empty()) {
       r.rejection = std::move(shape.rejection);
       return r;

@@ -107,13 +107,14 @@ __device__ __forceinline__ R row_allreduce(R v, Merge merge, R identity, R* red,
   return v;
 }
 
-template <class T, int V, int K>
-constexpr int norm_fwd_threads() {
-  return norm::norm_max_threads(static_cast<int>(sizeof(T)), V, static_cast<int>(sizeof(T)) * V * K * 2, false);
+// The launch bounds of a bucket (norm_params.hpp).
+template <class T, int V, int K, bool kBwd>
+constexpr int norm_threads() {
+  return norm::norm_max_threads(static_cast<int>(sizeof(T)), V, static_cast<int>(sizeof(T)) * V * K * 2, kBwd);
 }
 
 template <class T, int V, int K, NormMode M>
-__global__ void __launch_bounds__(norm_fwd_threads<T, V, K>()) norm_fwd(norm::NormParams p) {
+__global__ void __launch_bounds__(norm_threads<T, V, K, false>()) norm_fwd(norm::NormParams p) {
   using C = Compute<T>;
   __shared__ Welford<C> red_w[33];
   __shared__ Welford<C> slot_w;
@@ -209,7 +210,7 @@ __global__ void __launch_bounds__(norm_fwd_threads<T, V, K>()) norm_fwd(norm::No
 }
 
 template <class T, int V, int K, NormMode M>
-__global__ void __launch_bounds__(norm::norm_max_threads(static_cast<int>(sizeof(T)), V, 0, true)) norm_bwd(norm::NormParams p) {
+__global__ void __launch_bounds__(norm_threads<T, V, K, true>()) norm_bwd(norm::NormParams p) {
   using C = Compute<T>;
   __shared__ Sum2<C> red[33];
   __shared__ Sum2<C> slot;

@@ -142,8 +142,8 @@ __device__ __forceinline__ void finish(Vec<T, V> (&g)[K], const Vec<T, V> (&y)[K
 // block per row; kCluster: `slices` blocks per row (one cluster); kSplit*: `slices` blocks
 // per row (flattened).
 template <class T, int V, int K, RowMode M, bool kBwd>
-__global__ void __launch_bounds__(softmax::row_max_threads(static_cast<int>(sizeof(T)), V,
-                                                     static_cast<int>(sizeof(T)) * V * K * (kBwd ? 2 : 1)))
+__global__ void __launch_bounds__(
+    softmax::row_max_threads(static_cast<int>(sizeof(T)), V, static_cast<int>(sizeof(T)) * V * K * (kBwd ? 2 : 1)))
 softmax_rows(softmax::SoftmaxParams p) {
   using Stat = ThreadStat<kBwd, T, V, K>;
   using R = typename Stat::R;
