@@ -6,13 +6,17 @@
 // Elements past len are filled with `fill` and never stored. row_offset finds a row's first
 // element through the collapsed kept dims of a params struct (kept_rank / kept_shape /
 // kept_stride[op]). cluster_allreduce merges one value per block of a thread-block cluster
-// in rank order (sm_90; every block gets the same bits).
+// in rank order (sm_90; every block gets the same bits). Host side: launch_row_kernel (a
+// plain or a cluster launch) and dispatch_row_bucket (the compile-time (vec, k) buckets).
 #pragma once
 
 #include <cooperative_groups.h>
 
 #include <cstdint>
+#include <string>
+#include <type_traits>
 
+#include "baracuda/core/status.hpp"
 #include "common/vec_io.cuh"
 
 namespace baracuda::kernels {
@@ -33,6 +37,15 @@ __device__ __forceinline__ std::int64_t slice_elem(std::int64_t base, int j, int
   return base + (static_cast<std::int64_t>(j) * nt + t) * v;
 }
 
+// V elements at element e of a unit-stride array (one 16-byte load when V > 1).
+template <class T, int V>
+__device__ __forceinline__ Vec<T, V> load_elems(const T* a, std::int64_t e) {
+  Vec<T, V> r;
+  if constexpr (V > 1) r = load_vec<T, V>(a + e);
+  else r.v[0] = a[e];
+  return r;
+}
+
 template <class T, int V, int K>
 __device__ __forceinline__ void load_slice(Vec<T, V> (&buf)[K], const T* row, std::int64_t base, std::int64_t len,
                                            int t, int nt, T fill) {
@@ -40,8 +53,7 @@ __device__ __forceinline__ void load_slice(Vec<T, V> (&buf)[K], const T* row, st
   for (int j = 0; j < K; ++j) {
     const std::int64_t e = slice_elem(base, j, t, nt, V);
     if (e < len) {
-      if constexpr (V > 1) buf[j] = load_vec<T, V>(row + e);
-      else buf[j].v[0] = row[e];
+      buf[j] = load_elems<T, V>(row, e);
     } else {
 #pragma unroll
       for (int i = 0; i < V; ++i) buf[j].v[i] = fill;
@@ -80,6 +92,67 @@ __device__ __forceinline__ R cluster_allreduce(R v, Merge merge, R* slot) {
   __trap();
   return v;
 #endif
+}
+
+inline Status row_launch_status(const char* what) {
+  const cudaError_t e = cudaGetLastError();
+  if (e == cudaSuccess) return Status::ok();
+  return Status(Code::kCudaError, std::string(what) + ": " + cudaGetErrorString(e));
+}
+
+// `blocks` blocks of `threads`; with `use_cluster`, in clusters of `cluster` blocks along x
+// (more than 8, the non-portable sizes of sm_90, are opted into on the kernel first).
+template <class Kernel, class Params>
+Status launch_row_kernel(Kernel kernel, const Params& p, unsigned blocks, int threads, bool use_cluster, int cluster,
+                         cudaStream_t s, const char* what) {
+  if (!use_cluster) {
+    kernel<<<blocks, threads, 0, s>>>(p);
+    return row_launch_status(what);
+  }
+  cudaError_t e = cudaSuccess;
+  if (cluster > 8) e = cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+  if (e == cudaSuccess) {
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(blocks);
+    cfg.blockDim = dim3(static_cast<unsigned>(threads));
+    cfg.stream = s;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = static_cast<unsigned>(cluster);
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    e = cudaLaunchKernelEx(&cfg, kernel, p);
+  }
+  if (e != cudaSuccess) return Status(Code::kCudaError, std::string(what) + " cluster_row: " + cudaGetErrorString(e));
+  return Status::ok();
+}
+
+// Calls f(integral_constant<V>, integral_constant<K>) for the built (vec, k) buckets: 16-byte
+// vectors (V = 16 / sizeof(T)) with k in {1, 2, 4, 8}, scalars with k in {1, 4, 16}.
+template <class T, class F>
+Status dispatch_row_bucket(int vec, int k, F&& f, const char* what) {
+  constexpr int kV = 16 / static_cast<int>(sizeof(T));
+  using std::integral_constant;
+  if (vec > 1) {
+    switch (k) {
+      case 1: return f(integral_constant<int, kV>{}, integral_constant<int, 1>{});
+      case 2: return f(integral_constant<int, kV>{}, integral_constant<int, 2>{});
+      case 4: return f(integral_constant<int, kV>{}, integral_constant<int, 4>{});
+      case 8: return f(integral_constant<int, kV>{}, integral_constant<int, 8>{});
+      default: break;
+    }
+  } else {
+    switch (k) {
+      case 1: return f(integral_constant<int, 1>{}, integral_constant<int, 1>{});
+      case 4: return f(integral_constant<int, 1>{}, integral_constant<int, 4>{});
+      case 16: return f(integral_constant<int, 1>{}, integral_constant<int, 16>{});
+      default: break;
+    }
+  }
+  return Status(Code::kInternal,
+                std::string(what) + ": no kernel for vec = " + std::to_string(vec) + ", k = " + std::to_string(k));
 }
 
 }  // namespace baracuda::kernels

@@ -19,30 +19,16 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "baracuda/core/dtype.hpp"
-#include "baracuda/core/status.hpp"
-
-typedef struct CUstream_st* cudaStream_t;
+#include "baracuda/ops/normalization.hpp"
+#include "common/row_launchers.hpp"
 
 namespace baracuda::norm {
 
 enum class NormImpl : std::uint8_t { kWarpRow, kBlockRow, kClusterRow, kSplitRow };
 
 struct NormParams {
-  // forward
-  const void* x = nullptr;
-  const void* residual = nullptr;
-  const void* weight = nullptr;
-  const void* bias = nullptr;
-  void* y = nullptr;
-  void* residual_out = nullptr;
-  void* mean = nullptr;
-  void* rstd = nullptr;
-  // backward
-  const void* grad_y = nullptr;
-  void* grad_x = nullptr;
-  void* grad_weight = nullptr;
-  void* grad_bias = nullptr;
+  NormArgs fwd;          // the forward's pointers (the plan's args, as given)
+  NormBackwardArgs bwd;  // the backward's
   void* partial = nullptr;
   void* row_stats = nullptr;  // kSplitRow: rows x cluster statistics (workspace, after partial)
   std::size_t row_stats_offset = 0;  // bytes into the workspace
@@ -68,22 +54,16 @@ constexpr bool norm_bucket_built(NormImpl impl, bool vec, int k, bool bwd) {
   if (bwd) return k == 1 || k == 2;
   return k == 1 || k == 2 || k == 4;
 }
-// Threads per block of a bucket: f64 runs 256 (double math needs the registers); the
-// forward runs 1024 with 16-byte vectors and <= 64 bytes of row registers per thread (x and
-// residual), else 512; the backward at most 512 (its accumulators need the registers).
+// Threads per block of a bucket (its __launch_bounds__): f64 runs 256 (double math needs the
+// registers); the forward runs 1024 with 16-byte vectors and <= 64 bytes of row registers
+// per thread (x and residual), else 512; the backward at most 512 (its accumulators need the
+// registers). Capping these buckets at 64 registers for >= 50% occupancy spills (measured
+// with ptxas -v: forward bf16 k = 4 26..76 bytes, backward k = 1 at 1024 threads 24..80
+// bytes), so there is no min-blocks bound; see docs/softmax-norm.md.
 constexpr int norm_max_threads(int elem_bytes, int vec, int row_bytes_per_thread, bool bwd) {
   return elem_bytes == 8 ? 256 : (bwd || vec == 1 || row_bytes_per_thread > 64) ? 512 : 1024;
 }
 
-template <DType D> Status launch_norm_fwd(const NormParams& p, cudaStream_t s);
-template <DType D> Status launch_norm_bwd(const NormParams& p, cudaStream_t s);
-#define BARACUDA_NORM_SPECS(D)                                                   \
-  template <> Status launch_norm_fwd<DType::D>(const NormParams&, cudaStream_t); \
-  template <> Status launch_norm_bwd<DType::D>(const NormParams&, cudaStream_t);
-BARACUDA_NORM_SPECS(kF64)
-BARACUDA_NORM_SPECS(kF32)
-BARACUDA_NORM_SPECS(kF16)
-BARACUDA_NORM_SPECS(kBF16)
-#undef BARACUDA_NORM_SPECS
+BARACUDA_ROW_LAUNCHERS("norm", NormParams, launch_norm_fwd, launch_norm_bwd)
 
 }  // namespace baracuda::norm

@@ -17,6 +17,7 @@
 
 #include "baracuda/ops/normalization.hpp"
 #include "core/hash.hpp"
+#include "common/row_plan.hpp"
 #include "core/plan_impl.hpp"
 #include "elementwise/checks.hpp"
 #include "elementwise/map_family.hpp"
@@ -180,14 +181,9 @@ NormParams base_params(const NormShape& s) {
   return p;
 }
 
-struct Setup {
-  std::string rejection;
-  NormParams params;
-  std::size_t workspace = 0;
-};
-
-constexpr std::int64_t kMaxGrid = 0x7fffffff;
-int round_up32(std::int64_t n) { return static_cast<int>(std::max<std::int64_t>(32, (n + 31) / 32 * 32)); }
+using Setup = rows::RowSetup<NormParams>;
+using rows::kMaxGrid;
+using rows::round_up32;
 
 Setup setup_for(NormImpl impl, bool vec, const NormShape& s, const DeviceCaps& caps) {
   Setup r;
@@ -233,64 +229,32 @@ Setup setup_for(NormImpl impl, bool vec, const NormShape& s, const DeviceCaps& c
   const int ks[] = {1, 2, 4, 8, 16};
   auto built = [&](int k) { return norm_bucket_built(impl, vec, k, s.bwd); };
   auto max_thr = [&](int k) { return norm_max_threads(esize, v, esize * v * k * 2, s.bwd); };
-  bool found = false;
-  switch (impl) {
-    case NormImpl::kWarpRow:
-      for (int k : ks)
-        if (!found && built(k) && p.n <= 32LL * k * v) {
-          p.k = k;
-          p.threads = 256;
-          found = true;
-        }
-      break;
-    case NormImpl::kBlockRow:
-      for (int limit : {512, 1024})
-        for (int k : ks)
-          if (!found && built(k) && p.n <= static_cast<std::int64_t>(std::min(limit, max_thr(k))) * k * v) {
-            p.k = k;
-            p.threads = round_up32((p.n + static_cast<std::int64_t>(k) * v - 1) / (static_cast<std::int64_t>(k) * v));
-            found = true;
-          }
-      break;
-    case NormImpl::kClusterRow:
-      for (int k : ks)
-        for (int limit : {512, 1024})
-          if (!found && built(k)) {
-            const std::int64_t slice = static_cast<std::int64_t>(std::min(limit, max_thr(k))) * k * v;
-            const std::int64_t n = std::max<std::int64_t>(2, (p.n + slice - 1) / slice);
-            if (n > 8) continue;
-            p.k = k;
-            p.cluster = static_cast<int>(n);
-            const std::int64_t per = (p.n + n - 1) / n;
-            p.threads = round_up32((per + static_cast<std::int64_t>(k) * v - 1) / (static_cast<std::int64_t>(k) * v));
-            found = true;
-          }
-      break;
-    case NormImpl::kSplitRow: {
-      for (int k : ks)
-        if (built(k)) p.k = k;
-      const std::int64_t kv = static_cast<std::int64_t>(p.k) * v;
-      const std::int64_t slice = std::min(512, max_thr(p.k)) * kv;
-      const std::int64_t n = std::max<std::int64_t>(1, (p.n + slice - 1) / slice);
-      if (n > kMaxGrid) {
-        r.rejection = "normalized size " + std::to_string(p.n) + " needs too many slices";
-        return r;
-      }
-      p.cluster = static_cast<int>(n);
-      p.threads = round_up32(((p.n + n - 1) / n + kv - 1) / kv);
-      found = true;
-      break;
-    }
-  }
-  if (!found) {
-    std::int64_t cap = 0;
+  if (impl == NormImpl::kSplitRow) {
     for (int k : ks)
-      if (built(k))
-        cap = std::max<std::int64_t>(cap, static_cast<std::int64_t>(impl == NormImpl::kWarpRow ? 32 : max_thr(k)) * k * v *
-                                              (impl == NormImpl::kClusterRow ? 8 : 1));
-    r.rejection = "normalized size " + std::to_string(p.n) + " > " + std::to_string(cap) +
-                  (impl == NormImpl::kWarpRow ? " (one warp)" : impl == NormImpl::kBlockRow ? " (one block)" : " (a cluster of 8 blocks)");
-    return r;
+      if (built(k)) p.k = k;
+    const std::int64_t kv = static_cast<std::int64_t>(p.k) * v;
+    const std::int64_t slice = std::min(512, max_thr(p.k)) * kv;
+    const std::int64_t n = std::max<std::int64_t>(1, (p.n + slice - 1) / slice);
+    if (n > kMaxGrid) {
+      r.rejection = "normalized size " + std::to_string(p.n) + " needs too many slices";
+      return r;
+    }
+    p.cluster = static_cast<int>(n);
+    p.threads = round_up32(((p.n + n - 1) / n + kv - 1) / kv);
+  } else {
+    const rows::RowLayout layout = impl == NormImpl::kWarpRow    ? rows::RowLayout::kWarp
+                                   : impl == NormImpl::kBlockRow ? rows::RowLayout::kBlock
+                                                                 : rows::RowLayout::kCluster;
+    // forward: 2 vectors of x a thread in flight (k = 4 needs > 64 registers: 2 blocks of 256
+    // an SM, no more bytes in flight than k = 2's 2 blocks of 512); backward: the old rule
+    rows::RowShape shape = rows::row_shape(layout, p.n, v, built, max_thr, "normalized size", s.bwd ? 0 : 2);
+    if (!shape.rejection.empty()) {
+      r.rejection = std::move(shape.rejection);
+      return r;
+    }
+    p.k = shape.k;
+    p.threads = shape.threads;
+    p.cluster = shape.cluster;
   }
   if (s.bwd) {
     // persistent workers: about two blocks' worth per SM
@@ -299,8 +263,7 @@ Setup setup_for(NormImpl impl, bool vec, const NormShape& s, const DeviceCaps& c
     p.units = std::max<std::int64_t>(1, std::min(units, p.rows));
     const bool grads = !s.vecs.empty();
     if (grads) {
-      const std::size_t bytes = 2 * static_cast<std::size_t>(p.units * p.n) * dtype_size(stats_dtype(s.dtype()));
-      r.workspace = (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
+      r.workspace = rows::align_workspace(2 * static_cast<std::size_t>(p.units * p.n) * dtype_size(stats_dtype(s.dtype())));
     }
   }
   if (impl == NormImpl::kSplitRow) {
@@ -309,7 +272,7 @@ Setup setup_for(NormImpl impl, bool vec, const NormShape& s, const DeviceCaps& c
     const std::size_t bytes = static_cast<std::size_t>(p.rows * p.cluster) * (s.bwd ? 2 : 3) *
                               dtype_size(stats_dtype(s.dtype()));
     p.row_stats_offset = r.workspace;
-    r.workspace += (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
+    r.workspace += rows::align_workspace(bytes);
   }
   const std::int64_t items = s.bwd ? p.units : p.rows;
   const std::int64_t blocks = impl == NormImpl::kWarpRow ? (items + 7) / 8 : items * p.cluster;
@@ -328,7 +291,6 @@ constexpr ImplInfo kImpls[] = {
     {NormImpl::kClusterRow, true, "cluster_row_vec16"},
     {NormImpl::kSplitRow, true, "split_row_vec16"},     {NormImpl::kSplitRow, false, "split_row"},
 };
-constexpr int kNumImpls = sizeof(kImpls) / sizeof(kImpls[0]);
 
 KernelSku sku_of(const NormShape& s, const ImplInfo& info) {
   KernelSku k;
@@ -341,25 +303,8 @@ KernelSku sku_of(const NormShape& s, const ImplInfo& info) {
   return k;
 }
 
-Status launch_dtype(DType t, bool bwd, const NormParams& p, cudaStream_t s) {
-  switch (t) {
-    case DType::kF64: return bwd ? launch_norm_bwd<DType::kF64>(p, s) : launch_norm_fwd<DType::kF64>(p, s);
-    case DType::kF32: return bwd ? launch_norm_bwd<DType::kF32>(p, s) : launch_norm_fwd<DType::kF32>(p, s);
-    case DType::kF16: return bwd ? launch_norm_bwd<DType::kF16>(p, s) : launch_norm_fwd<DType::kF16>(p, s);
-    case DType::kBF16: return bwd ? launch_norm_bwd<DType::kBF16>(p, s) : launch_norm_fwd<DType::kBF16>(p, s);
-    default: return Status(Code::kNotBuilt, "norm: no kernels for dtype " + std::string(dtype_name(t)));
-  }
-}
-
 void set_pointers(NormParams& p, const NormDescriptor& d, const NormArgs& a) {
-  p.x = a.x;
-  p.residual = a.residual;
-  p.weight = a.weight;
-  p.bias = a.bias;
-  p.y = a.y;
-  p.residual_out = a.residual_out;
-  p.mean = a.mean;
-  p.rstd = a.rstd;
+  p.fwd = a;
   p.has_weight = d.has_weight;
   p.has_bias = d.has_bias;
   p.save_stats = d.save_stats;
@@ -367,48 +312,28 @@ void set_pointers(NormParams& p, const NormDescriptor& d, const NormArgs& a) {
   p.eps = d.eps;
 }
 void set_pointers(NormParams& p, const NormBackwardDescriptor& d, const NormBackwardArgs& a) {
-  p.grad_y = a.grad_y;
-  p.x = a.x;
-  p.weight = a.weight;
-  p.mean = const_cast<void*>(a.mean);
-  p.rstd = const_cast<void*>(a.rstd);
-  p.grad_x = a.grad_x;
-  p.grad_weight = a.grad_weight;
-  p.grad_bias = a.grad_bias;
+  p.bwd = a;
   p.has_weight = d.has_weight;
   p.has_bias = d.has_bias;
 }
 
-template <class Desc, class Args, int I>
-struct NormCandidate {
-  static typename Candidate<Desc, Args>::Probe probe(const Desc& d, const DeviceCaps& caps) {
-    typename Candidate<Desc, Args>::Probe pr;
-    const NormShape s = shape_of(d);
-    pr.sku = sku_of(s, kImpls[I]);
-    Setup st = setup_for(kImpls[I].impl, kImpls[I].vec, s, caps);
-    pr.rejection = st.rejection;
-    pr.workspace_bytes = st.workspace;
-    return pr;
-  }
-  static Expected<std::shared_ptr<const void>> prepare(const Desc& d, const DeviceCaps& caps) {
-    return std::shared_ptr<const void>(
-        std::make_shared<NormParams>(setup_for(kImpls[I].impl, kImpls[I].vec, shape_of(d), caps).params));
-  }
-  static Status launch(const void* state, const Desc& d, const Args& a, Workspace ws, cudaStream_t s) {
-    NormParams p = *static_cast<const NormParams*>(state);
+// The candidate table's family hooks (common/row_plan.hpp).
+struct NormFamily {
+  using Params = NormParams;
+  static constexpr const auto& kImpls = norm::kImpls;
+  static constexpr auto view = [](const auto& d) { return shape_of(d); };
+  static constexpr auto setup = &setup_for;
+  static constexpr auto sku = &sku_of;
+  template <class Desc, class Args>
+  static Status launch(NormParams p, const NormShape& sh, const Desc& d, const Args& a, Workspace ws, cudaStream_t s) {
     set_pointers(p, d, a);
     p.partial = ws.data;
     if (p.impl == NormImpl::kSplitRow) p.row_stats = static_cast<char*>(ws.data) + p.row_stats_offset;
-    return launch_dtype(shape_of(d).dtype(), shape_of(d).bwd, p, s);
+    return launch_by_dtype(sh.dtype(), sh.bwd, p, s);
   }
-  static constexpr Candidate<Desc, Args> make() { return {&probe, &prepare, &launch}; }
 };
-template <class Desc, class Args, int... I>
-constexpr std::array<Candidate<Desc, Args>, sizeof...(I)> make_candidates(std::integer_sequence<int, I...>) {
-  return {NormCandidate<Desc, Args, I>::make()...};
-}
 template <class Desc, class Args>
-inline constexpr auto kCandidates = make_candidates<Desc, Args>(std::make_integer_sequence<int, kNumImpls>{});
+inline constexpr auto kCandidates = rows::kRowCandidates<NormFamily, Desc, Args>;
 
 // Pointer checks: null, declared alignment, and aliasing (an output may overlap an input
 // only as the same pointer with the identical layout; outputs never overlap each other).

@@ -13,6 +13,7 @@
 
 #include "baracuda/ops/softmax.hpp"
 #include "core/hash.hpp"
+#include "common/row_plan.hpp"
 #include "core/plan_impl.hpp"
 #include "elementwise/checks.hpp"
 #include "elementwise/map_family.hpp"
@@ -119,20 +120,13 @@ std::string row_rejection(const Operands& o, const SoftmaxParams& p, bool vec) {
   return "";
 }
 
-int round_up32(std::int64_t n) { return static_cast<int>(std::max<std::int64_t>(32, (n + 31) / 32 * 32)); }
-
 // The largest block the (vec, k) bucket runs with (row_max_threads: its launch bounds).
 int max_threads(const Operands& o, int v, int k) {
   return row_max_threads(elem_bytes(o), v, elem_bytes(o) * v * k * (o.bwd ? 2 : 1));
 }
 
-struct Setup {
-  std::string rejection;
-  SoftmaxParams params;
-  std::size_t workspace = 0;
-};
-
-constexpr std::int64_t kMaxGrid = 0x7fffffff;
+using Setup = rows::RowSetup<SoftmaxParams>;
+using rows::kMaxGrid;
 
 Setup setup_for(SoftmaxImpl impl, bool vec, const Operands& o, const DeviceCaps& caps) {
   Setup r;
@@ -154,57 +148,25 @@ Setup setup_for(SoftmaxImpl impl, bool vec, const Operands& o, const DeviceCaps&
   p.vec = v;
   const int ks[] = {1, 2, 4, 8, 16};
   auto built = [&](int k) { return row_bucket_built(impl, vec, k, o.bwd); };
+  if (impl != SoftmaxImpl::kSplitRow) {
+    const rows::RowLayout layout = impl == SoftmaxImpl::kWarpRow    ? rows::RowLayout::kWarp
+                                   : impl == SoftmaxImpl::kBlockRow ? rows::RowLayout::kBlock
+                                                                    : rows::RowLayout::kCluster;
+    rows::RowShape shape = rows::row_shape(layout, p.len, v, built, [&](int k) { return max_threads(o, v, k); }, "row length",
+                                           o.bwd ? 2 : 4);  // 2..4 16-byte loads in flight a thread
+    if (!shape.rejection.empty()) {
+      r.rejection = std::move(shape.rejection);
+      return r;
+    }
+    p.k = shape.k;
+    p.threads = shape.threads;
+    p.cluster = shape.cluster;
+    if (impl == SoftmaxImpl::kClusterRow) p.slices = shape.cluster;
+    const std::int64_t blocks = impl == SoftmaxImpl::kWarpRow ? (p.rows + 7) / 8 : p.rows * p.slices;
+    if (blocks > kMaxGrid) r.rejection = "rows = " + std::to_string(p.rows) + " exceed the grid";
+    return r;
+  }
   switch (impl) {
-    case SoftmaxImpl::kWarpRow: {
-      for (int k : ks)
-        if (built(k) && p.len <= 32LL * k * v) {
-          p.k = k;
-          p.threads = 256;  // 8 rows per block
-          if ((p.rows + 7) / 8 > kMaxGrid) r.rejection = "rows = " + std::to_string(p.rows) + " exceed the grid";
-          return r;
-        }
-      int kmax = 1;
-      for (int k : ks) kmax = built(k) ? k : kmax;
-      r.rejection = "row length " + std::to_string(p.len) + " > " + std::to_string(32 * kmax * v) + " (one warp)";
-      return r;
-    }
-    case SoftmaxImpl::kBlockRow: {
-      // Prefer <= 512 threads (cheaper block syncs, finer occupancy), then up to the bucket's limit.
-      for (int limit : {512, 1024})
-        for (int k : ks)
-          if (built(k) && p.len <= static_cast<std::int64_t>(std::min(limit, max_threads(o, v, k))) * k * v) {
-            p.k = k;
-            p.threads = round_up32((p.len + static_cast<std::int64_t>(k) * v - 1) / (static_cast<std::int64_t>(k) * v));
-            if (p.rows > kMaxGrid) r.rejection = "rows = " + std::to_string(p.rows) + " exceed the grid";
-            return r;
-          }
-      int cap = 0;
-      for (int k : ks)
-        if (built(k)) cap = std::max(cap, max_threads(o, v, k) * k * v);
-      r.rejection = "row length " + std::to_string(p.len) + " > " + std::to_string(cap) + " (one block)";
-      return r;
-    }
-    case SoftmaxImpl::kClusterRow: {
-      for (int k : ks)
-        for (int limit : {512, 1024})
-          if (built(k)) {
-            const std::int64_t slice = static_cast<std::int64_t>(std::min(limit, max_threads(o, v, k))) * k * v;
-            const std::int64_t n = std::max<std::int64_t>(2, (p.len + slice - 1) / slice);
-            if (n > 8) continue;
-            p.k = k;
-            p.cluster = static_cast<int>(n);
-            p.slices = n;
-            const std::int64_t per = (p.len + n - 1) / n;
-            p.threads = round_up32((per + static_cast<std::int64_t>(k) * v - 1) / (static_cast<std::int64_t>(k) * v));
-            if (p.rows * n > kMaxGrid) r.rejection = "rows = " + std::to_string(p.rows) + " exceed the grid";
-            return r;
-          }
-      int cap = 0;
-      for (int k : ks)
-        if (built(k)) cap = std::max(cap, 8 * max_threads(o, v, k) * k * v);
-      r.rejection = "row length " + std::to_string(p.len) + " > " + std::to_string(cap) + " (a cluster of 8 blocks)";
-      return r;
-    }
     case SoftmaxImpl::kSplitRow: {
       for (int k : ks)
         if (built(k)) p.k = k;
@@ -216,8 +178,7 @@ Setup setup_for(SoftmaxImpl impl, bool vec, const Operands& o, const DeviceCaps&
         return r;
       }
       // one statistic per (row, slice): (max, sum) forward, a sum backward; 16 bytes each
-      const std::size_t bytes = static_cast<std::size_t>(p.rows * p.slices) * 16;
-      r.workspace = (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
+      r.workspace = rows::align_workspace(static_cast<std::size_t>(p.rows * p.slices) * 16);
       return r;
     }
     default: r.rejection = "internal: unknown impl"; return r;
@@ -235,7 +196,6 @@ constexpr ImplInfo kImpls[] = {
     {SoftmaxImpl::kClusterRow, true, "cluster_row_vec16"}, {SoftmaxImpl::kSplitRow, true, "split_row_vec16"},
     {SoftmaxImpl::kSplitRow, false, "split_row"},          {SoftmaxImpl::kColumn, false, "column"},
 };
-constexpr int kNumImpls = sizeof(kImpls) / sizeof(kImpls[0]);
 
 KernelSku sku_of(const Operands& o, const ImplInfo& info) {
   KernelSku s;
@@ -248,16 +208,6 @@ KernelSku sku_of(const Operands& o, const ImplInfo& info) {
   return s;
 }
 
-Status launch_dtype(DType t, bool bwd, const SoftmaxParams& p, cudaStream_t s) {
-  switch (t) {
-    case DType::kF64: return bwd ? launch_softmax_bwd<DType::kF64>(p, s) : launch_softmax_fwd<DType::kF64>(p, s);
-    case DType::kF32: return bwd ? launch_softmax_bwd<DType::kF32>(p, s) : launch_softmax_fwd<DType::kF32>(p, s);
-    case DType::kF16: return bwd ? launch_softmax_bwd<DType::kF16>(p, s) : launch_softmax_fwd<DType::kF16>(p, s);
-    case DType::kBF16: return bwd ? launch_softmax_bwd<DType::kBF16>(p, s) : launch_softmax_fwd<DType::kBF16>(p, s);
-    default: return Status(Code::kNotBuilt, "softmax: no kernels for dtype " + std::string(dtype_name(t)));
-  }
-}
-
 void set_pointers(SoftmaxParams& p, const SoftmaxArgs& a) {
   p.out = a.y;
   p.in0 = a.x;
@@ -268,37 +218,22 @@ void set_pointers(SoftmaxParams& p, const SoftmaxBackwardArgs& a) {
   p.in1 = a.y;
 }
 
-template <class Desc, class Args, int I>
-struct SoftmaxCandidate {
-  static typename Candidate<Desc, Args>::Probe probe(const Desc& d, const DeviceCaps& caps) {
-    typename Candidate<Desc, Args>::Probe pr;
-    const Operands o = operands_of(d);
-    pr.sku = sku_of(o, kImpls[I]);
-    Setup s = setup_for(kImpls[I].impl, kImpls[I].vec, o, caps);
-    pr.rejection = s.rejection;
-    pr.workspace_bytes = s.workspace;
-    return pr;
-  }
-  static Expected<std::shared_ptr<const void>> prepare(const Desc& d, const DeviceCaps& caps) {
-    return std::shared_ptr<const void>(
-        std::make_shared<SoftmaxParams>(setup_for(kImpls[I].impl, kImpls[I].vec, operands_of(d), caps).params));
-  }
-  static Status launch(const void* state, const Desc& d, const Args& a, Workspace ws, cudaStream_t s) {
-    SoftmaxParams p = *static_cast<const SoftmaxParams*>(state);
+// The candidate table's family hooks (common/row_plan.hpp).
+struct SoftmaxFamily {
+  using Params = SoftmaxParams;
+  static constexpr const auto& kImpls = softmax::kImpls;
+  static constexpr auto view = [](const auto& d) { return operands_of(d); };
+  static constexpr auto setup = &setup_for;
+  static constexpr auto sku = &sku_of;
+  template <class Desc, class Args>
+  static Status launch(SoftmaxParams p, const Operands& o, const Desc&, const Args& a, Workspace ws, cudaStream_t s) {
     set_pointers(p, a);
     p.partial = ws.data;
-    const Operands o = operands_of(d);
-    return launch_dtype(o.in0->dtype, o.bwd, p, s);
+    return launch_by_dtype(o.in0->dtype, o.bwd, p, s);
   }
-  static constexpr Candidate<Desc, Args> make() { return {&probe, &prepare, &launch}; }
 };
-
-template <class Desc, class Args, int... I>
-constexpr std::array<Candidate<Desc, Args>, sizeof...(I)> make_candidates(std::integer_sequence<int, I...>) {
-  return {SoftmaxCandidate<Desc, Args, I>::make()...};
-}
 template <class Desc, class Args>
-inline constexpr auto kCandidates = make_candidates<Desc, Args>(std::make_integer_sequence<int, kNumImpls>{});
+inline constexpr auto kCandidates = rows::kRowCandidates<SoftmaxFamily, Desc, Args>;
 
 Status validate_operands(const Operands& o) {
   using namespace elementwise;

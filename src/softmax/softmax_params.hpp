@@ -21,10 +21,7 @@
 
 #include <cstdint>
 
-#include "baracuda/core/dtype.hpp"
-#include "baracuda/core/status.hpp"
-
-typedef struct CUstream_st* cudaStream_t;
+#include "common/row_launchers.hpp"
 
 namespace baracuda::softmax {
 
@@ -51,16 +48,7 @@ struct SoftmaxParams {
 };
 
 // Per dtype, per direction (instances in src/softmax/inst/).
-template <DType D> Status launch_softmax_fwd(const SoftmaxParams& p, cudaStream_t s);
-template <DType D> Status launch_softmax_bwd(const SoftmaxParams& p, cudaStream_t s);
-#define BARACUDA_SOFTMAX_SPECS(D)                                                      \
-  template <> Status launch_softmax_fwd<DType::D>(const SoftmaxParams&, cudaStream_t); \
-  template <> Status launch_softmax_bwd<DType::D>(const SoftmaxParams&, cudaStream_t);
-BARACUDA_SOFTMAX_SPECS(kF64)
-BARACUDA_SOFTMAX_SPECS(kF32)
-BARACUDA_SOFTMAX_SPECS(kF16)
-BARACUDA_SOFTMAX_SPECS(kBF16)
-#undef BARACUDA_SOFTMAX_SPECS
+BARACUDA_ROW_LAUNCHERS("softmax", SoftmaxParams, launch_softmax_fwd, launch_softmax_bwd)
 
 }  // namespace baracuda::softmax
 

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,21 @@ std::vector<NormCase> norm_cases(DType t) {
 
 class NormGpu : public ::testing::TestWithParam<DType> {};
 
+// The normalized shape of a case (the layout of weight / bias and their gradients).
+TensorLayout normalized_of(const NormCase& c, DType t) {
+  std::vector<std::int64_t> ns(c.x.shape_span().end() - c.nr, c.x.shape_span().end());
+  return TensorLayout::contiguous(t, ns);
+}
+void poison_all(std::initializer_list<DeviceTensor*> ts) {
+  for (DeviceTensor* d : ts) d->poison(0xFF, test_stream());
+}
+// Downloads `dev` into `host` and checks every element against the reference `want`.
+template <class Want>
+void expect_output(DeviceTensor& dev, HostTensor& host, const Want& want, const std::string& what) {
+  ASSERT_TRUE(dev.download(host, test_stream()));
+  EXPECT_TRUE(check_close(host, want, what));
+}
+
 template <class PlanT, class Desc>
 void run_forward_case(const NormCase& c, Desc d, bool weight, bool bias, bool residual, DType t) {
   d.x = c.x;
@@ -61,8 +77,7 @@ void run_forward_case(const NormCase& c, Desc d, bool weight, bool bias, bool re
   d.has_weight = weight;
   d.has_bias = bias;
   d.add_residual = residual;
-  std::vector<std::int64_t> ns(c.x.shape_span().end() - c.nr, c.x.shape_span().end());
-  const TensorLayout nl = TensorLayout::contiguous(t, ns);
+  const TensorLayout nl = normalized_of(c, t);
   d.weight = d.bias = nl;
   d.residual = d.residual_out = TensorLayout::contiguous(t, c.x.shape_span());
   HostTensor hx(c.x), hr(d.residual), hw(nl), hb(nl), hy(d.y), hro(d.residual_out);
@@ -84,10 +99,7 @@ void run_forward_case(const NormCase& c, Desc d, bool weight, bool bias, bool re
       d,
       [&] {
         dx.upload(hx, test_stream());
-        dy.poison(0xFF, test_stream());
-        dro.poison(0xFF, test_stream());
-        dmean.poison(0xFF, test_stream());
-        drstd.poison(0xFF, test_stream());
+        poison_all({&dy, &dro, &dmean, &drstd});
       },
       [&](const PlanT& p, Workspace ws) {
         return p.run(test_stream(), ws,
@@ -95,17 +107,13 @@ void run_forward_case(const NormCase& c, Desc d, bool weight, bool bias, bool re
                               .y = y_ptr, .residual_out = dro.data(), .mean = dmean.data(), .rstd = drstd.data()});
       },
       [&](const std::string& sku) {
-        ASSERT_TRUE((c.in_place ? dx : dy).download(hy, test_stream()));
-        EXPECT_TRUE(check_close(hy, want->y, sku + " y " + d.to_string()));
+        expect_output((c.in_place ? dx : dy), hy, want->y, sku + " y " + d.to_string());
         if (residual) {
-          ASSERT_TRUE(dro.download(hro, test_stream()));
-          EXPECT_TRUE(check_close(hro, want->residual_out, sku + " residual_out " + d.to_string()));
+          expect_output(dro, hro, want->residual_out, sku + " residual_out " + d.to_string());
         }
-        ASSERT_TRUE(drstd.download(hrstd, test_stream()));
-        EXPECT_TRUE(check_close(hrstd, want->rstd, sku + " rstd " + d.to_string()));
+        expect_output(drstd, hrstd, want->rstd, sku + " rstd " + d.to_string());
         if (layer) {
-          ASSERT_TRUE(dmean.download(hmean, test_stream()));
-          EXPECT_TRUE(check_close(hmean, want->mean, sku + " mean " + d.to_string()));
+          expect_output(dmean, hmean, want->mean, sku + " mean " + d.to_string());
         }
       });
 }
@@ -139,8 +147,7 @@ void run_backward_case(const NormCase& c, Desc d, bool weight, bool bias, DType 
   d.normalized_rank = c.nr;
   d.has_weight = weight;
   d.has_bias = bias;
-  std::vector<std::int64_t> ns(c.x.shape_span().end() - c.nr, c.x.shape_span().end());
-  const TensorLayout nl = TensorLayout::contiguous(t, ns);
+  const TensorLayout nl = normalized_of(c, t);
   d.weight = d.grad_weight = d.grad_bias = nl;
   HostTensor hg(d.grad_y), hx(d.x), hw(nl), hgx(d.grad_x), hgw(nl), hgb(nl);
   fill_random(hg, -1, 1);
@@ -178,21 +185,16 @@ void run_backward_case(const NormCase& c, Desc d, bool weight, bool bias, DType 
       d,
       [&] {
         dg.upload(hg, test_stream());
-        dgx.poison(0xFF, test_stream());
-        dgw.poison(0xFF, test_stream());
-        dgb.poison(0xFF, test_stream());
+        poison_all({&dgx, &dgw, &dgb});
       },
       [&](const PlanT& p, Workspace ws) { return p.run(test_stream(), ws, args()); },
       [&](const std::string& sku) {
-        ASSERT_TRUE((c.in_place ? dg : dgx).download(hgx, test_stream()));
-        EXPECT_TRUE(check_close(hgx, want->grad_x, sku + " grad_x " + d.to_string()));
+        expect_output((c.in_place ? dg : dgx), hgx, want->grad_x, sku + " grad_x " + d.to_string());
         if (weight) {
-          ASSERT_TRUE(dgw.download(hgw, test_stream()));
-          EXPECT_TRUE(check_close(hgw, want->grad_weight, sku + " grad_weight " + d.to_string()));
+          expect_output(dgw, hgw, want->grad_weight, sku + " grad_weight " + d.to_string());
         }
         if (bias) {
-          ASSERT_TRUE(dgb.download(hgb, test_stream()));
-          EXPECT_TRUE(check_close(hgb, want->grad_bias, sku + " grad_bias " + d.to_string()));
+          expect_output(dgb, hgb, want->grad_bias, sku + " grad_bias " + d.to_string());
         }
       });
   if (weight && !c.in_place) {  // determinism: the default SKU twice gives the same bits

@@ -107,13 +107,14 @@ __device__ __forceinline__ R row_allreduce(R v, Merge merge, R identity, R* red,
   return v;
 }
 
-template <class T, int V, int K>
-constexpr int norm_fwd_threads() {
-  return norm::norm_max_threads(static_cast<int>(sizeof(T)), V, static_cast<int>(sizeof(T)) * V * K * 2, false);
+// The launch bounds of a bucket (norm_params.hpp).
+template <class T, int V, int K, bool kBwd>
+constexpr int norm_threads() {
+  return norm::norm_max_threads(static_cast<int>(sizeof(T)), V, static_cast<int>(sizeof(T)) * V * K * 2, kBwd);
 }
 
 template <class T, int V, int K, NormMode M>
-__global__ void __launch_bounds__(norm_fwd_threads<T, V, K>()) norm_fwd(norm::NormParams p) {
+__global__ void __launch_bounds__(norm_threads<T, V, K, false>()) norm_fwd(norm::NormParams p) {
   using C = Compute<T>;
   __shared__ Welford<C> red_w[33];
   __shared__ Welford<C> slot_w;
@@ -127,17 +128,17 @@ __global__ void __launch_bounds__(norm_fwd_threads<T, V, K>()) norm_fwd(norm::No
   Vec<T, V> h[K];
   constexpr bool kApply = M == NormMode::kSplitApply;
   if (kApply && p.add_residual)  // pass 1 stored h to residual_out
-    load_slice(h, static_cast<const T*>(p.residual_out) + row_offset(p, 3, row), base, p.n, rs.t, rs.nt, zero);
+    load_slice(h, static_cast<const T*>(p.fwd.residual_out) + row_offset(p, 3, row), base, p.n, rs.t, rs.nt, zero);
   else
-    load_slice(h, static_cast<const T*>(p.x) + row_offset(p, 1, row), base, p.n, rs.t, rs.nt, zero);
+    load_slice(h, static_cast<const T*>(p.fwd.x) + row_offset(p, 1, row), base, p.n, rs.t, rs.nt, zero);
   if (!kApply && p.add_residual) {
     Vec<T, V> r[K];
-    load_slice(r, static_cast<const T*>(p.residual) + row_offset(p, 2, row), base, p.n, rs.t, rs.nt, zero);
+    load_slice(r, static_cast<const T*>(p.fwd.residual) + row_offset(p, 2, row), base, p.n, rs.t, rs.nt, zero);
 #pragma unroll
     for (int j = 0; j < K; ++j)
 #pragma unroll
       for (int i = 0; i < V; ++i) h[j].v[i] = from_compute<T>(to_compute(h[j].v[i]) + to_compute(r[j].v[i]));
-    store_slice(h, static_cast<T*>(p.residual_out) + row_offset(p, 3, row), base, p.n, rs.t, rs.nt);
+    store_slice(h, static_cast<T*>(p.fwd.residual_out) + row_offset(p, 3, row), base, p.n, rs.t, rs.nt);
   }
   C count = C(0), sum = C(0);
 #pragma unroll
@@ -184,21 +185,15 @@ __global__ void __launch_bounds__(norm_fwd_threads<T, V, K>()) norm_fwd(norm::No
     }
     rstd = norm_rsqrt(sum * inv_n + static_cast<C>(p.eps));
   }
-  const T* wt = static_cast<const T*>(p.weight);
-  const T* bs = static_cast<const T*>(p.bias);
+  const T* wt = static_cast<const T*>(p.fwd.weight);
+  const T* bs = static_cast<const T*>(p.fwd.bias);
 #pragma unroll
   for (int j = 0; j < K; ++j) {
     const std::int64_t e = slice_elem(base, j, rs.t, rs.nt, V);
     if (e >= p.n) continue;
     Vec<T, V> w, b;
-    if (p.has_weight) {
-      if constexpr (V > 1) w = load_vec<T, V>(wt + e);
-      else w.v[0] = wt[e];
-    }
-    if (p.has_bias) {
-      if constexpr (V > 1) b = load_vec<T, V>(bs + e);
-      else b.v[0] = bs[e];
-    }
+    if (p.has_weight) w = load_elems<T, V>(wt, e);
+    if (p.has_bias) b = load_elems<T, V>(bs, e);
 #pragma unroll
     for (int i = 0; i < V; ++i) {
       C v = (to_compute(h[j].v[i]) - mean) * rstd;
@@ -207,15 +202,15 @@ __global__ void __launch_bounds__(norm_fwd_threads<T, V, K>()) norm_fwd(norm::No
       h[j].v[i] = from_compute<T>(v);
     }
   }
-  store_slice(h, static_cast<T*>(p.y) + row_offset(p, 0, row), base, p.n, rs.t, rs.nt);
+  store_slice(h, static_cast<T*>(p.fwd.y) + row_offset(p, 0, row), base, p.n, rs.t, rs.nt);
   if (p.save_stats && rs.t == 0 && rs.slice == 0) {
-    if (p.layer) static_cast<C*>(p.mean)[row] = mean;
-    static_cast<C*>(p.rstd)[row] = rstd;
+    if (p.layer) static_cast<C*>(p.fwd.mean)[row] = mean;
+    static_cast<C*>(p.fwd.rstd)[row] = rstd;
   }
 }
 
 template <class T, int V, int K, NormMode M>
-__global__ void __launch_bounds__(norm::norm_max_threads(static_cast<int>(sizeof(T)), V, 0, true)) norm_bwd(norm::NormParams p) {
+__global__ void __launch_bounds__(norm_threads<T, V, K, true>()) norm_bwd(norm::NormParams p) {
   using C = Compute<T>;
   __shared__ Sum2<C> red[33];
   __shared__ Sum2<C> slot;
@@ -223,7 +218,7 @@ __global__ void __launch_bounds__(norm::norm_max_threads(static_cast<int>(sizeof
   const std::int64_t unit = rs.first;
   const std::int64_t base = rs.slice * static_cast<std::int64_t>(rs.nt) * K * V;
   const T zero = from_compute<T>(C(0));
-  const T* wt = static_cast<const T*>(p.weight);
+  const T* wt = static_cast<const T*>(p.bwd.weight);
   const C inv_n = static_cast<C>(p.inv_n);
   C acc_w[K][V], acc_b[K][V];
 #pragma unroll
@@ -232,20 +227,17 @@ __global__ void __launch_bounds__(norm::norm_max_threads(static_cast<int>(sizeof
     for (int i = 0; i < V; ++i) acc_w[j][i] = acc_b[j][i] = C(0);
   for (std::int64_t row = unit; unit < p.units && row < p.rows; row += p.units) {
     Vec<T, V> g[K], x[K];
-    load_slice(g, static_cast<const T*>(p.grad_y) + row_offset(p, 1, row), base, p.n, rs.t, rs.nt, zero);
-    load_slice(x, static_cast<const T*>(p.x) + row_offset(p, 2, row), base, p.n, rs.t, rs.nt, zero);
-    const C mean = p.layer ? static_cast<const C*>(p.mean)[row] : C(0);
-    const C rstd = static_cast<const C*>(p.rstd)[row];
+    load_slice(g, static_cast<const T*>(p.bwd.grad_y) + row_offset(p, 1, row), base, p.n, rs.t, rs.nt, zero);
+    load_slice(x, static_cast<const T*>(p.bwd.x) + row_offset(p, 2, row), base, p.n, rs.t, rs.nt, zero);
+    const C mean = p.layer ? static_cast<const C*>(p.bwd.mean)[row] : C(0);
+    const C rstd = static_cast<const C*>(p.bwd.rstd)[row];
     Sum2<C> s{C(0), C(0)};
     Sum2<C>* stats = static_cast<Sum2<C>*>(p.row_stats) + row * p.cluster;  // split: the row's slices
 #pragma unroll
     for (int j = 0; j < K && M != NormMode::kSplitApply; ++j) {
       const std::int64_t e = slice_elem(base, j, rs.t, rs.nt, V);
       Vec<T, V> w;
-      if (p.has_weight && e < p.n) {
-        if constexpr (V > 1) w = load_vec<T, V>(wt + e);
-        else w.v[0] = wt[e];
-      }
+      if (p.has_weight && e < p.n) w = load_elems<T, V>(wt, e);
 #pragma unroll
       for (int i = 0; i < V; ++i) {
         const C gv = to_compute(g[j].v[i]);
@@ -271,10 +263,7 @@ __global__ void __launch_bounds__(norm::norm_max_threads(static_cast<int>(sizeof
       const std::int64_t e = slice_elem(base, j, rs.t, rs.nt, V);
       if (e >= p.n) continue;
       Vec<T, V> w;
-      if (p.has_weight) {
-        if constexpr (V > 1) w = load_vec<T, V>(wt + e);
-        else w.v[0] = wt[e];
-      }
+      if (p.has_weight) w = load_elems<T, V>(wt, e);
 #pragma unroll
       for (int i = 0; i < V; ++i) {
         const C gv = to_compute(g[j].v[i]);
@@ -285,7 +274,7 @@ __global__ void __launch_bounds__(norm::norm_max_threads(static_cast<int>(sizeof
         g[j].v[i] = from_compute<T>(rstd * (wg - c1 - xhat * c2));
       }
     }
-    store_slice(g, static_cast<T*>(p.grad_x) + row_offset(p, 0, row), base, p.n, rs.t, rs.nt);
+    store_slice(g, static_cast<T*>(p.bwd.grad_x) + row_offset(p, 0, row), base, p.n, rs.t, rs.nt);
   }
   if (M == NormMode::kSplitStats || unit >= p.units) return;  // warp mode: warps past the last worker
   C* pw = static_cast<C*>(p.partial) + unit * p.n;
@@ -313,35 +302,13 @@ __global__ void __launch_bounds__(256) norm_param_grads(norm::NormParams p) {
   const C* part = static_cast<const C*>(p.partial) + (bias_plane ? p.units * p.n : 0) + c;
   C s = C(0);
   for (std::int64_t u = 0; u < p.units; ++u) s += part[u * p.n];
-  static_cast<T*>(bias_plane ? p.grad_bias : p.grad_weight)[c] = from_compute<T>(s);
-}
-
-inline Status norm_launch_status(const char* what) {
-  const cudaError_t e = cudaGetLastError();
-  if (e == cudaSuccess) return Status::ok();
-  return Status(Code::kCudaError, std::string(what) + ": " + cudaGetErrorString(e));
+  static_cast<T*>(bias_plane ? p.bwd.grad_bias : p.bwd.grad_weight)[c] = from_compute<T>(s);
 }
 
 template <class Kernel>
-Status launch_norm_kernel(Kernel kernel, const norm::NormParams& p, unsigned blocks, cudaStream_t s) {
-  if (p.impl != norm::NormImpl::kClusterRow) {
-    kernel<<<blocks, p.threads, 0, s>>>(p);
-    return norm_launch_status("norm");
-  }
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(blocks);
-  cfg.blockDim = dim3(static_cast<unsigned>(p.threads));
-  cfg.stream = s;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = static_cast<unsigned>(p.cluster);
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = 1;
-  const cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, p);
-  if (e != cudaSuccess) return Status(Code::kCudaError, std::string("norm cluster_row: ") + cudaGetErrorString(e));
-  return Status::ok();
+Status launch_norm_kernel(Kernel kernel, const norm::NormParams& p, std::int64_t blocks, cudaStream_t s) {
+  return launch_row_kernel(kernel, p, static_cast<unsigned>(blocks), p.threads, p.impl == norm::NormImpl::kClusterRow,
+                           p.cluster, s, "norm");
 }
 
 template <class T, int V, int K, NormMode M, bool kBwd>
@@ -351,18 +318,18 @@ Status launch_norm_mode(const norm::NormParams& p, cudaStream_t s) {
   if constexpr (M == NormMode::kWarp) blocks = (items + p.threads / 32 - 1) / (p.threads / 32);
   if constexpr (M == NormMode::kCluster || M == NormMode::kSplitStats) blocks = items * p.cluster;
   if constexpr (M == NormMode::kSplitStats) {  // pass 1 here, pass 2 (kSplitApply) below
-    if constexpr (!kBwd) BARACUDA_TRY(launch_norm_kernel(norm_fwd<T, V, K, M>, p, static_cast<unsigned>(blocks), s));
-    else BARACUDA_TRY(launch_norm_kernel(norm_bwd<T, V, K, M>, p, static_cast<unsigned>(blocks), s));
+    if constexpr (!kBwd) BARACUDA_TRY(launch_norm_kernel(norm_fwd<T, V, K, M>, p, blocks, s));
+    else BARACUDA_TRY(launch_norm_kernel(norm_bwd<T, V, K, M>, p, blocks, s));
     return launch_norm_mode<T, V, K, NormMode::kSplitApply, kBwd>(p, s);
   }
   if constexpr (M == NormMode::kSplitApply) blocks = items * p.cluster;
   if constexpr (!kBwd) {
-    return launch_norm_kernel(norm_fwd<T, V, K, M>, p, static_cast<unsigned>(blocks), s);
+    return launch_norm_kernel(norm_fwd<T, V, K, M>, p, blocks, s);
   } else {
-    BARACUDA_TRY(launch_norm_kernel(norm_bwd<T, V, K, M>, p, static_cast<unsigned>(blocks), s));
+    BARACUDA_TRY(launch_norm_kernel(norm_bwd<T, V, K, M>, p, blocks, s));
     if (!p.has_weight && !p.has_bias) return Status::ok();
     norm_param_grads<T><<<dim3(static_cast<unsigned>((p.n + 255) / 256), 2), 256, 0, s>>>(p);
-    return norm_launch_status("norm_param_grads");
+    return row_launch_status("norm_param_grads");
   }
 }
 
@@ -399,29 +366,14 @@ Status launch_norm(const norm::NormParams& p, cudaStream_t s) {
         norm::NormParams q = p;
         q.units = 0;
         norm_param_grads<T><<<dim3(static_cast<unsigned>((p.n + 255) / 256), 2), 256, 0, s>>>(q);
-        return norm_launch_status("norm_param_grads");
+        return row_launch_status("norm_param_grads");
       }
     }
     return Status::ok();
   }
-  constexpr int kV = 16 / static_cast<int>(sizeof(T));
-  if (p.vec > 1) {
-    switch (p.k) {
-      case 1: return launch_norm_k<T, kV, 1, kBwd>(p, s);
-      case 2: return launch_norm_k<T, kV, 2, kBwd>(p, s);
-      case 4: return launch_norm_k<T, kV, 4, kBwd>(p, s);
-      case 8: return launch_norm_k<T, kV, 8, kBwd>(p, s);
-      default: break;
-    }
-  } else {
-    switch (p.k) {
-      case 1: return launch_norm_k<T, 1, 1, kBwd>(p, s);
-      case 4: return launch_norm_k<T, 1, 4, kBwd>(p, s);
-      case 16: return launch_norm_k<T, 1, 16, kBwd>(p, s);
-      default: break;
-    }
-  }
-  return Status(Code::kInternal, "norm: no kernel for vec = " + std::to_string(p.vec) + ", k = " + std::to_string(p.k));
+  return dispatch_row_bucket<T>(
+      p.vec, p.k, [&](auto v, auto k) { return launch_norm_k<T, decltype(v)::value, decltype(k)::value, kBwd>(p, s); },
+      "norm");
 }
 
 }  // namespace baracuda::kernels

@@ -142,8 +142,8 @@ __device__ __forceinline__ void finish(Vec<T, V> (&g)[K], const Vec<T, V> (&y)[K
 // block per row; kCluster: `slices` blocks per row (one cluster); kSplit*: `slices` blocks
 // per row (flattened).
 template <class T, int V, int K, RowMode M, bool kBwd>
-__global__ void __launch_bounds__(softmax::row_max_threads(static_cast<int>(sizeof(T)), V,
-                                                     static_cast<int>(sizeof(T)) * V * K * (kBwd ? 2 : 1)))
+__global__ void __launch_bounds__(
+    softmax::row_max_threads(static_cast<int>(sizeof(T)), V, static_cast<int>(sizeof(T)) * V * K * (kBwd ? 2 : 1)))
 softmax_rows(softmax::SoftmaxParams p) {
   using Stat = ThreadStat<kBwd, T, V, K>;
   using R = typename Stat::R;
@@ -249,39 +249,14 @@ __global__ void __launch_bounds__(256) softmax_column(softmax::SoftmaxParams p) 
   }
 }
 
-inline Status softmax_launch_status(const char* what) {
-  const cudaError_t e = cudaGetLastError();
-  if (e == cudaSuccess) return Status::ok();
-  return Status(Code::kCudaError, std::string(what) + ": " + cudaGetErrorString(e));
-}
-
 template <class T, int V, int K, RowMode M, bool kBwd>
 Status launch_rows_mode(const softmax::SoftmaxParams& p, cudaStream_t s) {
-  auto kernel = softmax_rows<T, V, K, M, kBwd>;
-  if constexpr (M == RowMode::kWarp) {
-    const int rows_per_block = p.threads / 32;
-    const auto blocks = static_cast<unsigned>((p.rows + rows_per_block - 1) / rows_per_block);
-    kernel<<<blocks, p.threads, 0, s>>>(p);
-  } else if constexpr (M == RowMode::kBlock) {
-    kernel<<<static_cast<unsigned>(p.rows), p.threads, 0, s>>>(p);
-  } else if constexpr (M == RowMode::kCluster) {
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(static_cast<unsigned>(p.rows * p.slices));
-    cfg.blockDim = dim3(static_cast<unsigned>(p.threads));
-    cfg.stream = s;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = static_cast<unsigned>(p.slices);
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-    const cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, p);
-    if (e != cudaSuccess) return Status(Code::kCudaError, std::string("softmax cluster_row: ") + cudaGetErrorString(e));
-  } else {
-    kernel<<<static_cast<unsigned>(p.rows * p.slices), p.threads, 0, s>>>(p);
-  }
-  return softmax_launch_status("softmax rows");
+  const std::int64_t rows_per_block = p.threads / 32;
+  const std::int64_t blocks = M == RowMode::kWarp    ? (p.rows + rows_per_block - 1) / rows_per_block
+                              : M == RowMode::kBlock ? p.rows
+                                                     : p.rows * p.slices;
+  return launch_row_kernel(softmax_rows<T, V, K, M, kBwd>, p, static_cast<unsigned>(blocks), p.threads,
+                           M == RowMode::kCluster, static_cast<int>(p.slices), s, "softmax rows");
 }
 
 template <class T, int V, int K, bool kBwd>
@@ -319,26 +294,11 @@ Status launch_softmax(const softmax::SoftmaxParams& p, cudaStream_t s) {
   if (p.impl == softmax::SoftmaxImpl::kColumn) {
     const auto blocks = static_cast<unsigned>((p.rows + 255) / 256);
     softmax_column<T, kBwd><<<blocks, 256, 0, s>>>(p);
-    return softmax_launch_status("softmax column");
+    return row_launch_status("softmax column");
   }
-  constexpr int kV = 16 / static_cast<int>(sizeof(T));
-  if (p.vec > 1) {
-    switch (p.k) {
-      case 1: return launch_rows_k<T, kV, 1, kBwd>(p, s);
-      case 2: return launch_rows_k<T, kV, 2, kBwd>(p, s);
-      case 4: return launch_rows_k<T, kV, 4, kBwd>(p, s);
-      case 8: return launch_rows_k<T, kV, 8, kBwd>(p, s);
-      default: break;
-    }
-  } else {
-    switch (p.k) {
-      case 1: return launch_rows_k<T, 1, 1, kBwd>(p, s);
-      case 4: return launch_rows_k<T, 1, 4, kBwd>(p, s);
-      case 16: return launch_rows_k<T, 1, 16, kBwd>(p, s);
-      default: break;
-    }
-  }
-  return Status(Code::kInternal, "softmax: no kernel for vec = " + std::to_string(p.vec) + ", k = " + std::to_string(p.k));
+  return dispatch_row_bucket<T>(
+      p.vec, p.k,
+      [&](auto v, auto k) { return launch_rows_k<T, decltype(v)::value, decltype(k)::value, kBwd>(p, s); }, "softmax");
 }
 
 }  // namespace baracuda::kernels
