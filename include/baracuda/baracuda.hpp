@@ -12,6 +12,7 @@
 //   core/plan.hpp        Plan<Descriptor, Args>: select / workspace_size / run / sku
 //   ops/elementwise.hpp  UnaryPlan, UnaryBackwardPlan, BinaryPlan, BinaryBackwardPlan, CastPlan
 //   ops/softmax.hpp      SoftmaxPlan, SoftmaxBackwardPlan
+//   ops/scan.hpp         ScanPlan, ScanBackwardPlan (cumsum, cumprod, cummax, cummin, logcumsumexp)
 //   ops/normalization.hpp LayerNormPlan, RMSNormPlan and their backward
 //
 // None of them needs a CUDA header: a plain C++20 compiler can include this file.
@@ -31,4 +32,5 @@
 #include "baracuda/ops/gemm.hpp"
 #include "baracuda/ops/gemm_quant.hpp"
 #include "baracuda/ops/normalization.hpp"
+#include "baracuda/ops/scan.hpp"
 #include "baracuda/ops/softmax.hpp"
