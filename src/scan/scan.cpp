@@ -1,10 +1,10 @@
 // ScanPlan / ScanBackwardPlan: validation, the ordered candidates and their launch shapes.
 // Candidates, best first (kernels: kernels/scan.cuh; seam: scan_params.hpp):
 //   warp_row_vec16, warp_row       one warp per row (rows of at most 2048 elements)
-//   block_row_vec16, block_row     one block per row walking it in tiles (declines a few
-//                                  very long rows, which would leave SMs idle)
 //   lookback_vec16, lookback       single-pass decoupled look-back over tiles of every row
-//                                  (workspace: a ticket, flags and two states per tile)
+//                                  (workspace: a ticket, flags and two states per tile); for
+//                                  long rows too few to fill the device one block per row
+//   block_row_vec16, block_row     one block per row walking it in tiles (any length)
 //   column                         any axis stride: one thread per row walking the axis
 // The tile kernels need the axis to be unit-stride in every operand; the vec16 ones also a
 // length that is a multiple of the input's 16-byte vector and 16-byte aligned rows, and an
@@ -190,7 +190,10 @@ std::string row_rejection(const Operands& o, const ScanParams& p, bool vec) {
 
 constexpr std::int64_t kMaxGrid = 0x7fffffff;
 constexpr std::int64_t kWarpRowMax = 2048;
-constexpr std::int64_t kBlockRowLong = 65536;
+// The look-back takes rows longer than this when there are fewer than kLookbackRowsPerSm x
+// SMs of them (one block per row would leave the device latency-bound).
+constexpr std::int64_t kLookbackMinLen = 16384;
+constexpr std::int64_t kLookbackRowsPerSm = 8;
 
 struct Setup {
   std::string rejection;
@@ -221,14 +224,17 @@ Setup setup_for(ScanImpl impl, bool vec, const Operands& o, const DeviceCaps& ca
         r.rejection = "rows = " + std::to_string(p.rows) + " exceed the grid";
       return r;
     case ScanImpl::kBlockRow:
-      if (p.rows < caps.sm_count && p.len > kBlockRowLong)
-        r.rejection = "rows = " + std::to_string(p.rows) + " < " + std::to_string(caps.sm_count) + " SMs with rows of " +
-                      std::to_string(p.len) + " > " + std::to_string(kBlockRowLong) +
-                      " elements: one block per row would leave SMs idle (lookback)";
-      else if (p.rows > kMaxGrid)
+      if (p.rows > kMaxGrid)
         r.rejection = "rows = " + std::to_string(p.rows) + " exceed the grid";
       return r;
     case ScanImpl::kLookback: {
+      const std::int64_t max_rows = kLookbackRowsPerSm * caps.sm_count;
+      if (p.len <= kLookbackMinLen || p.rows >= max_rows) {
+        r.rejection = "rows x len = " + std::to_string(p.rows) + " x " + std::to_string(p.len) + ": the look-back is for rows > " +
+                      std::to_string(kLookbackMinLen) + " elements, fewer than " + std::to_string(max_rows) +
+                      " of them (block_row fills the device)";
+        return r;
+      }
       const std::int64_t tile = static_cast<std::int64_t>(kScanBlockThreads) * p.k * p.vec;
       p.tiles = std::max<std::int64_t>(1, (p.len + tile - 1) / tile);
       if (p.rows > kMaxGrid / p.tiles) {
@@ -251,8 +257,8 @@ struct ImplInfo {
 };
 constexpr ImplInfo kImpls[] = {
     {ScanImpl::kWarpRow, true, "warp_row_vec16"},   {ScanImpl::kWarpRow, false, "warp_row"},
-    {ScanImpl::kBlockRow, true, "block_row_vec16"}, {ScanImpl::kBlockRow, false, "block_row"},
     {ScanImpl::kLookback, true, "lookback_vec16"},  {ScanImpl::kLookback, false, "lookback"},
+    {ScanImpl::kBlockRow, true, "block_row_vec16"}, {ScanImpl::kBlockRow, false, "block_row"},
     {ScanImpl::kColumn, false, "column"},
 };
 constexpr int kNumImpls = sizeof(kImpls) / sizeof(kImpls[0]);

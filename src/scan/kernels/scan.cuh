@@ -21,7 +21,8 @@
 //    The carry is combined in the order the predecessors' results were found: floating sums
 //    and products may differ in the last bits from run to run; integers (wrapping adds and
 //    multiplies), max and min are exact.
-//  * scan_column: one thread per row walking the axis with any strides, sequential.
+//  * scan_column: one thread per row walking the axis with any strides, sequential (groups
+//    of 8 loads issued ahead of their stores).
 // Preconditions: the tile kernels need unit axis strides; V > 1 needs len % V == 0 and
 // 16-byte aligned rows (the plan checks both). Numerics: f32 for f16 / bf16 / f32, f64 for
 // f64, wrapping 64-bit integers for i32 / i64 (written as i64). Bench:
@@ -268,8 +269,10 @@ struct MaxMinBwdOp : BackwardOpBase<T> {
   template <int V>
   __device__ __forceinline__ static void load(const ScanCtx& c, std::int64_t i, S (&e)[V]) {
     static_assert(V == 1);
-    const std::int64_t k = (static_cast<const std::int64_t*>(c.p->in[3]) + c.off[5])[i * c.st[5]];
-    e[0] = {k, k, to_compute(B::grad_y(c, i)), 1};
+    const std::int64_t* idx = static_cast<const std::int64_t*>(c.p->in[3]) + c.off[5];
+    e[0].first = e[0].last = idx[i * c.st[5]];
+    e[0].sum = to_compute(B::grad_y(c, i));
+    e[0].uniform = 1;
   }
   template <int V>
   __device__ __forceinline__ static void store(const ScanCtx& c, std::int64_t i, const S (&)[V], const S (&in)[V]) {
@@ -565,14 +568,24 @@ __global__ void __launch_bounds__(256) scan_column(scan::ScanParams p) {
   const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (row >= p.rows) return;
   const ScanCtx c = scan_ctx(p, row);
+  // 8 elements loaded ahead of their stores (safe in place: an output aliases only its own
+  // input element), so the loads of a group overlap
+  constexpr int kAhead = 8;
   S run = Op::identity();
-  for (std::int64_t q = 0; q < p.len; ++q) {
-    S e[1], ex[1], in[1];
-    load_chunk<Op, 1>(c, q, e);
-    ex[0] = run;
-    run = Op::combine(run, e[0]);
-    in[0] = run;
-    store_chunk<Op, 1>(c, q, ex, in);
+  for (std::int64_t q0 = 0; q0 < p.len; q0 += kAhead) {
+    S e[kAhead][1];
+#pragma unroll
+    for (int u = 0; u < kAhead; ++u)
+      if (q0 + u < p.len) load_chunk<Op, 1>(c, q0 + u, e[u]);
+#pragma unroll
+    for (int u = 0; u < kAhead; ++u) {
+      if (q0 + u >= p.len) break;
+      S ex[1], in[1];
+      ex[0] = run;
+      run = Op::combine(run, e[u][0]);
+      in[0] = run;
+      store_chunk<Op, 1>(c, q0 + u, ex, in);
+    }
   }
 }
 
