@@ -27,14 +27,6 @@ bool takes_over(C v, C cur, bool max) {
   return std::isnan(v) || (!std::isnan(cur) && (max ? v >= cur : v <= cur));
 }
 
-Result sized(std::int64_t n) {
-  Result r;
-  r.exact.assign(static_cast<std::size_t>(n), 0.0);
-  r.naive.assign(static_cast<std::size_t>(n), 0.0);
-  r.scale.assign(static_cast<std::size_t>(n), 0.0);
-  return r;
-}
-
 double finite_or_zero(double v) { return std::isfinite(v) ? v : 0.0; }
 
 // One forward row in scan order (xs[q] is the element at scan position q).
@@ -98,7 +90,7 @@ Expected<ScanResult> scan(const ScanDescriptor& d, const HostTensor& x) {
   const AxisRows a = axis_rows(d.x, d.axis);
   const std::int64_t n = d.x.numel();
   ScanResult r;
-  r.values = sized(n);
+  r.values = zero_result(n);
   const bool idx = d.kind == ScanKind::kCummax || d.kind == ScanKind::kCummin;
   if (idx) r.indices.assign(static_cast<std::size_t>(n), 0);
   const bool integer = is_int(d.x.dtype);
@@ -245,7 +237,7 @@ Expected<Result> scan_backward(const ScanBackwardDescriptor& d, const HostTensor
     return Status(Code::kInvalidArgument, std::string("reference scan_backward: ") + scan_kind_name(d.kind) +
                                               " needs " + (needs_idx ? "indices" : "x and y"));
   const AxisRows a = axis_rows(d.grad_y, d.axis);
-  Result r = sized(d.grad_y.numel());
+  Result r = zero_result(d.grad_y.numel());
   const auto len = static_cast<std::size_t>(a.len);
   std::vector<double> g(len), xs(len), ys(len), e(len), nv(len), sc(len);
   std::vector<std::int64_t> ix(len);

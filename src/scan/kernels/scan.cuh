@@ -309,26 +309,25 @@ struct LseBwdOp : BackwardOpBase<T> {
 
 // ------------------------------------------------------------------------------ warp helpers
 
-template <class S>
-__device__ __forceinline__ S shfl_up_state(S v, int d) {
+// A state moved across lanes word by word: from lane - d (kUp) or from lane src.
+template <bool kUp, class S>
+__device__ __forceinline__ S shfl_state(S v, int arg) {
   static_assert(sizeof(S) % 4 == 0, "scan states are whole 32-bit words");
   constexpr int W = sizeof(S) / 4;
   unsigned w[W];
   memcpy(w, &v, sizeof(S));
 #pragma unroll
-  for (int k = 0; k < W; ++k) w[k] = __shfl_up_sync(0xffffffffu, w[k], d);
+  for (int k = 0; k < W; ++k) w[k] = kUp ? __shfl_up_sync(0xffffffffu, w[k], arg) : __shfl_sync(0xffffffffu, w[k], arg);
   memcpy(&v, w, sizeof(S));
   return v;
 }
 template <class S>
+__device__ __forceinline__ S shfl_up_state(S v, int d) {
+  return shfl_state<true>(v, d);
+}
+template <class S>
 __device__ __forceinline__ S shfl_idx_state(S v, int src) {
-  constexpr int W = sizeof(S) / 4;
-  unsigned w[W];
-  memcpy(w, &v, sizeof(S));
-#pragma unroll
-  for (int k = 0; k < W; ++k) w[k] = __shfl_sync(0xffffffffu, w[k], src);
-  memcpy(&v, w, sizeof(S));
-  return v;
+  return shfl_state<false>(v, src);
 }
 // Inclusive scan over the 32 lanes (lane order = scan order).
 template <class Op, class S>
