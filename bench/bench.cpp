@@ -34,6 +34,7 @@
 #include "baracuda/ops/gemm.hpp"
 #include "baracuda/ops/normalization.hpp"
 #include "baracuda/ops/reduce.hpp"
+#include "baracuda/ops/scan.hpp"
 #include "baracuda/ops/softmax.hpp"
 #include "baracuda/ops/gemm_quant.hpp"
 
@@ -45,7 +46,7 @@ using Shape = std::vector<std::int64_t>;
 // ============================================================================ ops and suites
 enum class Family { kCopy, kGemm, kBinary, kUnary, kUnaryBwd, kBinaryBwd, kCast, kCmp, kLerp, kGated, kPRelu,
                     kTernary, kWhere, kFill, kAffine, kUnaryParam, kUnaryParamBwd, kLerpBwd, kTernaryBwd, kWhereBwd,
-                    kGatedBwd, kPReluBwd, kPack, kUnpack, kGemmPlan, kSoftmax, kSoftmaxBwd, kNorm, kNormBwd, kQuantGemm, kReduce };
+                    kGatedBwd, kPReluBwd, kPack, kUnpack, kGemmPlan, kSoftmax, kSoftmaxBwd, kNorm, kNormBwd, kQuantGemm, kReduce, kScan };
 
 struct OpSpec {
   const char* name;
@@ -146,6 +147,12 @@ const OpSpec kOps[] = {
     {"amax_rows", Family::kReduce, 3},
     {"argmax_rows", Family::kReduce, 4},
     {"var_rows", Family::kReduce, 5},
+    // issue 5, scans along the last dim (ScanPlan; kind = ScanKind): cummax also writes the
+    // i64 indices
+    {"cumsum", Family::kScan, static_cast<int>(ScanKind::kCumsum)},
+    {"cumprod", Family::kScan, static_cast<int>(ScanKind::kCumprod)},
+    {"cummax", Family::kScan, static_cast<int>(ScanKind::kCummax)},
+    {"logcumsumexp", Family::kScan, static_cast<int>(ScanKind::kLogcumsumexp)},
     {"int_gemm", Family::kQuantGemm, 0},
     {"fp8_gemm", Family::kQuantGemm, 1},
 };
@@ -200,6 +207,8 @@ const SuiteSpec kSuites[] = {
      "var bf16 16384x8192", "1073741824", "", "", 50},
     {"norm", "layer_norm / rms_norm / add_rms_norm forward and layer_norm / rms_norm backward, bf16 16384x8192 and "
      "4096x131072", "1073741824", "", "", 50},
+    {"scan", "cumsum f32 / bf16 at 16384x8192 and 1x268435456 (look-back), cummax and logcumsumexp at 16384x8192",
+     "1073741824", "", "", 50},
 };
 
 // The "gemm" suite: square, LLM shapes M in {1, 16, 128, 2048} x (N, K) in {(4096, 4096),
@@ -228,6 +237,11 @@ const char* const kPlanSpreadOps[] = {"leaky_relu", "leaky_relu_bwd", "lerp_bwd"
 const char* const kRowShapes[] = {"16384x8192", "4096x131072"};
 const char* const kSoftmaxSuiteOps[] = {"softmax", "log_softmax", "softmax_bwd"};
 const char* const kNormSuiteOps[] = {"layer_norm", "layer_norm_bwd", "rms_norm", "rms_norm_bwd", "add_rms_norm"};
+// The "scan" suite (issue 5: f32 cumsum >= 3.4 TB/s): (op, dtype, shape).
+const char* const kScanSuite[][3] = {
+    {"cumsum", "f32", "16384x8192"},  {"cumsum", "f32", "1x268435456"},  {"cumsum", "bf16", "16384x8192"},
+    {"cumsum", "bf16", "1x268435456"}, {"cummax", "f32", "16384x8192"},  {"cummax", "bf16", "16384x8192"},
+    {"logcumsumexp", "bf16", "16384x8192"}};
 
 // ============================================================================ parsing
 std::optional<Shape> parse_shape(std::string_view s) {
@@ -374,6 +388,10 @@ Expected<std::vector<Case>> suite_cases(const SuiteSpec& s) {
       else
         for (const char* op : kNormSuiteOps) BARACUDA_TRY(add(op, "bf16", sh));
     }
+    return cases;
+  }
+  if (name == "scan") {
+    for (const auto& c : kScanSuite) BARACUDA_TRY(add(c[0], c[1], c[2]));
     return cases;
   }
   if (std::string_view(s.name) == "gemm") {
@@ -689,6 +707,19 @@ Expected<Workload> reduce_workload(const Case& c, const Stream& s) {
                                    [](const Ptrs& p) { return ReduceArgs{p[0], p[1]}; });
 }
 
+// Scans along the last dim; cummax also writes i64 indices (counted in the bytes).
+Expected<Workload> scan_workload(const Case& c, const Stream& s) {
+  const TensorLayout t = TensorLayout::contiguous(c.in, c.shape);
+  const auto kind = static_cast<ScanKind>(c.op->kind);
+  if (kind == ScanKind::kCummax || kind == ScanKind::kCummin) {
+    const TensorLayout il = TensorLayout::contiguous(DType::kI64, c.shape);
+    return plan_workload<ScanPlan>(s, ScanDescriptor{t, t, il, -1, kind}, {t}, {t, il},
+                                   [](const Ptrs& p) { return ScanArgs{p[0], p[1], p[2]}; });
+  }
+  return plan_workload<ScanPlan>(s, ScanDescriptor{t, t, {}, -1, kind}, {t}, {t},
+                                 [](const Ptrs& p) { return ScanArgs{p[0], p[1], nullptr}; });
+}
+
 // kind 0: layer_norm (weight, bias, saves mean / rstd); 1: rms_norm (weight); 2: add_rms_norm.
 Expected<Workload> norm_workload(const Case& c, const Stream& s) {
   const TensorLayout t = TensorLayout::contiguous(c.in, c.shape);
@@ -786,6 +817,8 @@ Expected<Workload> make_workload(const Case& c, const Stream& s) {
       return quant_gemm_workload(c, s);
     case Family::kReduce:
       return reduce_workload(c, s);
+    case Family::kScan:
+      return scan_workload(c, s);
     case Family::kBinary: {
       BinaryDescriptor d{static_cast<BinaryKind>(c.op->kind), t, b, t};
       return plan_workload<BinaryPlan>(s, d, {t, b}, {t}, [](const Ptrs& p) { return BinaryArgs{p[0], p[1], p[2]}; });

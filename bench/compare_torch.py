@@ -184,6 +184,15 @@ def torch_case(op, dt_in, dt_out, shape):
     if op in ('softmax', 'log_softmax', 'softmax_bwd', 'layer_norm', 'layer_norm_bwd', 'rms_norm', 'rms_norm_bwd',
               'add_rms_norm'):
         return norm_case(op, dt_in, shape, x)
+    # issue 5: scans along the last dim (baracuda-bench --suite scan); cummax returns values and indices
+    if op == 'cumsum':
+        return [x], lambda t: torch.cumsum(t, -1)
+    if op == 'cumprod':
+        return [x], lambda t: torch.cumprod(t, -1)
+    if op == 'cummax':
+        return [x], lambda t: torch.cummax(t, -1)
+    if op == 'logcumsumexp':
+        return [x], lambda t: torch.logcumsumexp(t, -1)
     if op == 'copy':
         return [x, out], lambda src, dst: dst.copy_(src)
     if op == 'gemm_bf16':

@@ -19,6 +19,14 @@ double round_to(DType t, double v, Fp8Overflow mode) {
   return load_as_double(t, buf, 0);
 }
 
+Result zero_result(std::int64_t n) {
+  Result r;
+  r.exact.assign(static_cast<std::size_t>(n), 0.0);
+  r.naive.assign(static_cast<std::size_t>(n), 0.0);
+  r.scale.assign(static_cast<std::size_t>(n), 0.0);
+  return r;
+}
+
 namespace {
 
 // Refuses a kind on a dtype it does not accept (UnaryKindInfo), or a backward of a kind that

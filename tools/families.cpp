@@ -11,6 +11,7 @@
 #include "baracuda/reference/normalization.hpp"
 #include "baracuda/reference/pack.hpp"
 #include "baracuda/reference/prelu.hpp"
+#include "baracuda/reference/scan.hpp"
 #include "baracuda/reference/softmax.hpp"
 #include "baracuda/reference/ternary.hpp"
 
@@ -817,6 +818,49 @@ std::vector<CheckRow> check_gemm(const Stream& s, DType t, std::mt19937_64& rng)
   return rows;
 }
 
+// ---- scans (cumsum, cummax, logcumsumexp forward; cumsum backward) against reference::scan
+// with compare's tolerance (the error scales of reference/scan.hpp); cummax bit-exact.
+std::vector<CheckRow> check_scan(const Stream& s, DType t, std::mt19937_64& rng) {
+  std::vector<CheckRow> rows;
+  const std::pair<TensorLayout, int> cases[] = {{TensorLayout::contiguous(t, {37, 1031}), -1},
+                                                {TensorLayout::contiguous(t, {3, 300000}), -1},  // look-back
+                                                {TensorLayout::contiguous(t, {37, 1031}), 0}};   // column
+  for (auto kind : {ScanKind::kCumsum, ScanKind::kCummax, ScanKind::kLogcumsumexp})
+    for (const auto& [x, axis] : cases) {
+      const bool idx = kind == ScanKind::kCummax;
+      const TensorLayout il = TensorLayout::contiguous(DType::kI64, x.shape_span());
+      ScanDescriptor d{x, x, idx ? il : TensorLayout{}, axis, kind};
+      HostTensor hx(x), hy(x);
+      reference::fill_random(hx, rng, -1, 1, false);
+      auto want = reference::scan(d, hx).value();
+      DeviceCopy dx(hx, s), dy(hy, s), di(HostTensor(il), s);
+      run_every_sku<ScanPlan>(
+          s, d, rows,
+          [&](const ScanPlan& p, Workspace ws) {
+            dy.poison(s);
+            return p.run(s, ws, {.x = dx.data(), .y = dy.data(), .indices = idx ? di.data() : nullptr});
+          },
+          [&] {
+            (void)dy.download(hy, s);
+            return reference::compare(hy, want.values, idx);
+          });
+      if (kind != ScanKind::kCumsum) continue;
+      ScanBackwardDescriptor bd{x, x, x, il, x, axis, kind};
+      auto bwant = reference::scan_backward(bd, hx, nullptr, nullptr, nullptr).value();
+      run_every_sku<ScanBackwardPlan>(
+          s, bd, rows,
+          [&](const ScanBackwardPlan& p, Workspace ws) {
+            dy.poison(s);
+            return p.run(s, ws, {.grad_y = dx.data(), .grad_x = dy.data()});
+          },
+          [&] {
+            (void)dy.download(hy, s);
+            return reference::compare(hy, bwant, false);
+          });
+    }
+  return rows;
+}
+
 // ---- softmax / log_softmax, forward and backward, against reference::softmax(_backward)
 // with compare's tolerance (the error scale of reference/softmax.hpp).
 std::vector<CheckRow> check_softmax(const Stream& s, DType t, std::mt19937_64& rng) {
@@ -1205,6 +1249,21 @@ const std::vector<FamilyEntry>& families() {
                                            "contig[4,262144]")};
        },
        check_softmax},
+      {"scan", kMathTypes, "cumsum cumprod cummax cummin logcumsumexp (any axis, reverse; i32 / i64 cumsum, cumprod)",
+       [](const DeviceCaps& c, DType t) {
+         const auto x = TensorLayout::contiguous(t, {16384, 8192});
+         const auto lx = TensorLayout::contiguous(t, {1, std::int64_t{1} << 28});
+         const auto il = TensorLayout::contiguous(DType::kI64, {16384, 8192});
+         const auto k = ScanKind::kCumsum;
+         return std::vector<InfoRow>{
+             info_row<ScanPlan>("cumsum", c, ScanDescriptor{x, x, {}, -1, k}, t, "contig[16384,8192]"),
+             info_row<ScanPlan>("cumsum", c, ScanDescriptor{lx, lx, {}, -1, k}, t, "contig[1,2^28]"),
+             info_row<ScanPlan>("cumsum", c, ScanDescriptor{x, x, {}, 0, k}, t, "axis0[16384,8192]"),
+             info_row<ScanPlan>("cummax", c, ScanDescriptor{x, x, il, -1, ScanKind::kCummax}, t, "contig[16384,8192]"),
+             info_row<ScanBackwardPlan>("cumprod_backward", c, ScanBackwardDescriptor{x, x, x, il, x, -1, ScanKind::kCumprod},
+                                        t, "contig[16384,8192]")};
+       },
+       check_scan},
       {"normalization", kMathTypes, "layer_norm rms_norm (weight, bias, fused residual add, saved mean / rstd) and backward",
        [](const DeviceCaps& c, DType t) {
          const auto x = TensorLayout::contiguous(t, {4096, 8192});

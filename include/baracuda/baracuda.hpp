@@ -13,6 +13,7 @@
 //   ops/elementwise.hpp  UnaryPlan, UnaryBackwardPlan, BinaryPlan, BinaryBackwardPlan, CastPlan
 //   ops/reduce.hpp       ReducePlan, ReduceBackwardPlan, ArgReducePlan, BoolReducePlan, CountReducePlan, TracePlan
 //   ops/softmax.hpp      SoftmaxPlan, SoftmaxBackwardPlan
+//   ops/scan.hpp         ScanPlan, ScanBackwardPlan (cumsum, cumprod, cummax, cummin, logcumsumexp)
 //   ops/normalization.hpp LayerNormPlan, RMSNormPlan and their backward
 //
 // None of them needs a CUDA header: a plain C++20 compiler can include this file.
@@ -33,4 +34,5 @@
 #include "baracuda/ops/gemm_quant.hpp"
 #include "baracuda/ops/normalization.hpp"
 #include "baracuda/ops/reduce.hpp"
+#include "baracuda/ops/scan.hpp"
 #include "baracuda/ops/softmax.hpp"

@@ -64,6 +64,9 @@ double binary_grad_scale(BinaryKind k, int which, double g, double a, double b);
 // v rounded to dtype t (through f32 for the narrow formats, as the kernels store).
 double round_to(DType t, double v, Fp8Overflow mode = Fp8Overflow::kPyTorch);
 
+// A Result of n zeros (exact, naive and scale), for oracles that fill it element by element.
+Result zero_result(std::int64_t n);
+
 // Unary maps of every kind. Floating inputs: exact in double, naive in the compute type;
 // integer and bool inputs: in integers (exact == naive, i64 read exactly). The plain
 // descriptors use default_unary_params(d.kind, d.x.dtype). A kind that does not accept x's

@@ -1,0 +1,362 @@
+// GPU tests of ScanPlan / ScanBackwardPlan against reference::scan(_backward): every kind x
+// dtype (f64, f32, f16, bf16; i32 / i64 for cumsum and cumprod, written as i64), forward and
+// reverse, axes last / middle / first, rows of 1, 7, 1000, 4096, 65536 and 262144 elements,
+// many rows, one row of 2^26 (cumsum, cummax, integer cumsum), strided views (padded rows,
+// permuted kept dims, a transposed axis), in place, empty tensors; every accepting SKU forced
+// in turn, poisoned outputs and guard bytes; PyTorch's tie / NaN rules of cummax / cummin
+// (bit-exact values and indices); and the run-time refusals (null, misaligned, aliasing,
+// workspace too small) with outputs untouched.
+// Filter: --gtest_filter='*Scan*'
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "baracuda/reference/scan.hpp"
+#include "gpu_harness.hpp"
+#include "test_support.hpp"
+
+namespace baracuda::test {
+namespace {
+
+using reference::HostTensor;
+
+bool is_maxmin(ScanKind k) { return k == ScanKind::kCummax || k == ScanKind::kCummin; }
+bool is_int(DType t) { return t == DType::kI32 || t == DType::kI64; }
+
+struct ScanCase {
+  std::string name;
+  TensorLayout x;
+  int axis = -1;
+  bool in_place = false;
+};
+
+std::vector<ScanCase> scan_cases(DType t) {
+  auto c = [&](std::vector<std::int64_t> s) { return TensorLayout::contiguous(t, s); };
+  auto st = [&](std::vector<std::int64_t> s, std::vector<std::int64_t> str) { return TensorLayout::strided(t, s, str); };
+  return {
+      {"len1", c({64, 1})},
+      {"len7", c({33, 7})},
+      {"len1000", c({17, 1000})},
+      {"len4096", c({9, 4096})},
+      {"len65536", c({3, 65536})},
+      {"len262144", c({2, 262144})},
+      {"len_odd", c({5, 3001})},
+      {"many_rows", c({40000, 33})},
+      {"many_rows_vec", c({20000, 64})},
+      {"rank1", c({1000}), 0},
+      {"axis_middle", c({4, 37, 19}), 1},
+      {"axis_first", c({37, 5, 6}), 0},
+      {"axis_middle_long", c({3, 5000, 7}), 1},
+      {"axis_middle_neg", c({2, 300, 3, 4}), -3},
+      {"padded_rows", st({64, 256}, {512, 1})},
+      {"permuted_kept", st({8, 16, 128}, {128, 1024, 1})},
+      {"transposed_axis", st({256, 64}, {1, 256})},
+      {"in_place", c({31, 2048}), -1, true},
+      {"in_place_axis0", c({300, 9}), 0, true},
+      {"empty_rows", c({0, 16})},
+      {"empty_len", c({16, 0})},
+  };
+}
+
+// Inputs per kind: products near 1 (no overflow over 262144 factors), signed sums, a wide
+// range for max / min (16-bit types tie often), moderate exponents for logcumsumexp.
+void fill_for(ScanKind k, HostTensor& h) {
+  if (is_int(h.layout().dtype)) {
+    if (k == ScanKind::kCumprod) fill_random(h, -3, 3);  // wraps: compared bit-exact
+    else fill_random(h, -1000, 1000);
+    return;
+  }
+  switch (k) {
+    case ScanKind::kCumsum: fill_random(h, -1, 1); break;
+    case ScanKind::kCumprod: fill_random(h, 0.995, 1.005); break;
+    case ScanKind::kLogcumsumexp: fill_random(h, -5, 5); break;
+    default: fill_random(h, -100, 100); break;
+  }
+}
+
+TensorLayout out_layout(const TensorLayout& x) {
+  return TensorLayout::contiguous(is_int(x.dtype) ? DType::kI64 : x.dtype, x.shape_span());
+}
+
+::testing::AssertionResult check_ints(const HostTensor& got, const std::vector<std::int64_t>& want, const std::string& what) {
+  const std::int64_t n = got.layout().numel();
+  for (std::int64_t i = 0; i < n; ++i) {
+    const std::int64_t g = reference::load_as_int64(DType::kI64, got.data(), reference::offset_of(got.layout(), i));
+    if (g != want[static_cast<std::size_t>(i)])
+      return ::testing::AssertionFailure() << what << ": element " << i << " = " << g << ", want "
+                                           << want[static_cast<std::size_t>(i)] << " (seed " << test_seed() << ")";
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// One forward case under every accepting SKU.
+void run_forward(ScanKind kind, const TensorLayout& x, int axis, bool reverse, bool in_place, bool edges = false) {
+  const bool idx = is_maxmin(kind);
+  const TensorLayout y = in_place ? x : out_layout(x);
+  const TensorLayout il = TensorLayout::contiguous(DType::kI64, x.shape_span());
+  ScanDescriptor d{x, y, idx ? il : TensorLayout{}, axis, kind, reverse};
+  HostTensor hx(x), hy(y), hi(il);
+  if (edges) fill_random(hx, -100, 100, Fill::kWithEdges);
+  else fill_for(kind, hx);
+  auto want = reference::scan(d, hx);
+  ASSERT_TRUE(want.has_value()) << want.error().to_string();
+  DeviceTensor dx(hx, test_stream()), dy(hy, test_stream()), di(hi, test_stream());
+  void* y_ptr = in_place ? dx.data() : dy.data();
+  for_each_sku<ScanPlan>(
+      d,
+      [&] {
+        dx.upload(hx, test_stream());
+        dy.poison(0xFF, test_stream());
+        di.poison(0xFF, test_stream());
+      },
+      [&](const ScanPlan& p, Workspace ws) {
+        return p.run(test_stream(), ws, ScanArgs{.x = dx.data(), .y = y_ptr, .indices = idx ? di.data() : nullptr});
+      },
+      [&](const std::string& sku) {
+        const std::string what = sku + " " + d.to_string();
+        ASSERT_TRUE((in_place ? dx : dy).download(hy, test_stream()));
+        if (is_int(x.dtype)) EXPECT_TRUE(check_ints(hy, want->ints, what));
+        else if (idx) EXPECT_TRUE(check_exact(hy, want->values, what));
+        else EXPECT_TRUE(check_close(hy, want->values, what));
+        if (idx) {
+          ASSERT_TRUE(di.download(hi, test_stream()));
+          EXPECT_TRUE(check_ints(hi, want->indices, what + " indices"));
+        }
+      });
+}
+
+// One backward case: y and indices from the forward (y rounded to the dtype, as autograd
+// holds it), under every accepting SKU.
+void run_backward(ScanKind kind, const TensorLayout& g, int axis, bool reverse, bool in_place) {
+  const DType t = g.dtype;
+  const TensorLayout l = TensorLayout::contiguous(t, g.shape_span());
+  const TensorLayout il = TensorLayout::contiguous(DType::kI64, g.shape_span());
+  const TensorLayout gx = in_place ? g : l;
+  ScanBackwardDescriptor d{g, l, l, il, gx, axis, kind, reverse};
+  HostTensor hg(g), hx(l), hy(l), hi(il), hgx(gx);
+  fill_random(hg, -2, 2);
+  fill_for(kind, hx);
+  auto fwd = reference::scan(ScanDescriptor{l, l, il, axis, kind, reverse}, hx);
+  ASSERT_TRUE(fwd.has_value()) << fwd.error().to_string();
+  for (std::int64_t i = 0; i < l.numel(); ++i) {
+    hy.set(i, fwd->values.exact[static_cast<std::size_t>(i)]);
+    if (is_maxmin(kind)) std::memcpy(static_cast<std::int64_t*>(hi.data()) + i, &fwd->indices[static_cast<std::size_t>(i)], 8);
+  }
+  auto want = reference::scan_backward(d, hg, &hx, &hy, &hi);
+  ASSERT_TRUE(want.has_value()) << want.error().to_string();
+  DeviceTensor dg(hg, test_stream()), dx(hx, test_stream()), dy(hy, test_stream()), di(hi, test_stream()),
+      dgx(hgx, test_stream());
+  void* gx_ptr = in_place ? dg.data() : dgx.data();
+  for_each_sku<ScanBackwardPlan>(
+      d,
+      [&] {
+        dg.upload(hg, test_stream());
+        dgx.poison(0xFF, test_stream());
+      },
+      [&](const ScanBackwardPlan& p, Workspace ws) {
+        return p.run(test_stream(), ws,
+                     ScanBackwardArgs{.grad_y = dg.data(), .x = dx.data(), .y = dy.data(), .indices = di.data(), .grad_x = gx_ptr});
+      },
+      [&](const std::string& sku) {
+        ASSERT_TRUE((in_place ? dg : dgx).download(hgx, test_stream()));
+        EXPECT_TRUE(check_close(hgx, want.value(), sku + " " + d.to_string()));
+      });
+}
+
+const ScanKind kAllKinds[] = {ScanKind::kCumsum, ScanKind::kCumprod, ScanKind::kCummax, ScanKind::kCummin,
+                              ScanKind::kLogcumsumexp};
+
+class ScanGpu : public ::testing::TestWithParam<DType> {};
+
+TEST_P(ScanGpu, Forward) {
+  BARACUDA_REQUIRE_GPU();
+  const DType t = GetParam();
+  for (ScanKind kind : kAllKinds) {
+    if (is_int(t) && kind != ScanKind::kCumsum && kind != ScanKind::kCumprod) continue;
+    for (const auto& c : scan_cases(t))
+      for (bool reverse : {false, true}) {
+        if (c.in_place && (is_int(t) || is_maxmin(kind))) continue;  // y's dtype differs / indices
+        SCOPED_TRACE(c.name + " " + scan_kind_name(kind) + (reverse ? " reverse" : ""));
+        run_forward(kind, c.x, c.axis, reverse, c.in_place);
+      }
+  }
+}
+
+TEST_P(ScanGpu, Backward) {
+  BARACUDA_REQUIRE_GPU();
+  const DType t = GetParam();
+  if (is_int(t)) GTEST_SKIP() << "no backward for integer scans";
+  for (ScanKind kind : kAllKinds)
+    for (const auto& c : scan_cases(t))
+      for (bool reverse : {false, true}) {
+        SCOPED_TRACE(c.name + " " + scan_kind_name(kind) + "_backward" + (reverse ? " reverse" : ""));
+        run_backward(kind, c.x, c.axis, reverse, c.in_place);
+      }
+}
+
+// cummax / cummin with +-0, +-inf, NaN, subnormals and huge values sprinkled in: values and
+// indices bit-exact (PyTorch's >= / <= ties, NaN sticks and later NaNs take the index).
+TEST_P(ScanGpu, MaxMinEdges) {
+  BARACUDA_REQUIRE_GPU();
+  const DType t = GetParam();
+  if (is_int(t)) GTEST_SKIP() << "cummax / cummin take floating dtypes";
+  for (std::int64_t len : {7, 1000, 8192, 100000})
+    for (ScanKind kind : {ScanKind::kCummax, ScanKind::kCummin})
+      for (bool reverse : {false, true}) {
+        SCOPED_TRACE(std::to_string(len) + " " + scan_kind_name(kind));
+        run_forward(kind, TensorLayout::contiguous(t, {4, len}), -1, reverse, false, true);
+      }
+}
+
+// Non-finite values in sums and logcumsumexp: NaN propagates, +inf then -inf gives NaN,
+// logcumsumexp keeps -inf / +inf as torch's helper does.
+TEST_P(ScanGpu, NonFinite) {
+  BARACUDA_REQUIRE_GPU();
+  const DType t = GetParam();
+  if (is_int(t)) GTEST_SKIP() << "integers are finite";
+  const double inf = std::numeric_limits<double>::infinity();
+  for (std::int64_t len : {7, 1000, 8192, 100000}) {
+    const auto l = TensorLayout::contiguous(t, {4, len});
+    for (ScanKind kind : {ScanKind::kCumsum, ScanKind::kLogcumsumexp, ScanKind::kCumprod}) {
+      ScanDescriptor d{l, l, {}, -1, kind};
+      HostTensor hx(l), hy(l);
+      fill_for(kind, hx);
+      hx.set(len / 2, std::nan(""));            // row 0: NaN from the middle
+      hx.set(len + len / 3, inf);               // row 1: +inf, then -inf
+      hx.set(len + len / 3 + 1, -inf);
+      for (std::int64_t k = 0; k < len; k += 3) hx.set(2 * len + k, -inf);  // row 2: many -inf
+      hx.set(3 * len + len - 1, inf);           // row 3: +inf at the end
+      auto want = reference::scan(d, hx);
+      ASSERT_TRUE(want.has_value());
+      DeviceTensor dx(hx, test_stream()), dy(hy, test_stream());
+      for_each_sku<ScanPlan>(
+          d, [&] { dy.poison(0xFF, test_stream()); },
+          [&](const ScanPlan& p, Workspace ws) { return p.run(test_stream(), ws, ScanArgs{.x = dx.data(), .y = dy.data()}); },
+          [&](const std::string& sku) {
+            ASSERT_TRUE(dy.download(hy, test_stream()));
+            EXPECT_TRUE(check_close(hy, want->values, sku + " " + d.to_string()));
+            EXPECT_TRUE(std::isnan(hy.get(len - 1))) << sku << ": NaN row";
+          });
+    }
+  }
+}
+
+// cumprod with zeros in x: forward and the division-free backward.
+TEST_P(ScanGpu, CumprodZeros) {
+  BARACUDA_REQUIRE_GPU();
+  const DType t = GetParam();
+  if (is_int(t)) GTEST_SKIP();
+  for (std::int64_t len : {7, 1000, 8192}) {
+    const auto l = TensorLayout::contiguous(t, {6, len});
+    ScanBackwardDescriptor d{l, l, l, {}, l, -1, ScanKind::kCumprod};
+    HostTensor hg(l), hx(l), hy(l), hgx(l);
+    fill_random(hg, -2, 2);
+    fill_for(ScanKind::kCumprod, hx);
+    for (std::int64_t r = 0; r < 6; ++r) {
+      hx.set(r * len + (r * len / 7) % len, 0.0);
+      if (r % 2) hx.set(r * len + len - 1 - r, 0.0);
+    }
+    auto fwd = reference::scan(ScanDescriptor{l, l, {}, -1, ScanKind::kCumprod}, hx).value();
+    for (std::int64_t i = 0; i < l.numel(); ++i) hy.set(i, fwd.values.exact[static_cast<std::size_t>(i)]);
+    auto want = reference::scan_backward(d, hg, &hx, &hy, nullptr).value();
+    DeviceTensor dg(hg, test_stream()), dx(hx, test_stream()), dy(hy, test_stream()), dgx(hgx, test_stream());
+    for_each_sku<ScanBackwardPlan>(
+        d, [&] { dgx.poison(0xFF, test_stream()); },
+        [&](const ScanBackwardPlan& p, Workspace ws) {
+          return p.run(test_stream(), ws, ScanBackwardArgs{.grad_y = dg.data(), .x = dx.data(), .y = dy.data(), .grad_x = dgx.data()});
+        },
+        [&](const std::string& sku) {
+          ASSERT_TRUE(dgx.download(hgx, test_stream()));
+          EXPECT_TRUE(check_close(hgx, want, sku + " " + d.to_string()));
+        });
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, ScanGpu,
+                         ::testing::Values(DType::kF64, DType::kF32, DType::kF16, DType::kBF16, DType::kI32, DType::kI64),
+                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+
+// One row of 2^26: the look-back (and the column kernel) on f32 / bf16 cumsum, f32 cummax,
+// i64 cumsum, and f32 cumsum backward.
+TEST(ScanGpuLong, OneRowOf2To26) {
+  BARACUDA_REQUIRE_GPU();
+  const std::int64_t n = std::int64_t{1} << 26;
+  run_forward(ScanKind::kCumsum, TensorLayout::contiguous(DType::kF32, {1, n}), -1, false, false);
+  run_forward(ScanKind::kCumsum, TensorLayout::contiguous(DType::kBF16, {1, n}), -1, true, false);
+  run_forward(ScanKind::kCummax, TensorLayout::contiguous(DType::kF32, {1, n}), -1, false, false);
+  run_forward(ScanKind::kCumsum, TensorLayout::contiguous(DType::kI64, {1, n}), -1, false, false);
+  run_backward(ScanKind::kCumsum, TensorLayout::contiguous(DType::kF32, {1, n}), -1, false, false);
+}
+
+// Run-time refusals of the SKU forced by `force` on [rows, len] f32: null, misaligned,
+// aliasing, and the workspace (look-back); outputs poisoned and untouched after.
+void scan_run_refusals(std::int64_t rows, std::int64_t len, const std::string& force) {
+  const auto x = TensorLayout::contiguous(DType::kF32, {rows, len});
+  const auto il = TensorLayout::contiguous(DType::kI64, {rows, len});
+  PlanPreference pref;
+  pref.force_sku = force;
+  auto fwd = ScanPlan::select(test_stream(), ScanDescriptor{x, x, il, -1, ScanKind::kCummax}, pref);
+  auto bwd = ScanBackwardPlan::select(test_stream(), ScanBackwardDescriptor{x, x, x, il, x, -1, ScanKind::kCumprod}, pref);
+  ASSERT_TRUE(fwd && bwd) << (fwd ? bwd.error().to_string() : fwd.error().to_string());
+  HostTensor hx(x);
+  fill_random(hx, -2, 2);
+  DeviceTensor dx(hx, test_stream()), dg(hx, test_stream()), dfy(hx, test_stream());
+  Untouched y(x), idx(il), gx(x);
+  const void *xp = dx.data(), *gp = dg.data(), *fyp = dfy.data();
+  void* x_row1 = static_cast<float*>(dx.data()) + len;
+  const std::size_t fneed = fwd->workspace_size(), bneed = bwd->workspace_size();
+  const Workspace ws = test_workspace(std::max(fneed, bneed) + kWorkspaceAlignment);
+  const Stream& s = test_stream();
+  const Code kBad = Code::kInvalidArgument, kMis = Code::kMisaligned;
+  const ScanArgs fargs{.x = xp, .y = y.data(), .indices = idx.data()};
+  const ScanBackwardArgs bargs{.grad_y = gp, .x = xp, .y = fyp, .grad_x = gx.data()};
+  std::vector<RunRefusal> rows_ = {
+      {"forward null x", [&] { auto a = fargs; a.x = nullptr; return fwd->run(s, ws, a); }, kBad, "args.x is null"},
+      {"forward null y", [&] { auto a = fargs; a.y = nullptr; return fwd->run(s, ws, a); }, kBad, "args.y is null"},
+      {"forward null indices", [&] { auto a = fargs; a.indices = nullptr; return fwd->run(s, ws, a); }, kBad,
+       "args.indices is null"},
+      {"forward misaligned x", [&] { auto a = fargs; a.x = static_cast<const char*>(xp) + 4; return fwd->run(s, ws, a); },
+       kMis, "not aligned to x.alignment = 16"},
+      {"forward y over x shifted", [&] { auto a = fargs; a.y = x_row1; return fwd->run(s, ws, a); }, kBad,
+       "args.y overlaps args.x"},
+      {"forward indices over y", [&] { auto a = fargs; a.indices = y.data(); return fwd->run(s, ws, a); }, kBad, "overlap"},
+      {"backward null y", [&] { auto a = bargs; a.y = nullptr; return bwd->run(s, ws, a); }, kBad, "args.y is null"},
+      {"backward misaligned grad_x", [&] {
+         auto a = bargs;
+         a.grad_x = static_cast<char*>(gx.data()) + 4;
+         return bwd->run(s, ws, a);
+       }, kMis, "not aligned to grad_x.alignment = 16"},
+      {"backward grad_x over y", [&] { auto a = bargs; a.grad_x = const_cast<void*>(fyp); return bwd->run(s, ws, a); }, kBad,
+       "args.grad_x overlaps args.y"},
+  };
+  if (fneed > 0) {
+    auto w = workspace_refusals("forward", [&](Workspace wsp) { return fwd->run(s, wsp, fargs); }, ws, fneed);
+    rows_.insert(rows_.end(), w.begin(), w.end());
+  }
+  if (bneed > 0) {
+    auto w = workspace_refusals("backward", [&](Workspace wsp) { return bwd->run(s, wsp, bargs); }, ws, bneed);
+    rows_.insert(rows_.end(), w.begin(), w.end());
+  }
+  expect_run_refusals(rows_, {&y, &idx, &gx});
+}
+
+TEST(ScanGpuRefusals, WarpRow) {
+  BARACUDA_REQUIRE_GPU();
+  scan_run_refusals(8, 64, "*warp_row*");
+}
+TEST(ScanGpuRefusals, LookbackWorkspace) {
+  BARACUDA_REQUIRE_GPU();
+  scan_run_refusals(4, 20000, "*lookback*");
+}
+TEST(ScanGpuRefusals, Column) {
+  BARACUDA_REQUIRE_GPU();
+  scan_run_refusals(8, 64, "*column*");
+}
+
+}  // namespace
+}  // namespace baracuda::test
