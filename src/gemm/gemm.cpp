@@ -471,6 +471,26 @@ MatrixLayout gemm_transposed(const MatrixLayout& m) {
   return t;
 }
 
+GemmDescriptor gemm_backward_grad_a(const GemmBackwardDescriptor& d) {
+  GemmDescriptor g;
+  g.a = d.grad_d;
+  g.b = gemm_transposed(d.b);
+  g.d = d.grad_a;
+  return g;
+}
+
+GemmDescriptor gemm_backward_grad_b(const GemmBackwardDescriptor& d) {
+  GemmDescriptor g;
+  g.a = gemm_transposed(d.a);
+  g.b = d.grad_d;
+  g.d = d.grad_b;
+  if (d.compute_grad_bias) {
+    g.epilogue.bias_grad = GemmBiasGrad::kB;
+    g.bias_grad = d.grad_bias;
+  }
+  return g;
+}
+
 std::size_t GemmBackwardDescriptor::hash() const noexcept {
   std::size_t h = matrix_hash(a);
   for (const MatrixLayout* m : {&b, &grad_d, &grad_a, &grad_b}) h = detail::hash_combine(h, matrix_hash(*m));
@@ -491,27 +511,6 @@ std::string GemmBackwardDescriptor::to_string() const {
 namespace gemm {
 namespace {
 
-// grad_a = grad_d B^T
-GemmDescriptor grad_a_gemm(const GemmBackwardDescriptor& d) {
-  GemmDescriptor g;
-  g.a = d.grad_d;
-  g.b = gemm_transposed(d.b);
-  g.d = d.grad_a;
-  return g;
-}
-// grad_b = A^T grad_d (+ the column sums of grad_d as the bias gradient)
-GemmDescriptor grad_b_gemm(const GemmBackwardDescriptor& d) {
-  GemmDescriptor g;
-  g.a = gemm_transposed(d.a);
-  g.b = d.grad_d;
-  g.d = d.grad_b;
-  if (d.compute_grad_bias) {
-    g.epilogue.bias_grad = GemmBiasGrad::kB;
-    g.bias_grad = d.grad_bias;
-  }
-  return g;
-}
-
 Status validate_backward(const GemmBackwardDescriptor& d) {
   if (!d.compute_grad_a && !d.compute_grad_b)
     return invalid("compute_grad_a = false and compute_grad_b = false: nothing to compute");
@@ -523,8 +522,8 @@ Status validate_backward(const GemmBackwardDescriptor& d) {
   BARACUDA_TRY(validate_matrix(d.grad_d, "grad_d"));
   if (d.b.rows != d.a.cols) return invalid("b.rows = " + str(d.b.rows) + " differs from a.cols = " + str(d.a.cols) + " (K)");
   BARACUDA_TRY(check_extent(d.grad_d, "grad_d", d.a.rows, d.b.cols, "a.rows x b.cols"));
-  if (d.compute_grad_a) BARACUDA_TRY(validate_gemm(grad_a_gemm(d)).add_context("grad_a = grad_d b^T"));
-  if (d.compute_grad_b) BARACUDA_TRY(validate_gemm(grad_b_gemm(d)).add_context("grad_b = a^T grad_d"));
+  if (d.compute_grad_a) BARACUDA_TRY(validate_gemm(gemm_backward_grad_a(d)).add_context("grad_a = grad_d b^T"));
+  if (d.compute_grad_b) BARACUDA_TRY(validate_gemm(gemm_backward_grad_b(d)).add_context("grad_b = a^T grad_d"));
   return Status::ok();
 }
 
@@ -539,9 +538,9 @@ struct PairCandidate {
     pr.sku = lt_sku(d.grad_d.dtype, false);
     pr.sku.direction = Direction::kBackward;
     pr.sku.impl = "cublaslt_pair";
-    if (d.compute_grad_a) pr.rejection = lt_rejection(grad_a_gemm(d));
+    if (d.compute_grad_a) pr.rejection = lt_rejection(gemm_backward_grad_a(d));
     if (pr.rejection.empty() && d.compute_grad_b) {
-      GemmDescriptor gb = grad_b_gemm(d);
+      GemmDescriptor gb = gemm_backward_grad_b(d);
       gb.epilogue.bias_grad = GemmBiasGrad::kNone;  // fused, or the bgrad_reduce candidate where it is not
       pr.rejection = lt_rejection(gb);
     }
@@ -554,13 +553,13 @@ struct PairCandidate {
     sub.skip_skus = {"gemm.fwd.cublaslt_tf32*"};
     std::size_t ws = 0;
     if (d.compute_grad_a) {
-      auto p = detail::select_impl<GemmDescriptor, GemmArgs>(caps, grad_a_gemm(d), sub, caps.ordinal);
+      auto p = detail::select_impl<GemmDescriptor, GemmArgs>(caps, gemm_backward_grad_a(d), sub, caps.ordinal);
       if (!p) return Status(p.error()).add_context("grad_a");
       st->grad_a = p.value();
       ws = std::max(ws, st->grad_a->workspace_bytes);
     }
     if (d.compute_grad_b) {
-      auto p = detail::select_impl<GemmDescriptor, GemmArgs>(caps, grad_b_gemm(d), sub, caps.ordinal);
+      auto p = detail::select_impl<GemmDescriptor, GemmArgs>(caps, gemm_backward_grad_b(d), sub, caps.ordinal);
       if (!p) return Status(p.error()).add_context("grad_b");
       st->grad_b = p.value();
       ws = std::max(ws, st->grad_b->workspace_bytes);
@@ -590,10 +589,10 @@ inline constexpr std::array<Candidate<GemmBackwardDescriptor, GemmBackwardArgs>,
 
 Status check_backward_args(const GemmBackwardDescriptor& d, const GemmBackwardArgs& a) {
   if (d.compute_grad_a)
-    BARACUDA_TRY(check_gemm_args(as_batched(grad_a_gemm(d)), GemmArgs{.a = a.grad_d, .b = a.b, .d = a.grad_a, .alpha = a.alpha})
+    BARACUDA_TRY(check_gemm_args(as_batched(gemm_backward_grad_a(d)), GemmArgs{.a = a.grad_d, .b = a.b, .d = a.grad_a, .alpha = a.alpha})
                      .add_context("grad_a = grad_d b^T"));
   if (d.compute_grad_b)
-    BARACUDA_TRY(check_gemm_args(as_batched(grad_b_gemm(d)),
+    BARACUDA_TRY(check_gemm_args(as_batched(gemm_backward_grad_b(d)),
                                  GemmArgs{.a = a.a, .b = a.grad_d, .d = a.grad_b, .bias_grad = a.grad_bias, .alpha = a.alpha})
                      .add_context("grad_b = a^T grad_d"));
   // grad_a is written before the grad_b GEMM reads a and grad_d and writes grad_b / grad_bias

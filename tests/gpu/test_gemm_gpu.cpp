@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "baracuda/reference/gemm.hpp"
+#include "gemm_gpu_util.hpp"
 #include "gpu_harness.hpp"
 #include "test_support.hpp"
 
@@ -399,34 +400,23 @@ TEST(GemmRefusals, RunTable) {
   const GemmArgs ok{.a = da.data(), .b = db.data(), .c = dc.data(), .d = d.data(), .bias = dbias.data(), .aux = aux.data(),
                     .alpha = 1.0, .beta = 1.0};
   const std::size_t need = plan->workspace_size();
-  Workspace ws = test_workspace(need + kWorkspaceAlignment);
-  auto run = [&](GemmArgs a) { return plan->run(s, {ws.data, need}, a); };
-  auto with = [&](auto change) {
-    GemmArgs a = ok;
-    change(a);
-    return a;
-  };
-  std::vector<RunRefusal> rows = {
-      {"null a", [&] { return run(with([](GemmArgs& a) { a.a = nullptr; })); }, Code::kInvalidArgument, "args.a is null"},
-      {"null d", [&] { return run(with([](GemmArgs& a) { a.d = nullptr; })); }, Code::kInvalidArgument, "args.d is null"},
-      {"null bias", [&] { return run(with([](GemmArgs& a) { a.bias = nullptr; })); }, Code::kInvalidArgument, "args.bias is null"},
-      {"null aux", [&] { return run(with([](GemmArgs& a) { a.aux = nullptr; })); }, Code::kInvalidArgument, "args.aux is null"},
-      {"misaligned b", [&] { return run(with([&](GemmArgs& a) { a.b = static_cast<const char*>(db.data()) + 2; })); },
-       Code::kMisaligned, "is not aligned to b.alignment = 16 bytes"},
-      {"d aliases a", [&] { return run(with([&](GemmArgs& a) { a.a = a.d; })); }, Code::kInvalidArgument, "args.d overlaps args.a"},
-      {"d aliases b", [&] { return run(with([&](GemmArgs& a) { a.b = a.d; })); }, Code::kInvalidArgument, "args.d overlaps args.b"},
-      {"aux aliases d", [&] { return run(with([&](GemmArgs& a) { a.aux = a.d; })); }, Code::kInvalidArgument,
-       "args.d and args.aux overlap"},
-      {"c shifted into d", [&] { return run(with([&](GemmArgs& a) { a.c = static_cast<const char*>(a.d) + 64; })); },
-       Code::kInvalidArgument, "args.d overlaps args.c"},
-  };
-  if (need > 0) {
-    auto more = workspace_refusals("gemm", [&](Workspace w) { return plan->run(s, w, ok); }, ws, need);
-    rows.insert(rows.end(), more.begin(), more.end());
-  } else {
-    RecordProperty("workspace_rows", "skipped: the chosen algorithm needs no workspace");
-  }
-  expect_run_refusals(rows, {&d, &aux});
+  const Code bad = Code::kInvalidArgument;
+  expect_arg_run_refusals<GemmArgs>(
+      "gemm", ok, [&](Workspace w, const GemmArgs& a) { return plan->run(s, w, a); },
+      test_workspace(need + kWorkspaceAlignment), need,
+      {
+          {"null a", [](GemmArgs& a) { a.a = nullptr; }, bad, "args.a is null"},
+          {"null d", [](GemmArgs& a) { a.d = nullptr; }, bad, "args.d is null"},
+          {"null bias", [](GemmArgs& a) { a.bias = nullptr; }, bad, "args.bias is null"},
+          {"null aux", [](GemmArgs& a) { a.aux = nullptr; }, bad, "args.aux is null"},
+          {"misaligned b", [&](GemmArgs& a) { a.b = static_cast<const char*>(db.data()) + 2; }, Code::kMisaligned,
+           "is not aligned to b.alignment = 16 bytes"},
+          {"d aliases a", [](GemmArgs& a) { a.a = a.d; }, bad, "args.d overlaps args.a"},
+          {"d aliases b", [](GemmArgs& a) { a.b = a.d; }, bad, "args.d overlaps args.b"},
+          {"aux aliases d", [](GemmArgs& a) { a.aux = a.d; }, bad, "args.d and args.aux overlap"},
+          {"c shifted into d", [](GemmArgs& a) { a.c = static_cast<const char*>(a.d) + 64; }, bad, "args.d overlaps args.c"},
+      },
+      {&d, &aux});
 }
 
 // Graph capture: run() inside a capture, replayed, matches the eager result bit for bit.

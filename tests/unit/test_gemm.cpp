@@ -197,35 +197,22 @@ TEST(GemmArgChecks, NullMisalignedAliasing) {
   unsigned char* base = pool;
   GemmArgs ok{.a = base, .b = base + 0x10000, .c = base + 0x20000, .d = base + 0x30000, .bias = base + 0x40000,
               .aux = base + 0x50000};
-  EXPECT_TRUE(gemm::check_gemm_args(b, ok).is_ok());
-  auto expect = [&](GemmArgs a, Code code, const std::string& needle) {
-    Status st = gemm::check_gemm_args(b, a);
-    EXPECT_EQ(st.code(), code) << st.to_string();
-    EXPECT_NE(st.message().find(needle), std::string::npos) << "wanted '" << needle << "' in " << st.message();
-  };
+  auto check = [&](const GemmArgs& a) { return gemm::check_gemm_args(b, a); };
+  const Code bad = Code::kInvalidArgument;
+  test_gemm::expect_arg_refusals<GemmArgs>(
+      check, ok,
+      {
+          {[](GemmArgs& a) { a.a = nullptr; }, bad, "args.a is null"},
+          {[](GemmArgs& a) { a.aux = nullptr; }, bad, "args.aux is null"},
+          {[](GemmArgs& a) { a.bias = nullptr; }, bad, "args.bias is null"},
+          {[&](GemmArgs& a) { a.b = base + 0x10002; }, Code::kMisaligned, "is not aligned to b.alignment = 16 bytes"},
+          {[&](GemmArgs& a) { a.d = base + 0x100; }, bad, "args.d overlaps args.a"},  // inside A
+          {[&](GemmArgs& a) { a.aux = base + 0x30000 + 64; }, bad, "args.d and args.aux overlap"},  // inside D
+          {[](GemmArgs& a) { a.c = static_cast<const unsigned char*>(a.d) + 32; }, bad, "args.d overlaps args.c"},  // shifted
+      });
   GemmArgs x = ok;
-  x.a = nullptr;
-  expect(x, Code::kInvalidArgument, "args.a is null");
-  x = ok;
-  x.aux = nullptr;
-  expect(x, Code::kInvalidArgument, "args.aux is null");
-  x = ok;
-  x.bias = nullptr;
-  expect(x, Code::kInvalidArgument, "args.bias is null");
-  x = ok;
-  x.b = base + 0x10002;
-  expect(x, Code::kMisaligned, "is not aligned to b.alignment = 16 bytes");
-  x = ok;
-  x.d = base + 0x100;  // inside A
-  expect(x, Code::kInvalidArgument, "args.d overlaps args.a");
-  x = ok;
-  x.aux = base + 0x30000 + 64;  // inside D
-  expect(x, Code::kInvalidArgument, "args.d and args.aux overlap");
-  x = ok;
   x.c = x.d;  // in place: same pointer and layout
   EXPECT_TRUE(gemm::check_gemm_args(b, x).is_ok());
-  x.c = static_cast<const unsigned char*>(x.d) + 32;  // shifted: refused
-  expect(x, Code::kInvalidArgument, "args.d overlaps args.c");
   // a bias gradient is of the unscaled operand
   BatchedGemmDescriptor bg;
   bg.gemm = plain(DType::kF32, 8, 8, 8);

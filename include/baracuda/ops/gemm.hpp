@@ -140,6 +140,11 @@ struct GemmBackwardArgs {
 using GemmBackwardPlan = Plan<GemmBackwardDescriptor, GemmBackwardArgs>;
 // m read as its transpose: cols x rows, same ld and alignment, the other order.
 MatrixLayout gemm_transposed(const MatrixLayout& m);
+// The backward's two GEMMs as forward descriptors (the plan and the reference both use them):
+// grad_a = grad_d B^T, and grad_b = A^T grad_d with the bias-gradient epilogue kB when
+// compute_grad_bias.
+GemmDescriptor gemm_backward_grad_a(const GemmBackwardDescriptor& d);
+GemmDescriptor gemm_backward_grad_b(const GemmBackwardDescriptor& d);
 
 extern template class Plan<GemmDescriptor, GemmArgs>;
 extern template class Plan<BatchedGemmDescriptor, GemmArgs>;
