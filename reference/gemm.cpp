@@ -21,6 +21,9 @@ double gelu_tanh(double x) {
   return 0.5 * x * (1 + std::tanh(k * (x + 0.044715 * x * x * x)));
 }
 
+double gelu_erf(double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }
+double silu(double x) { return x / (1 + std::exp(-x)); }
+
 // Element (i, j) of matrix p of a batched operand.
 struct MatrixReader {
   const HostTensor& t;
@@ -106,6 +109,13 @@ Expected<GemmOracle> batched_gemm(const BatchedGemmDescriptor& bd, const HostTen
           } else if (e.activation == GemmActivation::kGeluTanh) {
             v = gelu_tanh(pre);
             err = 1.13 * pre_err + std::ldexp(1.0, -11) * std::fabs(pre);
+          } else if (e.activation == GemmActivation::kGeluErf || e.activation == GemmActivation::kSilu) {
+            // composite: the pre-activation is stored to D (its dtype) and read back by our
+            // pass, which evaluates in f32 (erff / expf within 2 ulp, a few f32 roundings:
+            // 2^-21 |x| in all); |gelu_erf'| <= 1.13, |silu'| <= 1.1
+            v = e.activation == GemmActivation::kGeluErf ? gelu_erf(pre) : silu(pre);
+            const double stored = pre_err * (1 + u_out) + u_out * std::fabs(pre) + atol;
+            err = 1.13 * stored + std::ldexp(1.0, -21) * std::fabs(pre);
           }
           const auto idx = static_cast<std::size_t>((p * M + i) * N + j);
           o.pre[idx] = pre;

@@ -88,6 +88,9 @@ std::string lt_rejection(const GemmDescriptor& g) {
   const GemmEpilogue& e = g.epilogue;
   const bool has_epilogue = e.activation != GemmActivation::kNone || e.bias || e.aux || e.bias_grad != GemmBiasGrad::kNone;
   if (g.k() == 0) return "k = 0 (a.cols): cuBLASLt needs k >= 1";
+  if (is_composite_activation(e.activation))
+    return "activation " + std::string(gemm_activation_name(e.activation)) +
+           " is not a cuBLASLt epilogue (the cublaslt_act candidates run it)";
   if (has_epilogue && g.d.dtype == DType::kF64)
     return "epilogue " + e.to_string() + " with f64: cuBLASLt's epilogues take f32, f16 and bf16";
   if (e.bias && g.d.order != MatrixOrder::kRowMajor)

@@ -247,6 +247,11 @@ std::vector<GemmEpilogue> all_epilogues() {
       {A::kRelu, true, true, GemmBiasGrad::kNone},       {A::kGeluTanh, false, true, GemmBiasGrad::kNone},
       {A::kGeluTanh, true, true, GemmBiasGrad::kNone},   {A::kNone, false, false, GemmBiasGrad::kA},
       {A::kNone, false, false, GemmBiasGrad::kB},
+      // composites (cublaslt_act): cuBLASLt (+ bias) then our activation pass
+      {A::kGeluErf, false, false, GemmBiasGrad::kNone},  {A::kGeluErf, true, false, GemmBiasGrad::kNone},
+      {A::kGeluErf, false, true, GemmBiasGrad::kNone},   {A::kGeluErf, true, true, GemmBiasGrad::kNone},
+      {A::kSilu, false, false, GemmBiasGrad::kNone},     {A::kSilu, true, false, GemmBiasGrad::kNone},
+      {A::kSilu, false, true, GemmBiasGrad::kNone},      {A::kSilu, true, true, GemmBiasGrad::kNone},
   };
 }
 
@@ -309,6 +314,42 @@ TEST_P(GemmGpu, Batched) {
       const std::int64_t unit = e.activation == GemmActivation::kRelu ? 128 : 8;
       b.stride_aux = (b.gemm.aux.as_tensor().element_span().end_offset / unit + 1) * unit;
     }
+    run_case(c, true);
+  }
+}
+
+// The composite activations (gelu_erf, silu; SKU cublaslt_act) beyond Epilogues: column-major
+// D (the pass runs along M), odd extents and padded lds (the scalar path of the pass), an aux
+// ld that is no multiple of 8, and batched with per-batch aux.
+TEST_P(GemmGpu, CompositeActivations) {
+  BARACUDA_REQUIRE_GPU();
+  const DType t = GetParam();
+  if (t == DType::kF64) GTEST_SKIP() << "f64 has no epilogues (refusal checked in GemmGpu.Epilogues)";
+  for (GemmActivation act : {GemmActivation::kGeluErf, GemmActivation::kSilu}) {
+    for (const auto& lo : kLayouts) {
+      auto col = make_case(t, 129, 67, 45, lo[0], lo[1], C, 0, true);
+      set_epilogue(col, {act, false, true, GemmBiasGrad::kNone});
+      col.desc.gemm.aux.ld = 131;  // odd: scalar path
+      run_case(col, false);
+      auto padded = make_case(t, 65, 96, 33, lo[0], lo[1], R, 3);
+      set_epilogue(padded, {act, true, true, GemmBiasGrad::kNone});
+      run_case(padded, false);
+    }
+    auto vec = make_case(t, 1, 4096, 64, R, C, R);  // M = 1, vector path
+    set_epilogue(vec, {act, true, false, GemmBiasGrad::kNone});
+    run_case(vec, false);
+    auto empty = make_case(t, 0, 64, 64, R, C, R);
+    set_epilogue(empty, {act, true, true, GemmBiasGrad::kNone});
+    run_case(empty, false);
+    auto c = make_case(t, 17, 40, 24, R, R, R);
+    set_epilogue(c, {act, true, true, GemmBiasGrad::kNone});
+    BatchedGemmDescriptor& b = c.desc;
+    b.batch = 4;
+    b.stride_a = 17 * 24 + 3;
+    b.stride_b = 24 * 40;
+    b.stride_d = 17 * 40 + 5;
+    b.stride_bias = 40;
+    b.stride_aux = 17 * 40 + 1;
     run_case(c, true);
   }
 }

@@ -101,6 +101,67 @@ TEST(GemmPlanSelect, SkusPerDtypeAndTf32Preference) {
   EXPECT_NE(bf.error().message().find("tf32 applies to f32 only"), std::string::npos);
 }
 
+// gelu_erf and silu: not cuBLASLt epilogues, run by the composite cublaslt_act SKU
+// (cuBLASLt with the bias epilogue, then our activation pass over D).
+TEST(GemmReference, CompositeActivations) {
+  for (GemmActivation act : {GemmActivation::kGeluErf, GemmActivation::kSilu}) {
+    auto d = plain(DType::kF64, 1, 3, 1);
+    d.epilogue.activation = act;
+    d.epilogue.bias = true;
+    d.bias = TensorLayout::contiguous(DType::kF64, {3});
+    HostTensor a(d.a.as_tensor()), b(d.b.as_tensor()), bias(d.bias);
+    a.set(0, 1.0);
+    const double bv[] = {1.0, -2.0, 0.5}, biasv[] = {0.0, 0.5, -1.5};  // pre = 1, -1.5, -1
+    for (int j = 0; j < 3; ++j) b.set(j, bv[j]), bias.set(j, biasv[j]);
+    auto o = reference::gemm(d, a, b, nullptr, &bias, 1.0, 0.0, false);
+    ASSERT_TRUE(o.has_value());
+    // known values (Python math.erf / math.exp)
+    const double want_gelu[] = {0.8413447460685429, -0.10021080190328713, -0.15865525393145707};
+    const double want_silu[] = {0.7310585786300049, -0.2736382857095345, -0.2689414213699951};
+    for (int j = 0; j < 3; ++j) {
+      EXPECT_NEAR(o->d[j], act == GemmActivation::kGeluErf ? want_gelu[j] : want_silu[j], 1e-13) << j;
+      EXPECT_GT(o->d_bound[j], 0.0);
+      EXPECT_EQ(o->pre[j], bv[j] + biasv[j]);
+    }
+  }
+}
+
+TEST(GemmPlanSelect, CompositeActivationsSku) {
+  for (GemmActivation act : {GemmActivation::kGeluErf, GemmActivation::kSilu}) {
+    for (DType t : {DType::kF32, DType::kF16, DType::kBF16}) {
+      for (bool bias : {false, true}) {
+        auto d = plain(t, 64, 48, 32);
+        d.epilogue.activation = act;
+        d.epilogue.bias = bias;
+        d.bias = TensorLayout::contiguous(t, {48});
+        d.epilogue.aux = true;
+        d.aux = mat(t, 64, 48, MatrixOrder::kRowMajor, 51);  // our aux: no multiple-of-8 rule
+        auto p = GemmPlan::select_for_caps(caps90(), d);
+        ASSERT_TRUE(p.has_value()) << p.error().to_string();
+        EXPECT_EQ(p->sku().impl, "cublaslt_act") << d.to_string();
+        EXPECT_EQ(p->sku().backend, Backend::kHand);
+        auto reports = GemmPlan::candidates(caps90(), d);
+        ASSERT_TRUE(reports.has_value());
+        for (const auto& r : reports.value())
+          if (r.sku.impl == "cublaslt") EXPECT_NE(r.rejection.find("is not a cuBLASLt epilogue"), std::string::npos);
+      }
+    }
+    auto f64 = plain(DType::kF64, 8, 8, 8);
+    f64.epilogue.activation = act;
+    auto no = GemmPlan::select_for_caps(caps90(), f64);
+    ASSERT_FALSE(no.has_value());
+    EXPECT_NE(no.error().message().find("with f64"), std::string::npos) << no.error().message();
+    auto col = plain(DType::kBF16, 8, 8, 8);  // a bias needs row-major D, as for cuBLASLt's own epilogues
+    col.d = mat(DType::kBF16, 8, 8, MatrixOrder::kColMajor);
+    col.epilogue.activation = act;
+    EXPECT_TRUE(GemmPlan::select_for_caps(caps90(), col).has_value());
+    col.epilogue.bias = true;
+    col.bias = TensorLayout::contiguous(DType::kBF16, {8});
+    EXPECT_FALSE(GemmPlan::select_for_caps(caps90(), col).has_value());
+  }
+  EXPECT_EQ(GemmEpilogue({GemmActivation::kSilu, true, true, GemmBiasGrad::kNone}).to_string(), "bias+silu+aux");
+}
+
 TEST(GemmPlanSelect, CublasLtLimitsAreRejectionsWithReasons) {
   auto f64 = plain(DType::kF64, 8, 8, 8);
   f64.epilogue.activation = GemmActivation::kRelu;
