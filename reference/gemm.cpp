@@ -2,6 +2,8 @@
 // and a per-element error bound from K and the dtypes' unit roundoff (see gemm.hpp).
 #include "baracuda/reference/gemm.hpp"
 
+#include "gemm_common.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -10,36 +12,17 @@
 
 namespace baracuda::reference {
 
-namespace {
+using namespace gemm_detail;
 
-double unit_roundoff(DType t) {
-  switch (t) {
-    case DType::kF64: return std::ldexp(1.0, -53);
-    case DType::kF32: return std::ldexp(1.0, -24);
-    case DType::kF16: return std::ldexp(1.0, -11);
-    case DType::kBF16: return std::ldexp(1.0, -8);
-    default: return 0;
-  }
-}
-double smallest_subnormal(DType t) {
-  switch (t) {
-    case DType::kF64: return 4.9e-324;
-    case DType::kF32: return std::ldexp(1.0, -149);
-    case DType::kF16: return std::ldexp(1.0, -24);
-    case DType::kBF16: return std::ldexp(1.0, -133);
-    default: return 0;
-  }
-}
-// gamma_n = n u / (1 - n u): the classic bound on a length-n sum of products in precision u.
-double gamma(std::int64_t n, double u) {
-  const double nu = static_cast<double>(n) * u;
-  return nu / (1 - nu);
-}
+namespace {
 
 double gelu_tanh(double x) {
   const double k = std::sqrt(2.0 / M_PI);
   return 0.5 * x * (1 + std::tanh(k * (x + 0.044715 * x * x * x)));
 }
+
+double gelu_erf(double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }
+double silu(double x) { return x / (1 + std::exp(-x)); }
 
 // Element (i, j) of matrix p of a batched operand.
 struct MatrixReader {
@@ -53,22 +36,6 @@ struct MatrixReader {
     return load_as_double(dtype, t.data(), p * stride + i * rs + j * cs);
   }
 };
-
-// Runs f(begin, end) over [0, n) on a few threads.
-template <class F>
-void parallel_rows(std::int64_t n, std::int64_t work_per_row, F&& f) {
-  const std::int64_t work = n * work_per_row;
-  const std::int64_t threads =
-      work < (std::int64_t{1} << 22) ? 1 : std::clamp<std::int64_t>(std::thread::hardware_concurrency() / 2, 1, 8);
-  if (threads == 1) {
-    f(0, n);
-    return;
-  }
-  std::vector<std::thread> pool;
-  const std::int64_t chunk = (n + threads - 1) / threads;
-  for (std::int64_t t = 0; t < threads; ++t) pool.emplace_back(f, std::min(n, t * chunk), std::min(n, (t + 1) * chunk));
-  for (auto& th : pool) th.join();
-}
 
 }  // namespace
 
@@ -142,6 +109,13 @@ Expected<GemmOracle> batched_gemm(const BatchedGemmDescriptor& bd, const HostTen
           } else if (e.activation == GemmActivation::kGeluTanh) {
             v = gelu_tanh(pre);
             err = 1.13 * pre_err + std::ldexp(1.0, -11) * std::fabs(pre);
+          } else if (e.activation == GemmActivation::kGeluErf || e.activation == GemmActivation::kSilu) {
+            // composite: the pre-activation is stored to D (its dtype) and read back by our
+            // pass, which evaluates in f32 (erff / expf within 2 ulp, a few f32 roundings:
+            // 2^-21 |x| in all); |gelu_erf'| <= 1.13, |silu'| <= 1.1
+            v = e.activation == GemmActivation::kGeluErf ? gelu_erf(pre) : silu(pre);
+            const double stored = pre_err * (1 + u_out) + u_out * std::fabs(pre) + atol;
+            err = 1.13 * stored + std::ldexp(1.0, -21) * std::fabs(pre);
           }
           const auto idx = static_cast<std::size_t>((p * M + i) * N + j);
           o.pre[idx] = pre;
@@ -177,32 +151,14 @@ Expected<GemmOracle> gemm(const GemmDescriptor& d, const HostTensor& a, const Ho
 
 Expected<GemmBackwardOracle> gemm_backward(const GemmBackwardDescriptor& d, const HostTensor& a, const HostTensor& b,
                                            const HostTensor& grad_d, double alpha) {
-  // X read as X^T: the same buffer, rows and cols swapped, the other order.
-  auto flip = [](MatrixLayout m) {
-    std::swap(m.rows, m.cols);
-    m.order = m.order == MatrixOrder::kRowMajor ? MatrixOrder::kColMajor : MatrixOrder::kRowMajor;
-    return m;
-  };
   GemmBackwardOracle o;
   if (d.compute_grad_a) {
-    GemmDescriptor g;
-    g.a = d.grad_d;
-    g.b = flip(d.b);
-    g.d = d.grad_a;
-    auto r = gemm(g, grad_d, b, nullptr, nullptr, alpha, 0.0, false);
+    auto r = gemm(gemm_backward_grad_a(d), grad_d, b, nullptr, nullptr, alpha, 0.0, false);
     if (!r) return r.error();
     o.grad_a = std::move(r.value());
   }
   if (d.compute_grad_b) {
-    GemmDescriptor g;
-    g.a = flip(d.a);
-    g.b = d.grad_d;
-    g.d = d.grad_b;
-    if (d.compute_grad_bias) {
-      g.epilogue.bias_grad = GemmBiasGrad::kB;
-      g.bias_grad = d.grad_bias;
-    }
-    auto r = gemm(g, a, grad_d, nullptr, nullptr, alpha, 0.0, false);
+    auto r = gemm(gemm_backward_grad_b(d), a, grad_d, nullptr, nullptr, alpha, 0.0, false);
     if (!r) return r.error();
     o.grad_b = std::move(r.value());
   }

@@ -1,18 +1,17 @@
 // The quantized GEMM oracle (see baracuda/reference/gemm_quant.hpp).
 #include "baracuda/reference/gemm_quant.hpp"
 
+#include "gemm_common.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <sstream>
-#include <thread>
 
 namespace baracuda::reference {
 
-namespace {
+using namespace gemm_detail;
 
-std::int64_t element(const MatrixLayout& m, std::int64_t i, std::int64_t j) {
-  return m.order == MatrixOrder::kRowMajor ? i * m.ld + j : j * m.ld + i;
-}
+namespace {
 
 // The plan's f32 store: round to nearest even into t (i8 saturating, NaN -> 0).
 double store_as(DType t, float v) {
@@ -27,40 +26,6 @@ double store_as(DType t, float v) {
     }
     default: return v;
   }
-}
-
-double unit_roundoff_out(DType t) {
-  switch (t) {
-    case DType::kF32: return std::ldexp(1.0, -24);
-    case DType::kF16: return std::ldexp(1.0, -11);
-    case DType::kBF16: return std::ldexp(1.0, -8);
-    case DType::kE4M3: return std::ldexp(1.0, -4);
-    default: return 0;
-  }
-}
-double tiny_out(DType t) {
-  switch (t) {
-    case DType::kF32: return std::ldexp(1.0, -149);
-    case DType::kF16: return std::ldexp(1.0, -24);
-    case DType::kBF16: return std::ldexp(1.0, -133);
-    case DType::kE4M3: return std::ldexp(1.0, -9);
-    default: return 0;
-  }
-}
-
-// f(i) for i in [0, n) on up to 16 threads (the GPU tests check 2048^3 problems).
-template <class F>
-void for_rows(std::int64_t n, std::int64_t work_per_row, F&& f) {
-  const std::int64_t threads = n * work_per_row < (std::int64_t{1} << 22)
-                                   ? 1
-                                   : std::clamp<std::int64_t>(std::thread::hardware_concurrency(), 1, 16);
-  std::vector<std::thread> pool;
-  const std::int64_t chunk = (n + threads - 1) / threads;
-  for (std::int64_t t = 0; t < threads; ++t)
-    pool.emplace_back([&, t] {
-      for (std::int64_t i = t * chunk; i < std::min(n, (t + 1) * chunk); ++i) f(i);
-    });
-  for (auto& th : pool) th.join();
 }
 
 }  // namespace
@@ -130,10 +95,9 @@ Expected<QuantGemmOracle> fp8_gemm(const Fp8GemmDescriptor& d, const HostTensor&
   const bool block = d.scale_a == QuantScale::kBlock1x128;
   const std::int64_t kblocks = (K + 127) / 128, ldk = (kblocks + 3) / 4 * 4;
   const double u = std::ldexp(1.0, -14);
-  const double kp = static_cast<double>(K + 3);
-  const double g = kp * u / (1 - kp * u) + 4 * std::ldexp(1.0, -24);
+  const double g = gamma(K + 3, u) + 4 * std::ldexp(1.0, -24);
   const DType t = d.d.dtype;
-  const double uo = unit_roundoff_out(t), tiny = tiny_out(t);
+  const double uo = unit_roundoff(t), tiny = smallest_subnormal(t);
   QuantGemmOracle o;
   o.m = M;
   o.n = N;

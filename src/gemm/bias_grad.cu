@@ -2,6 +2,7 @@
 #include <string>
 
 #include "gemm/bias_grad.hpp"
+#include "gemm/launch_status.hpp"
 #include "gemm/kernels/bias_grad.cuh"
 
 namespace baracuda::gemm {
@@ -20,11 +21,7 @@ Status launch_typed(const BiasGradParams& p, cudaStream_t stream) {
     const dim3 grid(static_cast<unsigned>((p.x_count + kWarps - 1) / kWarps), static_cast<unsigned>(p.batch));
     bias_grad_warp_kernel<T><<<grid, kBiasGradBlock, 0, stream>>>(p);
   }
-  const cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess)
-    return Status(Code::kCudaError, std::string("bias_grad kernel launch failed: ") + cudaGetErrorString(e),
-                  StatusSource::kCuda, static_cast<int>(e));
-  return Status::ok();
+  return kernel_launch_status("bias_grad");
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "core/hash.hpp"
 #include "core/plan_impl.hpp"
 #include "gemm/lt_quant.hpp"
+#include "gemm/one_candidate.hpp"
 #include "gemm/quant_checks.hpp"
 
 namespace baracuda {
@@ -136,11 +137,6 @@ struct Fp8Candidate {
   static Expected<PreparedCandidate> prepare_pref(const Desc& d, const DeviceCaps& caps, const PlanPreference& pref) {
     return lt_quant_prepare(fp8_problem(d), caps, pref);
   }
-  static Expected<std::shared_ptr<const void>> prepare(const Desc& d, const DeviceCaps& caps) {
-    auto p = prepare_pref(d, caps, PlanPreference{});
-    if (!p) return p.error();
-    return std::move(p->state);
-  }
   static Status launch(const void* state, const Desc& d, const Fp8GemmArgs& a, Workspace ws, cudaStream_t s) {
     if (d.m() == 0 || d.n() == 0) return Status::ok();
     const bool swap = d.d.order == MatrixOrder::kRowMajor;
@@ -156,9 +152,6 @@ struct Fp8Candidate {
     return lt_quant_launch(state, q, ws, s);
   }
 };
-
-inline constexpr std::array<Candidate<Fp8GemmDescriptor, Fp8GemmArgs>, 1> kFp8Candidates = {
-    Candidate<Fp8GemmDescriptor, Fp8GemmArgs>{&Fp8Candidate::probe, &Fp8Candidate::prepare, &Fp8Candidate::launch}};
 
 }  // namespace
 
@@ -181,14 +174,9 @@ Status check_fp8_gemm_args(const Fp8GemmDescriptor& d, const Fp8GemmArgs& a) {
 }  // namespace gemm
 
 template <>
-struct FamilyTraits<Fp8GemmDescriptor> {
+struct FamilyTraits<Fp8GemmDescriptor> : gemm::OneCandidateTraits<Fp8GemmDescriptor, Fp8GemmArgs, gemm::Fp8Candidate> {
   static constexpr const char* kFamily = "fp8_gemm";
   static Status validate(const Fp8GemmDescriptor& d) { return gemm::validate_fp8(d); }
-  static std::span<const Candidate<Fp8GemmDescriptor, Fp8GemmArgs>> candidates() { return gemm::kFp8Candidates; }
-  static Expected<PreparedCandidate> prepare_with_preference(std::size_t, const Fp8GemmDescriptor& d, const DeviceCaps& caps,
-                                                             const PlanPreference& pref) {
-    return gemm::Fp8Candidate::prepare_pref(d, caps, pref);
-  }
   static Status check_args(const Fp8GemmDescriptor& d, const Fp8GemmArgs& a) { return gemm::check_fp8_gemm_args(d, a); }
 };
 

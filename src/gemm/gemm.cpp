@@ -19,8 +19,10 @@
 #include "baracuda/ops/gemm.hpp"
 #include "core/hash.hpp"
 #include "core/plan_impl.hpp"
+#include "gemm/act_epilogue.hpp"
 #include "gemm/bias_grad.hpp"
 #include "gemm/lt_gemm.hpp"
+#include "gemm/one_candidate.hpp"
 
 namespace baracuda {
 
@@ -29,6 +31,8 @@ const char* gemm_activation_name(GemmActivation a) noexcept {
     case GemmActivation::kNone: return "none";
     case GemmActivation::kRelu: return "relu";
     case GemmActivation::kGeluTanh: return "gelu_tanh";
+    case GemmActivation::kGeluErf: return "gelu_erf";
+    case GemmActivation::kSilu: return "silu";
   }
   return "?";
 }
@@ -176,10 +180,12 @@ Status validate_gemm(const GemmDescriptor& g) {
     const bool relu = e.activation == GemmActivation::kRelu;
     const DType want = relu ? DType::kBit : t;
     if (g.aux.dtype != want)
-      return invalid("aux.dtype = " + dt(g.aux.dtype) + ": " + (relu ? "relu's aux is a bit mask (bit)" : "gelu_tanh's aux has d's dtype ") +
-                     (relu ? "" : dt(t)));
+      return invalid("aux.dtype = " + dt(g.aux.dtype) + ": " +
+                     (relu ? std::string("relu's aux is a bit mask (bit)")
+                           : std::string(gemm_activation_name(e.activation)) + "'s aux has d's dtype " + dt(t)));
     const std::int64_t multiple = relu ? 128 : 8;
-    if (g.aux.ld % multiple != 0)
+    // cuBLASLt writes relu's and gelu_tanh's aux; the composite activations' aux is ours
+    if (!is_composite_activation(e.activation) && g.aux.ld % multiple != 0)
       return invalid("aux.ld = " + str(g.aux.ld) + " is not a multiple of " + str(multiple) + (relu ? " bits" : " elements") +
                      " (cuBLASLt's rule)");
     if (!relu) BARACUDA_TRY(check_alignment_covers_element(g.aux.alignment, t, "aux"));
@@ -216,7 +222,7 @@ Status validate_batched(const BatchedGemmDescriptor& b) {
   if (g.epilogue.aux) {
     BARACUDA_TRY(check_output_stride(b.batch, b.stride_aux, span_of(g.aux), "aux"));
     const std::int64_t multiple = g.epilogue.activation == GemmActivation::kRelu ? 128 : 8;
-    if (b.batch > 1 && b.stride_aux % multiple != 0)
+    if (b.batch > 1 && !is_composite_activation(g.epilogue.activation) && b.stride_aux % multiple != 0)
       return invalid("stride_aux = " + str(b.stride_aux) + " is not a multiple of " + str(multiple) + " (cuBLASLt's rule)");
   }
   return Status::ok();
@@ -300,6 +306,7 @@ const GemmDescriptor& gemm_of(const Desc& d) {
 
 template <class Desc, bool kTf32>
 struct LtCandidate {
+  using Self = LtCandidate;
   static typename Candidate<Desc, GemmArgs>::Probe probe(const Desc& d, const DeviceCaps&) {
     typename Candidate<Desc, GemmArgs>::Probe pr;
     const GemmDescriptor& g = gemm_of(d);
@@ -311,15 +318,10 @@ struct LtCandidate {
   static Expected<PreparedCandidate> prepare_pref(const Desc& d, const DeviceCaps& caps, const PlanPreference& pref) {
     return lt_prepare(lt_problem(d, kTf32), caps, pref);
   }
-  static Expected<std::shared_ptr<const void>> prepare(const Desc& d, const DeviceCaps& caps) {
-    auto p = prepare_pref(d, caps, PlanPreference{});
-    if (!p) return p.error();
-    return std::move(p->state);
-  }
   static Status launch(const void* state, const Desc&, const GemmArgs& a, Workspace ws, cudaStream_t s) {
     return lt_launch(state, a, ws, s);
   }
-  static constexpr Candidate<Desc, GemmArgs> make() { return {&probe, &prepare, &launch}; }
+  static constexpr Candidate<Desc, GemmArgs> make() { return {&probe, &prepare_without_preference<Self, Desc>, &launch}; }
 };
 
 template <class Desc>
@@ -369,6 +371,7 @@ struct BgradReduceState {
 // row-major for bgrad_a, B column-major for bgrad_b) and for f64.
 template <class Desc, bool kTf32>
 struct BgradReduceCandidate {
+  using Self = BgradReduceCandidate;
   static Desc without_bias_grad(const Desc& d) {
     Desc plain = d;
     gemm_of(plain).epilogue.bias_grad = GemmBiasGrad::kNone;
@@ -395,11 +398,6 @@ struct BgradReduceCandidate {
     st->dtype = gemm_of(d).d.dtype;
     return PreparedCandidate{st, inner->workspace_bytes};
   }
-  static Expected<std::shared_ptr<const void>> prepare(const Desc& d, const DeviceCaps& caps) {
-    auto p = prepare_pref(d, caps, PlanPreference{});
-    if (!p) return p.error();
-    return std::move(p->state);
-  }
   static Status launch(const void* state, const Desc&, const GemmArgs& a, Workspace ws, cudaStream_t s) {
     const auto& st = *static_cast<const BgradReduceState*>(state);
     BARACUDA_TRY(lt_launch(st.lt.get(), a, ws, s));
@@ -408,14 +406,77 @@ struct BgradReduceCandidate {
     p.out = a.bias_grad;
     return launch_bias_grad(st.dtype, p, s);
   }
-  static constexpr Candidate<Desc, GemmArgs> make() { return {&probe, &prepare, &launch}; }
+  static constexpr Candidate<Desc, GemmArgs> make() { return {&probe, &prepare_without_preference<Self, Desc>, &launch}; }
+};
+
+struct ActState {
+  std::shared_ptr<const void> lt;  // the cuBLASLt GEMM (bias epilogue only)
+  ActEpilogueParams shape;         // pointers filled in at launch
+  DType dtype = DType::kF32;
+};
+
+// The activations cuBLASLt has no epilogue for (gelu_erf, silu): cuBLASLt writes the
+// pre-activation to D (with its BIAS epilogue when there is a bias), then our elementwise
+// pass (act_epilogue.hpp) copies it to aux when wanted and applies the activation in place.
+template <class Desc, bool kTf32>
+struct ActCandidate {
+  using Self = ActCandidate;
+  static Desc without_activation(const Desc& d) {
+    Desc plain = d;
+    gemm_of(plain).epilogue.activation = GemmActivation::kNone;
+    gemm_of(plain).epilogue.aux = false;
+    return plain;
+  }
+  static typename Candidate<Desc, GemmArgs>::Probe probe(const Desc& d, const DeviceCaps&) {
+    typename Candidate<Desc, GemmArgs>::Probe pr;
+    const GemmDescriptor& g = gemm_of(d);
+    pr.sku = lt_sku(g.d.dtype, kTf32);
+    pr.sku.impl = kTf32 ? "cublaslt_tf32_act" : "cublaslt_act";
+    pr.sku.backend = Backend::kHand;  // a cuBLASLt GEMM and our activation pass
+    if (!is_composite_activation(g.epilogue.activation)) pr.rejection = "only for gelu_erf and silu";
+    else if (g.d.dtype == DType::kF64) pr.rejection = "activation " + std::string(gemm_activation_name(g.epilogue.activation)) + " with f64: the activation pass takes f32, f16 and bf16";
+    else if (kTf32 && g.d.dtype != DType::kF32) pr.rejection = "tf32 applies to f32 only (dtype " + dt(g.d.dtype) + ")";
+    else pr.rejection = lt_rejection(gemm_of(without_activation(d)));
+    return pr;
+  }
+  static Expected<PreparedCandidate> prepare_pref(const Desc& d, const DeviceCaps& caps, const PlanPreference& pref) {
+    auto inner = lt_prepare(lt_problem(without_activation(d), kTf32), caps, pref);
+    if (!inner) return inner.error();
+    auto st = std::make_shared<ActState>();
+    st->lt = std::move(inner->state);
+    const GemmDescriptor& g = gemm_of(d);
+    const bool row = g.d.order == MatrixOrder::kRowMajor;
+    ActEpilogueParams& p = st->shape;
+    p.batch = batch_of(d);
+    p.outer = row ? g.d.rows : g.d.cols;
+    p.inner = row ? g.d.cols : g.d.rows;
+    p.d_ld = g.d.ld;
+    p.aux_ld = g.aux.ld;
+    if constexpr (std::is_same_v<Desc, BatchedGemmDescriptor>) {
+      p.d_batch_stride = d.stride_d;
+      p.aux_batch_stride = d.stride_aux;
+    }
+    p.act = g.epilogue.activation == GemmActivation::kGeluErf ? ActKind::kGeluErf : ActKind::kSilu;
+    st->dtype = g.d.dtype;
+    if (!g.epilogue.aux) p.aux_ld = 0;
+    return PreparedCandidate{st, inner->workspace_bytes};
+  }
+  static Status launch(const void* state, const Desc& d, const GemmArgs& a, Workspace ws, cudaStream_t s) {
+    const auto& st = *static_cast<const ActState*>(state);
+    BARACUDA_TRY(lt_launch(st.lt.get(), a, ws, s));
+    ActEpilogueParams p = st.shape;
+    p.d = a.d;
+    p.aux = gemm_of(d).epilogue.aux ? a.aux : nullptr;
+    return launch_act_epilogue(st.dtype, p, s);
+  }
+  static constexpr Candidate<Desc, GemmArgs> make() { return {&probe, &prepare_without_preference<Self, Desc>, &launch}; }
 };
 
 // Fused cuBLASLt first; the bias-gradient reduction only where the fused epilogue is refused.
 template <class Desc>
-inline constexpr std::array<Candidate<Desc, GemmArgs>, 4> kCandidates = {
-    LtCandidate<Desc, false>::make(), LtCandidate<Desc, true>::make(), BgradReduceCandidate<Desc, false>::make(),
-    BgradReduceCandidate<Desc, true>::make()};
+inline constexpr std::array<Candidate<Desc, GemmArgs>, 6> kCandidates = {
+    LtCandidate<Desc, false>::make(),         LtCandidate<Desc, true>::make(),  BgradReduceCandidate<Desc, false>::make(),
+    BgradReduceCandidate<Desc, true>::make(), ActCandidate<Desc, false>::make(), ActCandidate<Desc, true>::make()};
 
 template <class Desc>
 Expected<PreparedCandidate> prepare_candidate(std::size_t i, const Desc& d, const DeviceCaps& caps, const PlanPreference& pref) {
@@ -423,7 +484,9 @@ Expected<PreparedCandidate> prepare_candidate(std::size_t i, const Desc& d, cons
     case 0: return LtCandidate<Desc, false>::prepare_pref(d, caps, pref);
     case 1: return LtCandidate<Desc, true>::prepare_pref(d, caps, pref);
     case 2: return BgradReduceCandidate<Desc, false>::prepare_pref(d, caps, pref);
-    default: return BgradReduceCandidate<Desc, true>::prepare_pref(d, caps, pref);
+    case 3: return BgradReduceCandidate<Desc, true>::prepare_pref(d, caps, pref);
+    case 4: return ActCandidate<Desc, false>::prepare_pref(d, caps, pref);
+    default: return ActCandidate<Desc, true>::prepare_pref(d, caps, pref);
   }
 }
 
@@ -471,6 +534,26 @@ MatrixLayout gemm_transposed(const MatrixLayout& m) {
   return t;
 }
 
+GemmDescriptor gemm_backward_grad_a(const GemmBackwardDescriptor& d) {
+  GemmDescriptor g;
+  g.a = d.grad_d;
+  g.b = gemm_transposed(d.b);
+  g.d = d.grad_a;
+  return g;
+}
+
+GemmDescriptor gemm_backward_grad_b(const GemmBackwardDescriptor& d) {
+  GemmDescriptor g;
+  g.a = gemm_transposed(d.a);
+  g.b = d.grad_d;
+  g.d = d.grad_b;
+  if (d.compute_grad_bias) {
+    g.epilogue.bias_grad = GemmBiasGrad::kB;
+    g.bias_grad = d.grad_bias;
+  }
+  return g;
+}
+
 std::size_t GemmBackwardDescriptor::hash() const noexcept {
   std::size_t h = matrix_hash(a);
   for (const MatrixLayout* m : {&b, &grad_d, &grad_a, &grad_b}) h = detail::hash_combine(h, matrix_hash(*m));
@@ -491,27 +574,6 @@ std::string GemmBackwardDescriptor::to_string() const {
 namespace gemm {
 namespace {
 
-// grad_a = grad_d B^T
-GemmDescriptor grad_a_gemm(const GemmBackwardDescriptor& d) {
-  GemmDescriptor g;
-  g.a = d.grad_d;
-  g.b = gemm_transposed(d.b);
-  g.d = d.grad_a;
-  return g;
-}
-// grad_b = A^T grad_d (+ the column sums of grad_d as the bias gradient)
-GemmDescriptor grad_b_gemm(const GemmBackwardDescriptor& d) {
-  GemmDescriptor g;
-  g.a = gemm_transposed(d.a);
-  g.b = d.grad_d;
-  g.d = d.grad_b;
-  if (d.compute_grad_bias) {
-    g.epilogue.bias_grad = GemmBiasGrad::kB;
-    g.bias_grad = d.grad_bias;
-  }
-  return g;
-}
-
 Status validate_backward(const GemmBackwardDescriptor& d) {
   if (!d.compute_grad_a && !d.compute_grad_b)
     return invalid("compute_grad_a = false and compute_grad_b = false: nothing to compute");
@@ -523,8 +585,8 @@ Status validate_backward(const GemmBackwardDescriptor& d) {
   BARACUDA_TRY(validate_matrix(d.grad_d, "grad_d"));
   if (d.b.rows != d.a.cols) return invalid("b.rows = " + str(d.b.rows) + " differs from a.cols = " + str(d.a.cols) + " (K)");
   BARACUDA_TRY(check_extent(d.grad_d, "grad_d", d.a.rows, d.b.cols, "a.rows x b.cols"));
-  if (d.compute_grad_a) BARACUDA_TRY(validate_gemm(grad_a_gemm(d)).add_context("grad_a = grad_d b^T"));
-  if (d.compute_grad_b) BARACUDA_TRY(validate_gemm(grad_b_gemm(d)).add_context("grad_b = a^T grad_d"));
+  if (d.compute_grad_a) BARACUDA_TRY(validate_gemm(gemm_backward_grad_a(d)).add_context("grad_a = grad_d b^T"));
+  if (d.compute_grad_b) BARACUDA_TRY(validate_gemm(gemm_backward_grad_b(d)).add_context("grad_b = a^T grad_d"));
   return Status::ok();
 }
 
@@ -533,15 +595,16 @@ struct BackwardState {
 };
 
 struct PairCandidate {
+  using Self = PairCandidate;
   using Desc = GemmBackwardDescriptor;
   static Candidate<Desc, GemmBackwardArgs>::Probe probe(const Desc& d, const DeviceCaps&) {
     Candidate<Desc, GemmBackwardArgs>::Probe pr;
     pr.sku = lt_sku(d.grad_d.dtype, false);
     pr.sku.direction = Direction::kBackward;
     pr.sku.impl = "cublaslt_pair";
-    if (d.compute_grad_a) pr.rejection = lt_rejection(grad_a_gemm(d));
+    if (d.compute_grad_a) pr.rejection = lt_rejection(gemm_backward_grad_a(d));
     if (pr.rejection.empty() && d.compute_grad_b) {
-      GemmDescriptor gb = grad_b_gemm(d);
+      GemmDescriptor gb = gemm_backward_grad_b(d);
       gb.epilogue.bias_grad = GemmBiasGrad::kNone;  // fused, or the bgrad_reduce candidate where it is not
       pr.rejection = lt_rejection(gb);
     }
@@ -554,23 +617,18 @@ struct PairCandidate {
     sub.skip_skus = {"gemm.fwd.cublaslt_tf32*"};
     std::size_t ws = 0;
     if (d.compute_grad_a) {
-      auto p = detail::select_impl<GemmDescriptor, GemmArgs>(caps, grad_a_gemm(d), sub, caps.ordinal);
+      auto p = detail::select_impl<GemmDescriptor, GemmArgs>(caps, gemm_backward_grad_a(d), sub, caps.ordinal);
       if (!p) return Status(p.error()).add_context("grad_a");
       st->grad_a = p.value();
       ws = std::max(ws, st->grad_a->workspace_bytes);
     }
     if (d.compute_grad_b) {
-      auto p = detail::select_impl<GemmDescriptor, GemmArgs>(caps, grad_b_gemm(d), sub, caps.ordinal);
+      auto p = detail::select_impl<GemmDescriptor, GemmArgs>(caps, gemm_backward_grad_b(d), sub, caps.ordinal);
       if (!p) return Status(p.error()).add_context("grad_b");
       st->grad_b = p.value();
       ws = std::max(ws, st->grad_b->workspace_bytes);
     }
     return PreparedCandidate{st, ws};
-  }
-  static Expected<std::shared_ptr<const void>> prepare(const Desc& d, const DeviceCaps& caps) {
-    auto p = prepare_pref(d, caps, PlanPreference{});
-    if (!p) return p.error();
-    return std::move(p->state);
   }
   // The two GEMMs in order on one stream, sharing the workspace.
   static Status launch(const void* state, const Desc& d, const GemmBackwardArgs& a, Workspace ws, cudaStream_t s) {
@@ -586,14 +644,14 @@ struct PairCandidate {
   }
 };
 inline constexpr std::array<Candidate<GemmBackwardDescriptor, GemmBackwardArgs>, 1> kBackwardCandidates = {
-    Candidate<GemmBackwardDescriptor, GemmBackwardArgs>{&PairCandidate::probe, &PairCandidate::prepare, &PairCandidate::launch}};
+    Candidate<GemmBackwardDescriptor, GemmBackwardArgs>{&PairCandidate::probe, &prepare_without_preference<PairCandidate, GemmBackwardDescriptor>, &PairCandidate::launch}};
 
 Status check_backward_args(const GemmBackwardDescriptor& d, const GemmBackwardArgs& a) {
   if (d.compute_grad_a)
-    BARACUDA_TRY(check_gemm_args(as_batched(grad_a_gemm(d)), GemmArgs{.a = a.grad_d, .b = a.b, .d = a.grad_a, .alpha = a.alpha})
+    BARACUDA_TRY(check_gemm_args(as_batched(gemm_backward_grad_a(d)), GemmArgs{.a = a.grad_d, .b = a.b, .d = a.grad_a, .alpha = a.alpha})
                      .add_context("grad_a = grad_d b^T"));
   if (d.compute_grad_b)
-    BARACUDA_TRY(check_gemm_args(as_batched(grad_b_gemm(d)),
+    BARACUDA_TRY(check_gemm_args(as_batched(gemm_backward_grad_b(d)),
                                  GemmArgs{.a = a.a, .b = a.grad_d, .d = a.grad_b, .bias_grad = a.grad_bias, .alpha = a.alpha})
                      .add_context("grad_b = a^T grad_d"));
   // grad_a is written before the grad_b GEMM reads a and grad_d and writes grad_b / grad_bias

@@ -10,6 +10,7 @@
 #include "core/plan_impl.hpp"
 #include "gemm/int_epilogue.hpp"
 #include "gemm/lt_quant.hpp"
+#include "gemm/one_candidate.hpp"
 #include "gemm/quant_checks.hpp"
 
 namespace baracuda {
@@ -132,11 +133,6 @@ struct IntCandidate {
   static Expected<PreparedCandidate> prepare_pref(const Desc& d, const DeviceCaps& caps, const PlanPreference& pref) {
     return lt_quant_prepare(int_problem(d), caps, pref);
   }
-  static Expected<std::shared_ptr<const void>> prepare(const Desc& d, const DeviceCaps& caps) {
-    auto p = prepare_pref(d, caps, PlanPreference{});
-    if (!p) return p.error();
-    return std::move(p->state);
-  }
   static Status launch(const void* state, const Desc& d, const IntGemmArgs& a, Workspace ws, cudaStream_t s) {
     if (d.m() == 0 || d.n() == 0) return Status::ok();
     const bool swap = d_is_i32(d) ? d.d.order == MatrixOrder::kRowMajor : acc_row_major(d);
@@ -169,9 +165,6 @@ struct IntCandidate {
   }
 };
 
-inline constexpr std::array<Candidate<IntGemmDescriptor, IntGemmArgs>, 1> kIntCandidates = {
-    Candidate<IntGemmDescriptor, IntGemmArgs>{&IntCandidate::probe, &IntCandidate::prepare, &IntCandidate::launch}};
-
 TensorLayout f32_vector(std::int64_t n) { return TensorLayout::contiguous(DType::kF32, {n}, 4); }
 
 }  // namespace
@@ -192,14 +185,9 @@ Status check_int_gemm_args(const IntGemmDescriptor& d, const IntGemmArgs& a) {
 }  // namespace gemm
 
 template <>
-struct FamilyTraits<IntGemmDescriptor> {
+struct FamilyTraits<IntGemmDescriptor> : gemm::OneCandidateTraits<IntGemmDescriptor, IntGemmArgs, gemm::IntCandidate> {
   static constexpr const char* kFamily = "int_gemm";
   static Status validate(const IntGemmDescriptor& d) { return gemm::validate_int(d); }
-  static std::span<const Candidate<IntGemmDescriptor, IntGemmArgs>> candidates() { return gemm::kIntCandidates; }
-  static Expected<PreparedCandidate> prepare_with_preference(std::size_t, const IntGemmDescriptor& d, const DeviceCaps& caps,
-                                                             const PlanPreference& pref) {
-    return gemm::IntCandidate::prepare_pref(d, caps, pref);
-  }
   static Status check_args(const IntGemmDescriptor& d, const IntGemmArgs& a) { return gemm::check_int_gemm_args(d, a); }
 };
 

@@ -6,32 +6,12 @@
 #include <cstring>
 #include <string>
 
-#include <cublasLt.h>
-
 #include "baracuda/core/runtime.hpp"
+#include "gemm/lt_common.hpp"
 
 namespace baracuda::gemm {
 
 namespace {
-
-// The most workspace select lets cuBLASLt plan for (what PyTorch gives it on Hopper).
-constexpr std::size_t kMaxLtWorkspace = std::size_t{32} << 20;
-
-Status lt_status(cublasStatus_t s, const char* what) {
-  if (s == CUBLAS_STATUS_SUCCESS) return Status::ok();
-  return Status(Code::kLibraryError, std::string(what) + " failed: " + cublasLtGetStatusString(s), StatusSource::kCublas,
-                static_cast<int>(s));
-}
-#define GEMM_LT_TRY(call) BARACUDA_TRY(lt_status((call), #call))
-
-cudaDataType_t cuda_type(DType t) {
-  switch (t) {
-    case DType::kF64: return CUDA_R_64F;
-    case DType::kF32: return CUDA_R_32F;
-    case DType::kF16: return CUDA_R_16F;
-    default: return CUDA_R_16BF;
-  }
-}
 
 // A logical r x c operand X as cuBLASLt's column-major layout + op(): a column-major buffer
 // is X itself, a row-major one is X^T. `want_transpose`: the product needs X^T.
@@ -108,6 +88,9 @@ std::string lt_rejection(const GemmDescriptor& g) {
   const GemmEpilogue& e = g.epilogue;
   const bool has_epilogue = e.activation != GemmActivation::kNone || e.bias || e.aux || e.bias_grad != GemmBiasGrad::kNone;
   if (g.k() == 0) return "k = 0 (a.cols): cuBLASLt needs k >= 1";
+  if (is_composite_activation(e.activation))
+    return "activation " + std::string(gemm_activation_name(e.activation)) +
+           " is not a cuBLASLt epilogue (the cublaslt_act candidates run it)";
   if (has_epilogue && g.d.dtype == DType::kF64)
     return "epilogue " + e.to_string() + " with f64: cuBLASLt's epilogues take f32, f16 and bf16";
   if (e.bias && g.d.order != MatrixOrder::kRowMajor)
@@ -142,7 +125,7 @@ struct LtState {
 namespace {
 
 Status init_layout(cublasLtMatrixLayoutOpaque_t* l, DType t, const LtOperand& o, std::int64_t batch) {
-  GEMM_LT_TRY(cublasLtMatrixLayoutInit(l, cuda_type(t), o.rows, o.cols, o.ld));
+  GEMM_LT_TRY(cublasLtMatrixLayoutInit(l, lt_cuda_type(t), o.rows, o.cols, o.ld));
   if (batch > 1) {
     const std::int32_t count = static_cast<std::int32_t>(batch);
     GEMM_LT_TRY(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)));
@@ -152,11 +135,6 @@ Status init_layout(cublasLtMatrixLayoutOpaque_t* l, DType t, const LtOperand& o,
   return Status::ok();
 }
 
-template <class T>
-Status set_attr(cublasLtMatmulDescOpaque_t* op, cublasLtMatmulDescAttributes_t a, const T& v, const char* what) {
-  return lt_status(cublasLtMatmulDescSetAttribute(op, a, &v, sizeof(v)), what);
-}
-
 // The matmul descriptor of `p` with the epilogue's pointers (on the caller's stack: run()
 // builds its own, so concurrent runs share nothing mutable).
 Status init_desc(cublasLtMatmulDescOpaque_t* op, const LtProblem& p, const void* bias, const void* aux) {
@@ -164,30 +142,22 @@ Status init_desc(cublasLtMatmulDescOpaque_t* op, const LtProblem& p, const void*
   const cublasComputeType_t compute =
       f64 ? CUBLAS_COMPUTE_64F : (p.tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F);
   GEMM_LT_TRY(cublasLtMatmulDescInit(op, compute, f64 ? CUDA_R_64F : CUDA_R_32F));
-  const cublasOperation_t ta = p.a.trans ? CUBLAS_OP_T : CUBLAS_OP_N, tb = p.b.trans ? CUBLAS_OP_T : CUBLAS_OP_N;
-  BARACUDA_TRY(set_attr(op, CUBLASLT_MATMUL_DESC_TRANSA, ta, "set TRANSA"));
-  BARACUDA_TRY(set_attr(op, CUBLASLT_MATMUL_DESC_TRANSB, tb, "set TRANSB"));
+  BARACUDA_TRY(lt_set_transposes(op, p.a.trans, p.b.trans));
   if (p.epilogue != CUBLASLT_EPILOGUE_DEFAULT) {
     const auto epi = static_cast<cublasLtEpilogue_t>(p.epilogue);
-    BARACUDA_TRY(set_attr(op, CUBLASLT_MATMUL_DESC_EPILOGUE, epi, "set EPILOGUE"));
+    BARACUDA_TRY(lt_desc_attr(op, CUBLASLT_MATMUL_DESC_EPILOGUE, epi, "set EPILOGUE"));
   }
   if (p.bias_in || p.bias_out) {
-    BARACUDA_TRY(set_attr(op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias, "set BIAS_POINTER"));
-    if (p.batch > 1) BARACUDA_TRY(set_attr(op, CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, p.bias_stride, "set BIAS_BATCH_STRIDE"));
+    BARACUDA_TRY(lt_desc_attr(op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias, "set BIAS_POINTER"));
+    if (p.batch > 1) BARACUDA_TRY(lt_desc_attr(op, CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, p.bias_stride, "set BIAS_BATCH_STRIDE"));
   }
   if (p.aux) {
-    BARACUDA_TRY(set_attr(op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, aux, "set EPILOGUE_AUX_POINTER"));
-    BARACUDA_TRY(set_attr(op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, p.aux_ld, "set EPILOGUE_AUX_LD"));
+    BARACUDA_TRY(lt_desc_attr(op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, aux, "set EPILOGUE_AUX_POINTER"));
+    BARACUDA_TRY(lt_desc_attr(op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, p.aux_ld, "set EPILOGUE_AUX_LD"));
     if (p.batch > 1)
-      BARACUDA_TRY(set_attr(op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_BATCH_STRIDE, p.aux_stride, "set EPILOGUE_AUX_BATCH_STRIDE"));
+      BARACUDA_TRY(lt_desc_attr(op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_BATCH_STRIDE, p.aux_stride, "set EPILOGUE_AUX_BATCH_STRIDE"));
   }
   return Status::ok();
-}
-
-// A stand-in pointer aligned to exactly `alignment` bytes: the heuristic reads the epilogue
-// pointers' values to learn their alignment, never their data.
-const void* aligned_stand_in(int alignment) {
-  return reinterpret_cast<const void*>(static_cast<std::uintptr_t>(std::max(alignment, 1)));
 }
 
 }  // namespace
@@ -204,34 +174,14 @@ Expected<PreparedCandidate> lt_prepare(const LtProblem& p, const DeviceCaps& cap
   BARACUDA_TRY(init_layout(&st->layout_c, p.dtype, p.c, p.batch));
   BARACUDA_TRY(init_layout(&st->layout_d, p.dtype, p.d, p.batch));
   cublasLtMatmulDescOpaque_t op{};
-  BARACUDA_TRY(init_desc(&op, p, aligned_stand_in(p.bias_alignment), aligned_stand_in(p.aux_alignment)));
+  BARACUDA_TRY(init_desc(&op, p, lt_stand_in(p.bias_alignment), lt_stand_in(p.aux_alignment)));
 
-  cublasLtMatmulPreferenceOpaque_t pr{};
-  GEMM_LT_TRY(cublasLtMatmulPreferenceInit(&pr));
-  const std::uint64_t max_ws = std::min<std::size_t>(pref.max_workspace_bytes, kMaxLtWorkspace);
-  GEMM_LT_TRY(cublasLtMatmulPreferenceSetAttribute(&pr, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_ws, sizeof(max_ws)));
   // Split-K partial sums are reduced in the compute type unless the caller allows the output type.
-  if (!pref.math.allow_reduced_precision_reduction) {
-    const std::uint32_t mask = CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
-    GEMM_LT_TRY(cublasLtMatmulPreferenceSetAttribute(&pr, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &mask, sizeof(mask)));
-  }
-  const std::uint32_t align[4] = {static_cast<std::uint32_t>(p.a.alignment), static_cast<std::uint32_t>(p.b.alignment),
-                                  static_cast<std::uint32_t>(p.c.alignment), static_cast<std::uint32_t>(p.d.alignment)};
-  const cublasLtMatmulPreferenceAttributes_t align_attr[4] = {
-      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
-  for (int i = 0; i < 4; ++i)
-    GEMM_LT_TRY(cublasLtMatmulPreferenceSetAttribute(&pr, align_attr[i], &align[i], sizeof(align[i])));
-
-  cublasLtMatmulHeuristicResult_t result{};
-  int returned = 0;
-  cublasStatus_t s = cublasLtMatmulAlgoGetHeuristic(st->handle, &op, &st->layout_a, &st->layout_b, &st->layout_c,
-                                                    &st->layout_d, &pr, 1, &result, &returned);
-  if (s != CUBLAS_STATUS_SUCCESS || returned == 0)
-    return Status(Code::kNotSupported,
-                  std::string("cublasLtMatmulAlgoGetHeuristic found no algorithm (") + cublasLtGetStatusString(s) +
-                      ", workspace cap " + std::to_string(max_ws) + " bytes)",
-                  StatusSource::kCublas, static_cast<int>(s));
+  auto found = lt_heuristic(st->handle, &op, {&st->layout_a, &st->layout_b, &st->layout_c, &st->layout_d},
+                            {&p.a, &p.b, &p.c, &p.d}, std::min<std::size_t>(pref.max_workspace_bytes, kMaxLtWorkspace),
+                            pref.math.allow_reduced_precision_reduction);
+  if (!found) return found.error();
+  const cublasLtMatmulHeuristicResult_t& result = found.value();
   st->algo = result.algo;
   st->have_algo = true;
   st->workspace = result.workspaceSize;

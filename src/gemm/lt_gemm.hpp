@@ -54,6 +54,11 @@ LtProblem lt_problem(const BatchedGemmDescriptor& d, bool tf32);
 // without asking the library).
 std::string lt_rejection(const GemmDescriptor& d);
 
+// gelu_erf and silu: no cuBLASLt epilogue; the composite candidates run them.
+inline bool is_composite_activation(GemmActivation a) noexcept {
+  return a == GemmActivation::kGeluErf || a == GemmActivation::kSilu;
+}
+
 // The state select caches: the problem, the handle, the layouts and the chosen algorithm.
 struct LtState;
 // Queries the heuristic once (workspace capped at min(pref.max_workspace_bytes, 32 MiB)).

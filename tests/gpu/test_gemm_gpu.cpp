@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "baracuda/reference/gemm.hpp"
+#include "gemm_gpu_util.hpp"
 #include "gpu_harness.hpp"
 #include "test_support.hpp"
 
@@ -246,6 +247,11 @@ std::vector<GemmEpilogue> all_epilogues() {
       {A::kRelu, true, true, GemmBiasGrad::kNone},       {A::kGeluTanh, false, true, GemmBiasGrad::kNone},
       {A::kGeluTanh, true, true, GemmBiasGrad::kNone},   {A::kNone, false, false, GemmBiasGrad::kA},
       {A::kNone, false, false, GemmBiasGrad::kB},
+      // composites (cublaslt_act): cuBLASLt (+ bias) then our activation pass
+      {A::kGeluErf, false, false, GemmBiasGrad::kNone},  {A::kGeluErf, true, false, GemmBiasGrad::kNone},
+      {A::kGeluErf, false, true, GemmBiasGrad::kNone},   {A::kGeluErf, true, true, GemmBiasGrad::kNone},
+      {A::kSilu, false, false, GemmBiasGrad::kNone},     {A::kSilu, true, false, GemmBiasGrad::kNone},
+      {A::kSilu, false, true, GemmBiasGrad::kNone},      {A::kSilu, true, true, GemmBiasGrad::kNone},
   };
 }
 
@@ -308,6 +314,42 @@ TEST_P(GemmGpu, Batched) {
       const std::int64_t unit = e.activation == GemmActivation::kRelu ? 128 : 8;
       b.stride_aux = (b.gemm.aux.as_tensor().element_span().end_offset / unit + 1) * unit;
     }
+    run_case(c, true);
+  }
+}
+
+// The composite activations (gelu_erf, silu; SKU cublaslt_act) beyond Epilogues: column-major
+// D (the pass runs along M), odd extents and padded lds (the scalar path of the pass), an aux
+// ld that is no multiple of 8, and batched with per-batch aux.
+TEST_P(GemmGpu, CompositeActivations) {
+  BARACUDA_REQUIRE_GPU();
+  const DType t = GetParam();
+  if (t == DType::kF64) GTEST_SKIP() << "f64 has no epilogues (refusal checked in GemmGpu.Epilogues)";
+  for (GemmActivation act : {GemmActivation::kGeluErf, GemmActivation::kSilu}) {
+    for (const auto& lo : kLayouts) {
+      auto col = make_case(t, 129, 67, 45, lo[0], lo[1], C, 0, true);
+      set_epilogue(col, {act, false, true, GemmBiasGrad::kNone});
+      col.desc.gemm.aux.ld = 131;  // odd: scalar path
+      run_case(col, false);
+      auto padded = make_case(t, 65, 96, 33, lo[0], lo[1], R, 3);
+      set_epilogue(padded, {act, true, true, GemmBiasGrad::kNone});
+      run_case(padded, false);
+    }
+    auto vec = make_case(t, 1, 4096, 64, R, C, R);  // M = 1, vector path
+    set_epilogue(vec, {act, true, false, GemmBiasGrad::kNone});
+    run_case(vec, false);
+    auto empty = make_case(t, 0, 64, 64, R, C, R);
+    set_epilogue(empty, {act, true, true, GemmBiasGrad::kNone});
+    run_case(empty, false);
+    auto c = make_case(t, 17, 40, 24, R, R, R);
+    set_epilogue(c, {act, true, true, GemmBiasGrad::kNone});
+    BatchedGemmDescriptor& b = c.desc;
+    b.batch = 4;
+    b.stride_a = 17 * 24 + 3;
+    b.stride_b = 24 * 40;
+    b.stride_d = 17 * 40 + 5;
+    b.stride_bias = 40;
+    b.stride_aux = 17 * 40 + 1;
     run_case(c, true);
   }
 }
@@ -399,34 +441,23 @@ TEST(GemmRefusals, RunTable) {
   const GemmArgs ok{.a = da.data(), .b = db.data(), .c = dc.data(), .d = d.data(), .bias = dbias.data(), .aux = aux.data(),
                     .alpha = 1.0, .beta = 1.0};
   const std::size_t need = plan->workspace_size();
-  Workspace ws = test_workspace(need + kWorkspaceAlignment);
-  auto run = [&](GemmArgs a) { return plan->run(s, {ws.data, need}, a); };
-  auto with = [&](auto change) {
-    GemmArgs a = ok;
-    change(a);
-    return a;
-  };
-  std::vector<RunRefusal> rows = {
-      {"null a", [&] { return run(with([](GemmArgs& a) { a.a = nullptr; })); }, Code::kInvalidArgument, "args.a is null"},
-      {"null d", [&] { return run(with([](GemmArgs& a) { a.d = nullptr; })); }, Code::kInvalidArgument, "args.d is null"},
-      {"null bias", [&] { return run(with([](GemmArgs& a) { a.bias = nullptr; })); }, Code::kInvalidArgument, "args.bias is null"},
-      {"null aux", [&] { return run(with([](GemmArgs& a) { a.aux = nullptr; })); }, Code::kInvalidArgument, "args.aux is null"},
-      {"misaligned b", [&] { return run(with([&](GemmArgs& a) { a.b = static_cast<const char*>(db.data()) + 2; })); },
-       Code::kMisaligned, "is not aligned to b.alignment = 16 bytes"},
-      {"d aliases a", [&] { return run(with([&](GemmArgs& a) { a.a = a.d; })); }, Code::kInvalidArgument, "args.d overlaps args.a"},
-      {"d aliases b", [&] { return run(with([&](GemmArgs& a) { a.b = a.d; })); }, Code::kInvalidArgument, "args.d overlaps args.b"},
-      {"aux aliases d", [&] { return run(with([&](GemmArgs& a) { a.aux = a.d; })); }, Code::kInvalidArgument,
-       "args.d and args.aux overlap"},
-      {"c shifted into d", [&] { return run(with([&](GemmArgs& a) { a.c = static_cast<const char*>(a.d) + 64; })); },
-       Code::kInvalidArgument, "args.d overlaps args.c"},
-  };
-  if (need > 0) {
-    auto more = workspace_refusals("gemm", [&](Workspace w) { return plan->run(s, w, ok); }, ws, need);
-    rows.insert(rows.end(), more.begin(), more.end());
-  } else {
-    RecordProperty("workspace_rows", "skipped: the chosen algorithm needs no workspace");
-  }
-  expect_run_refusals(rows, {&d, &aux});
+  const Code bad = Code::kInvalidArgument;
+  expect_arg_run_refusals<GemmArgs>(
+      "gemm", ok, [&](Workspace w, const GemmArgs& a) { return plan->run(s, w, a); },
+      test_workspace(need + kWorkspaceAlignment), need,
+      {
+          {"null a", [](GemmArgs& a) { a.a = nullptr; }, bad, "args.a is null"},
+          {"null d", [](GemmArgs& a) { a.d = nullptr; }, bad, "args.d is null"},
+          {"null bias", [](GemmArgs& a) { a.bias = nullptr; }, bad, "args.bias is null"},
+          {"null aux", [](GemmArgs& a) { a.aux = nullptr; }, bad, "args.aux is null"},
+          {"misaligned b", [&](GemmArgs& a) { a.b = static_cast<const char*>(db.data()) + 2; }, Code::kMisaligned,
+           "is not aligned to b.alignment = 16 bytes"},
+          {"d aliases a", [](GemmArgs& a) { a.a = a.d; }, bad, "args.d overlaps args.a"},
+          {"d aliases b", [](GemmArgs& a) { a.b = a.d; }, bad, "args.d overlaps args.b"},
+          {"aux aliases d", [](GemmArgs& a) { a.aux = a.d; }, bad, "args.d and args.aux overlap"},
+          {"c shifted into d", [](GemmArgs& a) { a.c = static_cast<const char*>(a.d) + 64; }, bad, "args.d overlaps args.c"},
+      },
+      {&d, &aux});
 }
 
 // Graph capture: run() inside a capture, replayed, matches the eager result bit for bit.

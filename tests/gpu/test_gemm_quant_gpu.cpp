@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "baracuda/reference/gemm_quant.hpp"
+#include "gemm_gpu_util.hpp"
 #include "gpu_harness.hpp"
 #include "test_support.hpp"
 
@@ -333,28 +334,21 @@ TEST(GemmQuantGpuRefusals, IntRunTable) {
                        .scale_b = static_cast<const float*>(dsb.data()), .bias = static_cast<const float*>(dbias.data())};
   const std::size_t need = plan->workspace_size();
   ASSERT_GT(need, 0u);  // the int32 product
-  Workspace ws = test_workspace(need + kWorkspaceAlignment);
-  auto run = [&](IntGemmArgs a) { return plan->run(s, {ws.data, need}, a); };
-  auto with = [&](auto change) {
-    IntGemmArgs a = ok;
-    change(a);
-    return a;
-  };
-  std::vector<RunRefusal> rows = {
-      {"null a", [&] { return run(with([](IntGemmArgs& a) { a.a = nullptr; })); }, Code::kInvalidArgument, "args.a is null"},
-      {"null d", [&] { return run(with([](IntGemmArgs& a) { a.d = nullptr; })); }, Code::kInvalidArgument, "args.d is null"},
-      {"null scale_a", [&] { return run(with([](IntGemmArgs& a) { a.scale_a = nullptr; })); }, Code::kInvalidArgument,
-       "args.scale_a is null"},
-      {"null bias", [&] { return run(with([](IntGemmArgs& a) { a.bias = nullptr; })); }, Code::kInvalidArgument, "args.bias is null"},
-      {"misaligned b", [&] { return run(with([&](IntGemmArgs& a) { a.b = static_cast<const char*>(db.data()) + 4; })); },
-       Code::kMisaligned, "is not aligned to b.alignment = 16 bytes"},
-      {"d aliases a", [&] { return run(with([&](IntGemmArgs& a) { a.a = a.d; })); }, Code::kInvalidArgument, "args.d overlaps args.a"},
-      {"d aliases bias", [&] { return run(with([&](IntGemmArgs& a) { a.bias = static_cast<const float*>(a.d); })); },
-       Code::kInvalidArgument, "args.d overlaps args.bias"},
-  };
-  auto more = workspace_refusals("int_gemm", [&](Workspace w) { return plan->run(s, w, ok); }, ws, need);
-  rows.insert(rows.end(), more.begin(), more.end());
-  expect_run_refusals(rows, {&d});
+  const Code bad = Code::kInvalidArgument;
+  expect_arg_run_refusals<IntGemmArgs>(
+      "int_gemm", ok, [&](Workspace w, const IntGemmArgs& a) { return plan->run(s, w, a); },
+      test_workspace(need + kWorkspaceAlignment), need,
+      {
+          {"null a", [](IntGemmArgs& a) { a.a = nullptr; }, bad, "args.a is null"},
+          {"null d", [](IntGemmArgs& a) { a.d = nullptr; }, bad, "args.d is null"},
+          {"null scale_a", [](IntGemmArgs& a) { a.scale_a = nullptr; }, bad, "args.scale_a is null"},
+          {"null bias", [](IntGemmArgs& a) { a.bias = nullptr; }, bad, "args.bias is null"},
+          {"misaligned b", [&](IntGemmArgs& a) { a.b = static_cast<const char*>(db.data()) + 4; }, Code::kMisaligned,
+           "is not aligned to b.alignment = 16 bytes"},
+          {"d aliases a", [](IntGemmArgs& a) { a.a = a.d; }, bad, "args.d overlaps args.a"},
+          {"d aliases bias", [](IntGemmArgs& a) { a.bias = static_cast<const float*>(a.d); }, bad, "args.d overlaps args.bias"},
+      },
+      {&d});
 }
 
 TEST(GemmQuantGpuRefusals, Fp8RunTable) {
@@ -377,33 +371,22 @@ TEST(GemmQuantGpuRefusals, Fp8RunTable) {
                        .scale_b = static_cast<const float*>(dsb.data()), .scale_d = static_cast<const float*>(dsd.data()),
                        .bias = dbias.data(), .amax = static_cast<float*>(amax.data())};
   const std::size_t need = plan->workspace_size();
-  Workspace ws = test_workspace(need + kWorkspaceAlignment);
-  auto run = [&](Fp8GemmArgs a) { return plan->run(s, {ws.data, need}, a); };
-  auto with = [&](auto change) {
-    Fp8GemmArgs a = ok;
-    change(a);
-    return a;
-  };
-  std::vector<RunRefusal> rows = {
-      {"null b", [&] { return run(with([](Fp8GemmArgs& a) { a.b = nullptr; })); }, Code::kInvalidArgument, "args.b is null"},
-      {"null scale_d", [&] { return run(with([](Fp8GemmArgs& a) { a.scale_d = nullptr; })); }, Code::kInvalidArgument,
-       "args.scale_d is null"},
-      {"null amax", [&] { return run(with([](Fp8GemmArgs& a) { a.amax = nullptr; })); }, Code::kInvalidArgument, "args.amax is null"},
-      {"misaligned a", [&] { return run(with([&](Fp8GemmArgs& a) { a.a = static_cast<const char*>(da.data()) + 8; })); },
-       Code::kMisaligned, "is not aligned to a.alignment = 16 bytes"},
-      {"misaligned bias", [&] { return run(with([&](Fp8GemmArgs& a) { a.bias = static_cast<const char*>(dbias.data()) + 2; })); },
-       Code::kMisaligned, "is not aligned to bias.alignment = 16 bytes"},
-      {"d aliases b", [&] { return run(with([&](Fp8GemmArgs& a) { a.b = a.d; })); }, Code::kInvalidArgument, "args.d overlaps args.b"},
-      {"amax inside d", [&] { return run(with([&](Fp8GemmArgs& a) { a.amax = static_cast<float*>(a.d) + 4; })); },
-       Code::kInvalidArgument, "args.d overlaps args.amax"},
-  };
-  if (need > 0) {
-    auto more = workspace_refusals("fp8_gemm", [&](Workspace w) { return plan->run(s, w, ok); }, ws, need);
-    rows.insert(rows.end(), more.begin(), more.end());
-  } else {
-    RecordProperty("workspace_rows", "skipped: the chosen algorithm needs no workspace");
-  }
-  expect_run_refusals(rows, {&d, &amax});
+  const Code bad = Code::kInvalidArgument;
+  expect_arg_run_refusals<Fp8GemmArgs>(
+      "fp8_gemm", ok, [&](Workspace w, const Fp8GemmArgs& a) { return plan->run(s, w, a); },
+      test_workspace(need + kWorkspaceAlignment), need,
+      {
+          {"null b", [](Fp8GemmArgs& a) { a.b = nullptr; }, bad, "args.b is null"},
+          {"null scale_d", [](Fp8GemmArgs& a) { a.scale_d = nullptr; }, bad, "args.scale_d is null"},
+          {"null amax", [](Fp8GemmArgs& a) { a.amax = nullptr; }, bad, "args.amax is null"},
+          {"misaligned a", [&](Fp8GemmArgs& a) { a.a = static_cast<const char*>(da.data()) + 8; }, Code::kMisaligned,
+           "is not aligned to a.alignment = 16 bytes"},
+          {"misaligned bias", [&](Fp8GemmArgs& a) { a.bias = static_cast<const char*>(dbias.data()) + 2; }, Code::kMisaligned,
+           "is not aligned to bias.alignment = 16 bytes"},
+          {"d aliases b", [](Fp8GemmArgs& a) { a.b = a.d; }, bad, "args.d overlaps args.b"},
+          {"amax inside d", [](Fp8GemmArgs& a) { a.amax = static_cast<float*>(a.d) + 4; }, bad, "args.d overlaps args.amax"},
+      },
+      {&d, &amax});
 }
 
 TEST(GemmQuantFp8Gpu, RefusedBelowSm89) {

@@ -1,7 +1,13 @@
-// GEMM descriptors shared by the CPU tests (test_gemm.cpp, test_refusals.cpp).
+// GEMM descriptors and table helpers shared by the CPU tests (test_gemm.cpp,
+// test_gemm_quant.cpp, test_refusals.cpp).
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
 
 #include "baracuda/ops/gemm.hpp"
 
@@ -28,6 +34,49 @@ inline GemmDescriptor full_epilogue() {
   d.with_c = true;
   d.c = d.d;
   return d;
+}
+
+// One run-time argument refusal: change one field of valid args, expect code and needle.
+template <class Args>
+struct ArgRefusal {
+  std::function<void(Args&)> change;
+  Code code;
+  std::string needle;
+};
+// `check(ok)` passes; each row's args are refused with its code, the message naming the needle.
+template <class Args, class Check>
+void expect_arg_refusals(Check&& check, const Args& ok, const std::vector<ArgRefusal<Args>>& rows) {
+  Status good = check(ok);
+  EXPECT_TRUE(good.is_ok()) << good.to_string();
+  for (const auto& r : rows) {
+    Args a = ok;
+    r.change(a);
+    Status st = check(a);
+    EXPECT_FALSE(st.is_ok()) << r.needle;
+    EXPECT_EQ(st.code(), r.code) << st.to_string();
+    EXPECT_NE(st.to_string().find(r.needle), std::string::npos) << "wanted '" << r.needle << "' in " << st.to_string();
+  }
+}
+
+// One select refusal on the caps of sm_<sm>: change the descriptor, expect code and needle.
+template <class Desc>
+struct SelectRefusalRow {
+  std::function<void(Desc&)> change;
+  std::string needle;
+  int sm = 90;
+  Code code = Code::kInvalidArgument;
+};
+template <class PlanT, class Desc>
+void expect_select_rows(const Desc& valid, const std::vector<SelectRefusalRow<Desc>>& rows) {
+  for (const auto& r : rows) {
+    Desc d = valid;
+    r.change(d);
+    auto p = PlanT::select_for_caps(DeviceCaps::for_arch(r.sm).value(), d);
+    ASSERT_FALSE(p.has_value()) << d.to_string() << " was accepted";
+    EXPECT_EQ(p.error().code(), r.code) << p.error().to_string();
+    EXPECT_NE(p.error().to_string().find(r.needle), std::string::npos)
+        << "message lacks '" << r.needle << "': " << p.error().to_string();
+  }
 }
 
 }  // namespace baracuda::test_gemm

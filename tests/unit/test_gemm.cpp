@@ -101,6 +101,67 @@ TEST(GemmPlanSelect, SkusPerDtypeAndTf32Preference) {
   EXPECT_NE(bf.error().message().find("tf32 applies to f32 only"), std::string::npos);
 }
 
+// gelu_erf and silu: not cuBLASLt epilogues, run by the composite cublaslt_act SKU
+// (cuBLASLt with the bias epilogue, then our activation pass over D).
+TEST(GemmReference, CompositeActivations) {
+  for (GemmActivation act : {GemmActivation::kGeluErf, GemmActivation::kSilu}) {
+    auto d = plain(DType::kF64, 1, 3, 1);
+    d.epilogue.activation = act;
+    d.epilogue.bias = true;
+    d.bias = TensorLayout::contiguous(DType::kF64, {3});
+    HostTensor a(d.a.as_tensor()), b(d.b.as_tensor()), bias(d.bias);
+    a.set(0, 1.0);
+    const double bv[] = {1.0, -2.0, 0.5}, biasv[] = {0.0, 0.5, -1.5};  // pre = 1, -1.5, -1
+    for (int j = 0; j < 3; ++j) b.set(j, bv[j]), bias.set(j, biasv[j]);
+    auto o = reference::gemm(d, a, b, nullptr, &bias, 1.0, 0.0, false);
+    ASSERT_TRUE(o.has_value());
+    // known values (Python math.erf / math.exp)
+    const double want_gelu[] = {0.8413447460685429, -0.10021080190328713, -0.15865525393145707};
+    const double want_silu[] = {0.7310585786300049, -0.2736382857095345, -0.2689414213699951};
+    for (int j = 0; j < 3; ++j) {
+      EXPECT_NEAR(o->d[j], act == GemmActivation::kGeluErf ? want_gelu[j] : want_silu[j], 1e-13) << j;
+      EXPECT_GT(o->d_bound[j], 0.0);
+      EXPECT_EQ(o->pre[j], bv[j] + biasv[j]);
+    }
+  }
+}
+
+TEST(GemmPlanSelect, CompositeActivationsSku) {
+  for (GemmActivation act : {GemmActivation::kGeluErf, GemmActivation::kSilu}) {
+    for (DType t : {DType::kF32, DType::kF16, DType::kBF16}) {
+      for (bool bias : {false, true}) {
+        auto d = plain(t, 64, 48, 32);
+        d.epilogue.activation = act;
+        d.epilogue.bias = bias;
+        d.bias = TensorLayout::contiguous(t, {48});
+        d.epilogue.aux = true;
+        d.aux = mat(t, 64, 48, MatrixOrder::kRowMajor, 51);  // our aux: no multiple-of-8 rule
+        auto p = GemmPlan::select_for_caps(caps90(), d);
+        ASSERT_TRUE(p.has_value()) << p.error().to_string();
+        EXPECT_EQ(p->sku().impl, "cublaslt_act") << d.to_string();
+        EXPECT_EQ(p->sku().backend, Backend::kHand);
+        auto reports = GemmPlan::candidates(caps90(), d);
+        ASSERT_TRUE(reports.has_value());
+        for (const auto& r : reports.value())
+          if (r.sku.impl == "cublaslt") EXPECT_NE(r.rejection.find("is not a cuBLASLt epilogue"), std::string::npos);
+      }
+    }
+    auto f64 = plain(DType::kF64, 8, 8, 8);
+    f64.epilogue.activation = act;
+    auto no = GemmPlan::select_for_caps(caps90(), f64);
+    ASSERT_FALSE(no.has_value());
+    EXPECT_NE(no.error().message().find("with f64"), std::string::npos) << no.error().message();
+    auto col = plain(DType::kBF16, 8, 8, 8);  // a bias needs row-major D, as for cuBLASLt's own epilogues
+    col.d = mat(DType::kBF16, 8, 8, MatrixOrder::kColMajor);
+    col.epilogue.activation = act;
+    EXPECT_TRUE(GemmPlan::select_for_caps(caps90(), col).has_value());
+    col.epilogue.bias = true;
+    col.bias = TensorLayout::contiguous(DType::kBF16, {8});
+    EXPECT_FALSE(GemmPlan::select_for_caps(caps90(), col).has_value());
+  }
+  EXPECT_EQ(GemmEpilogue({GemmActivation::kSilu, true, true, GemmBiasGrad::kNone}).to_string(), "bias+silu+aux");
+}
+
 TEST(GemmPlanSelect, CublasLtLimitsAreRejectionsWithReasons) {
   auto f64 = plain(DType::kF64, 8, 8, 8);
   f64.epilogue.activation = GemmActivation::kRelu;
@@ -197,35 +258,22 @@ TEST(GemmArgChecks, NullMisalignedAliasing) {
   unsigned char* base = pool;
   GemmArgs ok{.a = base, .b = base + 0x10000, .c = base + 0x20000, .d = base + 0x30000, .bias = base + 0x40000,
               .aux = base + 0x50000};
-  EXPECT_TRUE(gemm::check_gemm_args(b, ok).is_ok());
-  auto expect = [&](GemmArgs a, Code code, const std::string& needle) {
-    Status st = gemm::check_gemm_args(b, a);
-    EXPECT_EQ(st.code(), code) << st.to_string();
-    EXPECT_NE(st.message().find(needle), std::string::npos) << "wanted '" << needle << "' in " << st.message();
-  };
+  auto check = [&](const GemmArgs& a) { return gemm::check_gemm_args(b, a); };
+  const Code bad = Code::kInvalidArgument;
+  test_gemm::expect_arg_refusals<GemmArgs>(
+      check, ok,
+      {
+          {[](GemmArgs& a) { a.a = nullptr; }, bad, "args.a is null"},
+          {[](GemmArgs& a) { a.aux = nullptr; }, bad, "args.aux is null"},
+          {[](GemmArgs& a) { a.bias = nullptr; }, bad, "args.bias is null"},
+          {[&](GemmArgs& a) { a.b = base + 0x10002; }, Code::kMisaligned, "is not aligned to b.alignment = 16 bytes"},
+          {[&](GemmArgs& a) { a.d = base + 0x100; }, bad, "args.d overlaps args.a"},  // inside A
+          {[&](GemmArgs& a) { a.aux = base + 0x30000 + 64; }, bad, "args.d and args.aux overlap"},  // inside D
+          {[](GemmArgs& a) { a.c = static_cast<const unsigned char*>(a.d) + 32; }, bad, "args.d overlaps args.c"},  // shifted
+      });
   GemmArgs x = ok;
-  x.a = nullptr;
-  expect(x, Code::kInvalidArgument, "args.a is null");
-  x = ok;
-  x.aux = nullptr;
-  expect(x, Code::kInvalidArgument, "args.aux is null");
-  x = ok;
-  x.bias = nullptr;
-  expect(x, Code::kInvalidArgument, "args.bias is null");
-  x = ok;
-  x.b = base + 0x10002;
-  expect(x, Code::kMisaligned, "is not aligned to b.alignment = 16 bytes");
-  x = ok;
-  x.d = base + 0x100;  // inside A
-  expect(x, Code::kInvalidArgument, "args.d overlaps args.a");
-  x = ok;
-  x.aux = base + 0x30000 + 64;  // inside D
-  expect(x, Code::kInvalidArgument, "args.d and args.aux overlap");
-  x = ok;
   x.c = x.d;  // in place: same pointer and layout
   EXPECT_TRUE(gemm::check_gemm_args(b, x).is_ok());
-  x.c = static_cast<const unsigned char*>(x.d) + 32;  // shifted: refused
-  expect(x, Code::kInvalidArgument, "args.d overlaps args.c");
   // a bias gradient is of the unscaled operand
   BatchedGemmDescriptor bg;
   bg.gemm = plain(DType::kF32, 8, 8, 8);

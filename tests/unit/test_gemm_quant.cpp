@@ -13,6 +13,7 @@
 #include "baracuda/baracuda.hpp"
 #include "baracuda/reference/gemm_quant.hpp"
 #include "gemm/quant_checks.hpp"
+#include "gemm_descriptors.hpp"
 
 namespace baracuda {
 namespace {
@@ -39,14 +40,6 @@ Fp8GemmDescriptor fp8_desc(std::int64_t m, std::int64_t n, std::int64_t k, DType
   d.b = qmat(DType::kE4M3, k, n, C);
   d.d = qmat(out, m, n, R);
   return d;
-}
-
-template <class PlanT, class Desc>
-void expect_select_refused(const Desc& d, int sm, Code code, const std::string& needle) {
-  auto p = PlanT::select_for_caps(caps(sm), d);
-  ASSERT_FALSE(p.has_value()) << d.to_string() << " was accepted";
-  EXPECT_EQ(p.error().code(), code) << p.error().to_string();
-  EXPECT_NE(p.error().to_string().find(needle), std::string::npos) << "message lacks '" << needle << "': " << p.error().to_string();
 }
 
 // ------------------------------------------------------------------------ reference
@@ -159,122 +152,50 @@ TEST(GemmQuantSelect, SkusAndWorkspaceFromCaps) {
 }
 
 TEST(GemmQuantRefusals, IntSelectNamesFieldAndValue) {
-  const Code bad = Code::kInvalidArgument;
-  auto d = int_desc(64, 32, 128);
-  auto t = d;
-  t.a.dtype = DType::kF16;
-  expect_select_refused<IntGemmPlan>(t, 90, bad, "a.dtype = f16");
-  t = d;
-  t.b.dtype = DType::kU8;
-  expect_select_refused<IntGemmPlan>(t, 90, bad, "b.dtype = u8");
-  t = d;
-  t.d.dtype = DType::kF64;
-  expect_select_refused<IntGemmPlan>(t, 90, bad, "d.dtype = f64");
-  t = d;
-  t.b = qmat(DType::kI8, 64, 32, C);
-  expect_select_refused<IntGemmPlan>(t, 90, bad, "b.rows = 64 differs from a.cols = 128");
-  t = d;
-  t.d = qmat(DType::kI32, 64, 33, R);
-  expect_select_refused<IntGemmPlan>(t, 90, bad, "d is 64 x 33");
-  t = d;
-  t.a = qmat(DType::kI8, 64, 128, C);
-  expect_select_refused<IntGemmPlan>(t, 90, bad, "a.order = column-major");
-  t = d;
-  t.b = qmat(DType::kI8, 128, 32, R);
-  expect_select_refused<IntGemmPlan>(t, 90, bad, "b.order = row-major");
-  t = int_desc(64, 32, 131);
-  expect_select_refused<IntGemmPlan>(t, 90, bad, "a.ld = 131 is not a multiple of 4");
-  t = int_desc(64, 32, 6);
-  t.a.ld = t.b.ld = 8;
-  expect_select_refused<IntGemmPlan>(t, 90, bad, "K = 6 is not a multiple of 4");
-  t = d;
-  t.a.ld = 130;
-  expect_select_refused<IntGemmPlan>(t, 90, bad, "a.ld = 130");
-  t = d;
-  t.b.alignment = 2;
-  expect_select_refused<IntGemmPlan>(t, 90, bad, "b.alignment = 2");
-  t = int_desc(64, 31, 128);
-  t.d.ld = 32;
-  expect_select_refused<IntGemmPlan>(t, 90, bad, "d.cols = N = 31 is not a multiple of 4");
-  t = int_desc(64, 32, 128);
-  t.d.ld = 34;
-  expect_select_refused<IntGemmPlan>(t, 90, bad, "d.ld = 34");
-  t = d;
-  t.scale_a = QuantScale::kPerTensor;
-  expect_select_refused<IntGemmPlan>(t, 90, bad, "scale_a = per_tensor");
-  t = int_desc(64, 32, 128, DType::kF16);
-  t.scale_a = QuantScale::kPerColumn;
-  expect_select_refused<IntGemmPlan>(t, 90, bad, "scale_a = per_column");
-  t = int_desc(64, 32, 128, DType::kF16);
-  t.scale_b = QuantScale::kBlock128x128;
-  expect_select_refused<IntGemmPlan>(t, 90, bad, "scale_b = block128x128");
-  t = int_desc(13, 7, 128, DType::kF32);
-  expect_select_refused<IntGemmPlan>(t, 90, bad, "neither M nor N is a multiple of 4");
-  t = int_desc(4, 4, 1 << 17);
-  expect_select_refused<IntGemmPlan>(t, 90, bad, "could overflow");
+  test_gemm::expect_select_rows<IntGemmPlan>(int_desc(64, 32, 128), std::vector<test_gemm::SelectRefusalRow<IntGemmDescriptor>>{
+      {[](auto& t) { t.a.dtype = DType::kF16; }, "a.dtype = f16"},
+      {[](auto& t) { t.b.dtype = DType::kU8; }, "b.dtype = u8"},
+      {[](auto& t) { t.d.dtype = DType::kF64; }, "d.dtype = f64"},
+      {[](auto& t) { t.b = qmat(DType::kI8, 64, 32, C); }, "b.rows = 64 differs from a.cols = 128"},
+      {[](auto& t) { t.d = qmat(DType::kI32, 64, 33, R); }, "d is 64 x 33"},
+      {[](auto& t) { t.a = qmat(DType::kI8, 64, 128, C); }, "a.order = column-major"},
+      {[](auto& t) { t.b = qmat(DType::kI8, 128, 32, R); }, "b.order = row-major"},
+      {[](auto& t) { t = int_desc(64, 32, 131); }, "a.ld = 131 is not a multiple of 4"},
+      {[](auto& t) { t = int_desc(64, 32, 6); t.a.ld = t.b.ld = 8; }, "K = 6 is not a multiple of 4"},
+      {[](auto& t) { t.a.ld = 130; }, "a.ld = 130"},
+      {[](auto& t) { t.b.alignment = 2; }, "b.alignment = 2"},
+      {[](auto& t) { t = int_desc(64, 31, 128); t.d.ld = 32; }, "d.cols = N = 31 is not a multiple of 4"},
+      {[](auto& t) { t = int_desc(64, 32, 128); t.d.ld = 34; }, "d.ld = 34"},
+      {[](auto& t) { t.scale_a = QuantScale::kPerTensor; }, "scale_a = per_tensor"},
+      {[](auto& t) { t = int_desc(64, 32, 128, DType::kF16); t.scale_a = QuantScale::kPerColumn; }, "scale_a = per_column"},
+      {[](auto& t) { t = int_desc(64, 32, 128, DType::kF16); t.scale_b = QuantScale::kBlock128x128; }, "scale_b = block128x128"},
+      {[](auto& t) { t = int_desc(13, 7, 128, DType::kF32); }, "neither M nor N is a multiple of 4"},
+      {[](auto& t) { t = int_desc(4, 4, 1 << 17); }, "could overflow"},
+  });
 }
 
 TEST(GemmQuantRefusals, Fp8SelectNamesFieldAndValue) {
-  const Code bad = Code::kInvalidArgument;
-  auto d = fp8_desc(64, 32, 128);
-  expect_select_refused<Fp8GemmPlan>(d, 80, Code::kNotSupported, "sm_89+");
-  auto t = d;
-  t.a.dtype = DType::kI8;
-  expect_select_refused<Fp8GemmPlan>(t, 90, bad, "a.dtype = i8");
-  t = d;
-  t.a.dtype = t.b.dtype = DType::kE5M2;
-  expect_select_refused<Fp8GemmPlan>(t, 90, bad, "e5m2 x e5m2");
-  t = d;
-  t.d.dtype = DType::kE5M2;
-  expect_select_refused<Fp8GemmPlan>(t, 90, bad, "d.dtype = e5m2");
-  t = d;
-  t.a = qmat(DType::kE4M3, 64, 128, C);
-  expect_select_refused<Fp8GemmPlan>(t, 90, bad, "a.order = column-major");
-  t = d;
-  t.b = qmat(DType::kE4M3, 128, 32, R);
-  expect_select_refused<Fp8GemmPlan>(t, 90, bad, "b.order = row-major");
-  t = fp8_desc(64, 32, 136);
-  expect_select_refused<Fp8GemmPlan>(t, 90, bad, "a.ld = 136 is not a multiple of 16");
-  t = fp8_desc(64, 32, 8);
-  t.a.ld = t.b.ld = 16;
-  expect_select_refused<Fp8GemmPlan>(t, 90, bad, "K = 8 is not a multiple of 16");
-  t = fp8_desc(64, 24, 128);
-  expect_select_refused<Fp8GemmPlan>(t, 90, bad, "d.cols = N = 24 is not a multiple of 16");
-  t = d;
-  t.d = qmat(DType::kBF16, 24, 32, C);
-  t.a = qmat(DType::kE4M3, 24, 128, R);
-  expect_select_refused<Fp8GemmPlan>(t, 90, bad, "d.rows = M = 24");
-  t = d;
-  t.d.ld = 36;
-  expect_select_refused<Fp8GemmPlan>(t, 90, bad, "d.ld = 36");
-  t = d;
-  t.a.alignment = 8;
-  expect_select_refused<Fp8GemmPlan>(t, 90, bad, "a.alignment = 8");
-  t = d;
-  t.bias = true;
-  t.d = qmat(DType::kBF16, 64, 32, C);
-  expect_select_refused<Fp8GemmPlan>(t, 90, bad, "bias = true with d column-major");
-  t = d;
-  t.amax = true;
-  expect_select_refused<Fp8GemmPlan>(t, 90, bad, "amax = true with d.dtype = bf16");
-  t = d;
-  t.scale_a = QuantScale::kBlock1x128;
-  expect_select_refused<Fp8GemmPlan>(t, 90, bad, "scale_a = block1x128, scale_b = per_tensor");
-  t = d;
-  t.scale_b = QuantScale::kPerColumn;
-  expect_select_refused<Fp8GemmPlan>(t, 90, bad, "scale_b = per_column");
-  auto blk = fp8_desc(64, 32, 128);
-  blk.scale_a = QuantScale::kBlock1x128;
-  blk.scale_b = QuantScale::kBlock128x128;
-  expect_select_refused<Fp8GemmPlan>(blk, 89, Code::kNotSupported, "sm_90 (Hopper) only");
-  t = fp8_desc(64, 32, 144);
-  t.scale_a = QuantScale::kBlock1x128;
-  t.scale_b = QuantScale::kBlock128x128;
-  expect_select_refused<Fp8GemmPlan>(t, 90, bad, "K = 144 is not a multiple of 128");
-  t = fp8_desc(6, 32, 128);
-  t.scale_a = QuantScale::kBlock1x128;
-  t.scale_b = QuantScale::kBlock128x128;
-  expect_select_refused<Fp8GemmPlan>(t, 90, bad, "M = 6 is not a multiple of 4");
+  test_gemm::expect_select_rows<Fp8GemmPlan>(fp8_desc(64, 32, 128), std::vector<test_gemm::SelectRefusalRow<Fp8GemmDescriptor>>{
+      {[](auto&) {}, "sm_89+", 80, Code::kNotSupported},
+      {[](auto& t) { t.a.dtype = DType::kI8; }, "a.dtype = i8"},
+      {[](auto& t) { t.a.dtype = t.b.dtype = DType::kE5M2; }, "e5m2 x e5m2"},
+      {[](auto& t) { t.d.dtype = DType::kE5M2; }, "d.dtype = e5m2"},
+      {[](auto& t) { t.a = qmat(DType::kE4M3, 64, 128, C); }, "a.order = column-major"},
+      {[](auto& t) { t.b = qmat(DType::kE4M3, 128, 32, R); }, "b.order = row-major"},
+      {[](auto& t) { t = fp8_desc(64, 32, 136); }, "a.ld = 136 is not a multiple of 16"},
+      {[](auto& t) { t = fp8_desc(64, 32, 8); t.a.ld = t.b.ld = 16; }, "K = 8 is not a multiple of 16"},
+      {[](auto& t) { t = fp8_desc(64, 24, 128); }, "d.cols = N = 24 is not a multiple of 16"},
+      {[](auto& t) { t.d = qmat(DType::kBF16, 24, 32, C); t.a = qmat(DType::kE4M3, 24, 128, R); }, "d.rows = M = 24"},
+      {[](auto& t) { t.d.ld = 36; }, "d.ld = 36"},
+      {[](auto& t) { t.a.alignment = 8; }, "a.alignment = 8"},
+      {[](auto& t) { t.bias = true; t.d = qmat(DType::kBF16, 64, 32, C); }, "bias = true with d column-major"},
+      {[](auto& t) { t.amax = true; }, "amax = true with d.dtype = bf16"},
+      {[](auto& t) { t.scale_a = QuantScale::kBlock1x128; }, "scale_a = block1x128, scale_b = per_tensor"},
+      {[](auto& t) { t.scale_b = QuantScale::kPerColumn; }, "scale_b = per_column"},
+      {[](auto& t) { t = fp8_desc(64, 32, 128); t.scale_a = QuantScale::kBlock1x128; t.scale_b = QuantScale::kBlock128x128; }, "sm_90 (Hopper) only", 89, Code::kNotSupported},
+      {[](auto& t) { t = fp8_desc(64, 32, 144); t.scale_a = QuantScale::kBlock1x128; t.scale_b = QuantScale::kBlock128x128; }, "K = 144 is not a multiple of 128"},
+      {[](auto& t) { t = fp8_desc(6, 32, 128); t.scale_a = QuantScale::kBlock1x128; t.scale_b = QuantScale::kBlock128x128; }, "M = 6 is not a multiple of 4"},
+  });
 }
 
 // The run-time argument checks (what run() calls before any launch) on fake, never
@@ -286,62 +207,33 @@ TEST(GemmQuantRefusals, RunArgChecksNameFieldAndValue) {
   auto* base = reinterpret_cast<char*>(std::uintptr_t{1} << 30);
   IntGemmArgs ok{.a = base, .b = base + 65536, .d = base + 131072, .scale_a = reinterpret_cast<const float*>(base + 262144),
                  .bias = reinterpret_cast<const float*>(base + 266240)};
-  EXPECT_TRUE(gemm::check_int_gemm_args(d, ok).is_ok());
-  auto expect = [&](IntGemmArgs a, Code code, const std::string& needle) {
-    Status st = gemm::check_int_gemm_args(d, a);
-    ASSERT_FALSE(st.is_ok()) << needle;
-    EXPECT_EQ(st.code(), code) << st.to_string();
-    EXPECT_NE(st.to_string().find(needle), std::string::npos) << st.to_string();
-  };
-  auto a = ok;
-  a.d = nullptr;
-  expect(a, Code::kInvalidArgument, "args.d is null");
-  a = ok;
-  a.scale_a = nullptr;
-  expect(a, Code::kInvalidArgument, "args.scale_a is null");
-  a = ok;
-  a.bias = nullptr;
-  expect(a, Code::kInvalidArgument, "args.bias is null");
-  a = ok;
-  a.a = base + 1;
-  expect(a, Code::kMisaligned, "args.a");
-  a = ok;
-  a.d = base + 64;
-  expect(a, Code::kInvalidArgument, "args.d overlaps args.a");
-  a = ok;
-  a.d = const_cast<float*>(a.scale_a);
-  expect(a, Code::kInvalidArgument, "args.d overlaps args.scale_a");
+  const Code bad = Code::kInvalidArgument;
+  test_gemm::expect_arg_refusals<IntGemmArgs>(
+      [&](const IntGemmArgs& a) { return gemm::check_int_gemm_args(d, a); }, ok,
+      {
+          {[](IntGemmArgs& a) { a.d = nullptr; }, bad, "args.d is null"},
+          {[](IntGemmArgs& a) { a.scale_a = nullptr; }, bad, "args.scale_a is null"},
+          {[](IntGemmArgs& a) { a.bias = nullptr; }, bad, "args.bias is null"},
+          {[&](IntGemmArgs& a) { a.a = base + 1; }, Code::kMisaligned, "args.a"},
+          {[&](IntGemmArgs& a) { a.d = base + 64; }, bad, "args.d overlaps args.a"},
+          {[](IntGemmArgs& a) { a.d = const_cast<float*>(a.scale_a); }, bad, "args.d overlaps args.scale_a"},
+      });
 
   auto f = fp8_desc(64, 32, 128, DType::kE4M3);
   f.amax = true;
   Fp8GemmArgs fok{.a = base, .b = base + 65536, .d = base + 131072, .scale_a = reinterpret_cast<const float*>(base + 262144),
                   .scale_b = reinterpret_cast<const float*>(base + 262400),
                   .scale_d = reinterpret_cast<const float*>(base + 262656), .amax = reinterpret_cast<float*>(base + 262912)};
-  EXPECT_TRUE(gemm::check_fp8_gemm_args(f, fok).is_ok());
-  auto fexpect = [&](Fp8GemmArgs a, Code code, const std::string& needle) {
-    Status st = gemm::check_fp8_gemm_args(f, a);
-    ASSERT_FALSE(st.is_ok()) << needle;
-    EXPECT_EQ(st.code(), code) << st.to_string();
-    EXPECT_NE(st.to_string().find(needle), std::string::npos) << st.to_string();
-  };
-  auto g = fok;
-  g.scale_d = nullptr;
-  fexpect(g, Code::kInvalidArgument, "args.scale_d is null");
-  g = fok;
-  g.amax = nullptr;
-  fexpect(g, Code::kInvalidArgument, "args.amax is null");
-  g = fok;
-  g.scale_b = nullptr;
-  fexpect(g, Code::kInvalidArgument, "args.scale_b is null");
-  g = fok;
-  g.b = base + 65536 + 8;
-  fexpect(g, Code::kMisaligned, "args.b");
-  g = fok;
-  g.amax = reinterpret_cast<float*>(base + 131072 + 4);
-  fexpect(g, Code::kInvalidArgument, "args.d overlaps args.amax");
-  g = fok;
-  g.amax = const_cast<float*>(fok.scale_a);
-  fexpect(g, Code::kInvalidArgument, "args.amax overlaps args.scale_a");
+  test_gemm::expect_arg_refusals<Fp8GemmArgs>(
+      [&](const Fp8GemmArgs& a) { return gemm::check_fp8_gemm_args(f, a); }, fok,
+      {
+          {[](Fp8GemmArgs& a) { a.scale_d = nullptr; }, bad, "args.scale_d is null"},
+          {[](Fp8GemmArgs& a) { a.amax = nullptr; }, bad, "args.amax is null"},
+          {[](Fp8GemmArgs& a) { a.scale_b = nullptr; }, bad, "args.scale_b is null"},
+          {[&](Fp8GemmArgs& a) { a.b = base + 65536 + 8; }, Code::kMisaligned, "args.b"},
+          {[&](Fp8GemmArgs& a) { a.amax = reinterpret_cast<float*>(base + 131072 + 4); }, bad, "args.d overlaps args.amax"},
+          {[](Fp8GemmArgs& a) { a.amax = const_cast<float*>(a.scale_a); }, bad, "args.amax overlaps args.scale_a"},
+      });
 }
 
 }  // namespace

@@ -14,8 +14,8 @@
 // Epilogue (cuBLASLt's native ones): an optional bias (one per column of D: bias[j], j < N,
 // as torch.nn.Linear; D row-major), then an activation (relu, or gelu with the tanh
 // approximation), with an optional auxiliary output for the activation's backward (relu: a
-// bit mask, bit (i, j) at bit i * aux.ld + j set where the pre-activation > 0; gelu_tanh:
-// the pre-activation itself, D's dtype). Or, instead, a bias gradient written beside the
+// bit mask, bit (i, j) at bit i * aux.ld + j set where the pre-activation > 0; gelu_tanh,
+// gelu_erf, silu: the pre-activation itself, D's dtype). Or, instead, a bias gradient written beside the
 // product: kA gives bias_grad[i] = sum_k A[i, k] (length M), kB bias_grad[j] = sum_k B[k, j]
 // (length N), in D's dtype. Epilogues need f32, f16 or bf16.
 //
@@ -37,7 +37,10 @@
 
 namespace baracuda {
 
-enum class GemmActivation : std::uint8_t { kNone, kRelu, kGeluTanh };
+// relu and gelu_tanh are cuBLASLt's own epilogues; gelu_erf (0.5 x (1 + erf(x / sqrt 2)),
+// PyTorch's exact gelu) and silu (x sigmoid(x)) are composites: cuBLASLt (with its bias
+// epilogue) then one elementwise pass of ours over D (SKU impl "cublaslt_act").
+enum class GemmActivation : std::uint8_t { kNone, kRelu, kGeluTanh, kGeluErf, kSilu };
 enum class GemmBiasGrad : std::uint8_t { kNone, kA, kB };
 const char* gemm_activation_name(GemmActivation a) noexcept;
 
@@ -59,7 +62,7 @@ struct GemmDescriptor {
   GemmEpilogue epilogue;
   TensorLayout bias;       // [N], D's dtype, unit stride: when epilogue.bias
   TensorLayout bias_grad;  // [M] (kA) or [N] (kB), D's dtype, unit stride: output
-  MatrixLayout aux;        // M x N in D's order: dtype bit (relu) or D's dtype (gelu_tanh)
+  MatrixLayout aux;        // M x N in D's order: dtype bit (relu) or D's dtype (the gelus, silu)
 
   std::int64_t m() const noexcept { return d.rows; }
   std::int64_t n() const noexcept { return d.cols; }
@@ -140,6 +143,11 @@ struct GemmBackwardArgs {
 using GemmBackwardPlan = Plan<GemmBackwardDescriptor, GemmBackwardArgs>;
 // m read as its transpose: cols x rows, same ld and alignment, the other order.
 MatrixLayout gemm_transposed(const MatrixLayout& m);
+// The backward's two GEMMs as forward descriptors (the plan and the reference both use them):
+// grad_a = grad_d B^T, and grad_b = A^T grad_d with the bias-gradient epilogue kB when
+// compute_grad_bias.
+GemmDescriptor gemm_backward_grad_a(const GemmBackwardDescriptor& d);
+GemmDescriptor gemm_backward_grad_b(const GemmBackwardDescriptor& d);
 
 extern template class Plan<GemmDescriptor, GemmArgs>;
 extern template class Plan<BatchedGemmDescriptor, GemmArgs>;

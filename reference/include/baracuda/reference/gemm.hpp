@@ -10,6 +10,8 @@
 //   relu            the same (1-Lipschitz);
 //   gelu_tanh       1.13 * g * S + 2^-11 |pre| (|gelu'| <= 1.13; tanh evaluated in f32,
 //                   possibly with the hardware tanh.approx, relative error < 2^-10.99);
+//   gelu_erf, silu  1.13 * (pre bound + u_out |pre|) + 2^-21 |pre| (composite: the
+//                   pre-activation is stored in D's dtype, then evaluated in f32);
 //   stored output   + u_out |exact| (round to nearest) + the smallest subnormal of the dtype;
 //   bias gradient   g_K * sum_k |a_ik| (or |b_kj|), then the same output rounding.
 // The relu mask is checked where |pre| exceeds its bound (elsewhere either bit is right).
