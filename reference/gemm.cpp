@@ -149,6 +149,36 @@ Expected<GemmOracle> gemm(const GemmDescriptor& d, const HostTensor& a, const Ho
   return batched_gemm(bd, a, b, c, bias, alpha, beta, tf32);
 }
 
+Expected<GemmOracle> grouped_gemm(const GroupedGemmDescriptor& d, const HostTensor& a, const HostTensor& b, double alpha) {
+  GemmOracle o;
+  o.batch = 1;
+  o.m = d.total_m();
+  o.n = d.n;
+  std::int64_t row = 0;
+  for (std::int64_t g = 0; g < d.groups(); ++g) {
+    const GemmDescriptor gd = grouped_gemm_group(d, g, d.alignment);
+    const std::int64_t m = gd.m();
+    HostTensor ag(gd.a.as_tensor()), bg(gd.b.as_tensor());  // contiguous copies of the group's operands
+    for (std::int64_t i = 0; i < m * d.k; ++i)
+      ag.set(i, load_as_double(d.dtype, a.data(), row * d.k + i));
+    const std::int64_t kn = d.k * d.n;
+    for (std::int64_t i = 0; i < kn; ++i) {  // logical (k, j) order on both sides
+      const std::int64_t kk = i / d.n, j = i % d.n;
+      const std::int64_t off = d.b_order == MatrixOrder::kRowMajor ? kk * d.n + j : j * d.k + kk;
+      store_from_double(d.dtype, bg.data(), off, load_as_double(d.dtype, b.data(), g * kn + off));
+    }
+    row += m;
+    if (m == 0 || d.n == 0) continue;
+    auto r = gemm(gd, ag, bg, nullptr, nullptr, alpha, 0.0, false);
+    if (!r) return r.error();
+    for (auto* v : {&o.d, &o.d_bound, &o.pre, &o.pre_bound}) {
+      const auto& src = v == &o.d ? r->d : v == &o.d_bound ? r->d_bound : v == &o.pre ? r->pre : r->pre_bound;
+      v->insert(v->end(), src.begin(), src.end());
+    }
+  }
+  return o;
+}
+
 Expected<GemmBackwardOracle> gemm_backward(const GemmBackwardDescriptor& d, const HostTensor& a, const HostTensor& b,
                                            const HostTensor& grad_d, double alpha) {
   GemmBackwardOracle o;

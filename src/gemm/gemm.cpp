@@ -688,6 +688,10 @@ struct FamilyTraits<GemmBackwardDescriptor> {
   }
 };
 
+Expected<gemm::GemmImpl> gemm::select_gemm_impl(const DeviceCaps& caps, const GemmDescriptor& d, const PlanPreference& pref) {
+  return detail::select_impl<GemmDescriptor, GemmArgs>(caps, d, pref, caps.ordinal);
+}
+
 template class Plan<GemmDescriptor, GemmArgs>;
 template class Plan<BatchedGemmDescriptor, GemmArgs>;
 template class Plan<GemmBackwardDescriptor, GemmBackwardArgs>;

@@ -15,6 +15,7 @@
 #include "baracuda/core/plan.hpp"
 #include "baracuda/core/preference.hpp"
 #include "baracuda/ops/gemm.hpp"
+#include "baracuda/ops/gemm_grouped.hpp"
 #include "core/plan_impl.hpp"
 
 namespace baracuda::gemm {
@@ -73,6 +74,14 @@ KernelSku lt_sku(DType t, bool tf32);
 // Run-time checks of GemmArgs against the layouts (null, alignment, aliasing): `batch`
 // copies of each operand `stride_*` elements apart.
 Status check_gemm_args(const BatchedGemmDescriptor& d, const GemmArgs& a);
+
+// GemmPlan's selection for plans built from GEMMs (GroupedGemmPlan), defined where
+// FamilyTraits<GemmDescriptor> is: the implementation, launchable through its candidate.
+using GemmImpl = std::shared_ptr<const detail::PlanImpl<GemmDescriptor, GemmArgs>>;
+Expected<GemmImpl> select_gemm_impl(const DeviceCaps& caps, const GemmDescriptor& d, const PlanPreference& pref);
+
+// Run-time checks of GroupedGemmPlan (null, alignment, D overlapping A or B).
+Status check_grouped_gemm_args(const GroupedGemmDescriptor& d, const GroupedGemmArgs& a);
 
 // Descriptor checks shared by both plans.
 Status validate_gemm(const GemmDescriptor& d);

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "baracuda/ops/gemm.hpp"
+#include "baracuda/ops/gemm_grouped.hpp"
 #include "baracuda/reference/compare.hpp"
 #include "baracuda/reference/host_tensor.hpp"
 
@@ -61,5 +62,9 @@ Comparison compare_gemm_aux_pre(const HostTensor& aux, const GemmOracle& o);  //
 Comparison compare_gemm_relu_mask(const HostTensor& aux, const GemmOracle& o, std::int64_t ld_bits,
                                   std::int64_t stride_bits, bool row_major);
 Comparison compare_gemm_bias_grad(const HostTensor& bias_grad, const GemmOracle& o);
+
+// GroupedGemmPlan: every group's oracle (gemm() of grouped_gemm_group) stacked as one
+// sum(M_g) x N result (batch 1), same bounds; a is sum(M_g) x K, b is G x K x N as packed.
+Expected<GemmOracle> grouped_gemm(const GroupedGemmDescriptor& d, const HostTensor& a, const HostTensor& b, double alpha);
 
 }  // namespace baracuda::reference
