@@ -5,6 +5,8 @@
 //                                  (workspace: a ticket, flags and two states per tile); for
 //                                  long rows too few to fill the device one block per row
 //   block_row_vec16, block_row     one block per row walking it in tiles (any length)
+//   column_split                   any axis stride, too few rows for a thread each: the axis
+//                                  cut into segments (three passes, the input read twice)
 //   column                         any axis stride: one thread per row walking the axis
 // The tile kernels need the axis to be unit-stride in every operand; the vec16 ones also a
 // length that is a multiple of the input's 16-byte vector and 16-byte aligned rows, and an
@@ -194,6 +196,10 @@ constexpr std::int64_t kWarpRowMax = 2048;
 // SMs of them (one block per row would leave the device latency-bound).
 constexpr std::int64_t kLookbackMinLen = 16384;
 constexpr std::int64_t kLookbackRowsPerSm = 8;
+// column_split aims at this many (segment, row) threads per SM, with segments of at least
+// kMinSegment elements.
+constexpr std::int64_t kSplitThreadsPerSm = 1024;
+constexpr std::int64_t kMinSegment = 64;
 
 struct Setup {
   std::string rejection;
@@ -208,6 +214,20 @@ Setup setup_for(ScanImpl impl, bool vec, const Operands& o, const DeviceCaps& ca
   ScanParams& p = r.params;
   p = base_params(o);
   p.impl = impl;
+  if (impl == ScanImpl::kColumnSplit) {
+    const std::int64_t want = kSplitThreadsPerSm * caps.sm_count;
+    if (p.rows * 2 > want || p.len < 4 * kMinSegment) {
+      r.rejection = "rows x len = " + std::to_string(p.rows) + " x " + std::to_string(p.len) +
+                    ": enough rows for a thread each, or a short axis (column)";
+      return r;
+    }
+    const std::int64_t segs = std::min((want + p.rows - 1) / p.rows, p.len / kMinSegment);
+    p.seg_len = (p.len + segs - 1) / segs;
+    p.tiles = (p.len + p.seg_len - 1) / p.seg_len;
+    if ((p.rows * p.tiles + 255) / 256 > kMaxGrid) r.rejection = "rows = " + std::to_string(p.rows) + " exceed the grid";
+    r.workspace = round_up(static_cast<std::size_t>(p.rows * p.tiles) * kScanStateSlot, kWorkspaceAlignment);
+    return r;
+  }
   if (impl == ScanImpl::kColumn) {
     if ((p.rows + 255) / 256 > kMaxGrid) r.rejection = "rows = " + std::to_string(p.rows) + " exceed the grid";
     return r;
@@ -259,7 +279,7 @@ constexpr ImplInfo kImpls[] = {
     {ScanImpl::kWarpRow, true, "warp_row_vec16"},   {ScanImpl::kWarpRow, false, "warp_row"},
     {ScanImpl::kLookback, true, "lookback_vec16"},  {ScanImpl::kLookback, false, "lookback"},
     {ScanImpl::kBlockRow, true, "block_row_vec16"}, {ScanImpl::kBlockRow, false, "block_row"},
-    {ScanImpl::kColumn, false, "column"},
+    {ScanImpl::kColumnSplit, false, "column_split"}, {ScanImpl::kColumn, false, "column"},
 };
 constexpr int kNumImpls = sizeof(kImpls) / sizeof(kImpls[0]);
 

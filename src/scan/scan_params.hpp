@@ -12,6 +12,10 @@
 //  * kLookback: single-pass decoupled look-back: one tile of 256 * K * V per block, tiles
 //               handed out in launch order by a ticket counter in the workspace; a tile's
 //               carry comes from its predecessors' published aggregates / inclusive prefixes.
+//  * kColumnSplit: any axis stride, few rows: the axis cut into `tiles` segments of
+//               `seg_len`; pass 1 writes each (segment, row)'s aggregate to the workspace,
+//               pass 2 turns each row's aggregates into exclusive prefixes (in order), pass 3
+//               rescans each segment from its prefix (the input read twice; deterministic).
 //  * kColumn:   any axis stride: one thread per row walking the axis (coalesced across rows
 //               when the innermost kept dim is dense).
 // The row kernels need axis_stride == 1; `vec` (elements per 16-byte vector of the input,
@@ -27,7 +31,7 @@ typedef struct CUstream_st* cudaStream_t;
 
 namespace baracuda::scan {
 
-enum class ScanImpl : std::uint8_t { kWarpRow, kBlockRow, kLookback, kColumn };
+enum class ScanImpl : std::uint8_t { kWarpRow, kBlockRow, kLookback, kColumnSplit, kColumn };
 // The combine a kernel runs: the forward kinds, and the three backward scans that are not a
 // plain (reversed) cumsum.
 enum class ScanOp : std::uint8_t { kSum, kProd, kMax, kMin, kLse, kProdBwd, kMaxMinBwd, kLseBwd };
@@ -51,7 +55,8 @@ struct ScanParams {
   ScanImpl impl = ScanImpl::kColumn;
   int vec = 1;                    // 1 or 16 / sizeof(input element)
   int k = 1;                      // tile kernels: vectors per thread (scan_k; the kernel checks it)
-  std::int64_t tiles = 1;         // kLookback: tiles per row
+  std::int64_t tiles = 1;         // kLookback: tiles per row; kColumnSplit: segments per row
+  std::int64_t seg_len = 0;       // kColumnSplit: elements per segment
   std::size_t flag_bytes = 0;     // kLookback: ticket + flags, zeroed before the launch
 };
 

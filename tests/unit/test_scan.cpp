@@ -171,6 +171,12 @@ TEST(ScanDispatch, RowLengthsAndAxes) {
     EXPECT_EQ(chosen(sm, {odd, odd}), "warp_row");
     auto col = contig(DType::kF32, {64, 128});
     EXPECT_EQ(chosen(sm, {col, col, {}, 0}), "column");
+    // a long strided axis over too few rows for a thread each: segments in three passes
+    EXPECT_EQ(chosen(sm, {big, big, {}, 0}), "column_split");
+    auto tall = contig(DType::kF32, {1 << 20, 4096});
+    EXPECT_EQ(chosen(sm, {tall, tall, {}, 0}), "column_split");  // 4096 rows, 33 segments
+    auto wide = contig(DType::kF32, {64, 1 << 20});
+    EXPECT_EQ(chosen(sm, {wide, wide, {}, 0}), "column");  // 2^20 rows: a thread each
     // i32 cumsum writes i64 with 4-element vectors
     auto xi = contig(DType::kI32, {64, 4096}), yi = contig(DType::kI64, {64, 4096});
     EXPECT_EQ(chosen(sm, {xi, yi}), "block_row_vec16");
@@ -210,7 +216,8 @@ TEST(ScanDispatch, BackwardKinds) {
   auto t = TensorLayout::strided(DType::kF32, {64, 1000}, {1, 64});
   auto p = ScanBackwardPlan::select_for_caps(caps(90), ScanBackwardDescriptor{t, t, t, il, t, -1, ScanKind::kCumprod});
   ASSERT_TRUE(p.has_value());
-  EXPECT_EQ(p->sku().impl, "column");
+  EXPECT_EQ(p->sku().impl, "column_split");  // 64 rows: the axis in segments
+  EXPECT_GT(p->workspace_size(), 0u);
   EXPECT_EQ(p->sku().name().find("cumprod"), 0u) << p->sku().name();
 }
 

@@ -588,6 +588,48 @@ __global__ void __launch_bounds__(256) scan_column(scan::ScanParams p) {
   }
 }
 
+// Split column kernel, pass kPass (0: segment aggregates, 1: a row's exclusive prefixes of
+// them, 2: rescan from the prefix). Workspace: S[tiles][rows]; (segment, row) threads with
+// the row fastest, so the loads of a warp are coalesced over a dense kept dim.
+template <class Op, int kPass>
+__global__ void __launch_bounds__(256) scan_column_split(scan::ScanParams p) {
+  using S = typename Op::S;
+  S* agg = static_cast<S*>(p.workspace);
+  const std::int64_t gid = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if constexpr (kPass == 1) {
+    if (gid >= p.rows) return;
+    S run = Op::identity();
+    for (std::int64_t s = 0; s < p.tiles; ++s) {
+      const S a = agg[s * p.rows + gid];
+      agg[s * p.rows + gid] = run;
+      run = Op::combine(run, a);
+    }
+  } else {
+    if (gid >= p.rows * p.tiles) return;
+    const std::int64_t seg = gid / p.rows, row = gid - seg * p.rows;
+    const ScanCtx c = scan_ctx(p, row);
+    const std::int64_t begin = seg * p.seg_len, end = begin + p.seg_len < p.len ? begin + p.seg_len : p.len;
+    constexpr int kAhead = 8;
+    S run = kPass == 0 ? Op::identity() : agg[gid];
+    for (std::int64_t q0 = begin; q0 < end; q0 += kAhead) {
+      S e[kAhead][1];
+#pragma unroll
+      for (int u = 0; u < kAhead; ++u)
+        if (q0 + u < end) load_chunk<Op, 1>(c, q0 + u, e[u]);
+#pragma unroll
+      for (int u = 0; u < kAhead; ++u) {
+        if (q0 + u >= end) break;
+        S ex[1], in[1];
+        ex[0] = run;
+        run = Op::combine(run, e[u][0]);
+        in[0] = run;
+        if constexpr (kPass == 2) store_chunk<Op, 1>(c, q0 + u, ex, in);
+      }
+    }
+    if constexpr (kPass == 0) agg[gid] = run;
+  }
+}
+
 inline Status scan_launch_status(const char* what) {
   const cudaError_t e = cudaGetLastError();
   if (e == cudaSuccess) return Status::ok();
@@ -625,6 +667,13 @@ template <class Op, class T>
 Status launch_scan_op(const scan::ScanParams& p, cudaStream_t s) {
   static_assert(sizeof(typename Op::S) <= scan::kScanStateSlot, "a published state fits its workspace slot");
   if (p.rows == 0 || p.len == 0) return Status::ok();
+  if (p.impl == scan::ScanImpl::kColumnSplit) {
+    const auto blocks = static_cast<unsigned>((p.rows * p.tiles + 255) / 256);
+    scan_column_split<Op, 0><<<blocks, 256, 0, s>>>(p);
+    scan_column_split<Op, 1><<<static_cast<unsigned>((p.rows + 255) / 256), 256, 0, s>>>(p);
+    scan_column_split<Op, 2><<<blocks, 256, 0, s>>>(p);
+    return scan_launch_status("scan column_split");
+  }
   if (p.impl == scan::ScanImpl::kColumn) {
     scan_column<Op><<<static_cast<unsigned>((p.rows + 255) / 256), 256, 0, s>>>(p);
     return scan_launch_status("scan column");
