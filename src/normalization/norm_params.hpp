@@ -5,7 +5,7 @@
 // forward 0 = y, 1 = x, 2 = residual, 3 = residual_out; backward 0 = grad_x, 1 = grad_y, 2 = x.
 // weight / bias / grad_weight / grad_bias are unit-stride [n]; mean / rstd are [rows].
 //
-// Implementations: kWarpRow (a warp per row), kBlockRow (a block per row), kClusterRow (a
+// Implementations: kTmaRow (see below), kWarpRow (a warp per row), kBlockRow (a block per row), kClusterRow (a
 // cluster of `cluster` blocks per row, sm_90), kSplitRow (any length: `cluster` blocks per row
 // that are not a cluster; pass 1 writes each slice's statistic to row_stats, pass 2 re-reads
 // the slice, merges the row's statistics in slice order and writes). The row lives in registers: thread t of the
@@ -24,7 +24,19 @@
 
 namespace baracuda::norm {
 
-enum class NormImpl : std::uint8_t { kWarpRow, kBlockRow, kClusterRow, kSplitRow };
+enum class NormImpl : std::uint8_t { kWarpRow, kBlockRow, kClusterRow, kSplitRow, kTmaRow };
+
+// kTmaRow (forward, sm_90, kernels/norm_tma.cuh): persistent blocks of up to kTmaMaxThreads
+// threads, each thread up to kTmaVecsPerThread 16-byte vectors of the row, up to
+// kTmaMaxStages rows in flight per block in shared memory.
+inline constexpr int kTmaMaxThreads = 512;
+inline constexpr int kTmaVecsPerThread = 4;
+inline constexpr int kTmaMaxStages = 8;
+// Blocks of `threads` an SM can hold at the kernel's register cap of 128 (64 Ki registers).
+constexpr int tma_blocks_per_sm(int threads) {
+  const int by_regs = 65536 / (threads * 128);
+  return by_regs < 1 ? 1 : by_regs > 4 ? 4 : by_regs;
+}
 
 struct NormParams {
   NormArgs fwd;          // the forward's pointers (the plan's args, as given)
@@ -43,6 +55,8 @@ struct NormParams {
   NormImpl impl = NormImpl::kBlockRow;
   int vec = 1, k = 1, threads = 32, cluster = 1;  // cluster: blocks per row (kClusterRow, kSplitRow)
   std::int64_t units = 1;  // backward: persistent workers
+  int stages = 0;          // kTmaRow: rows in flight per block
+  std::int64_t grid = 0;   // kTmaRow: persistent blocks
 };
 
 // (vectorised, k) buckets with kernels. Forward: up to 4 vectors per thread (two arrays

@@ -1,5 +1,7 @@
 // LayerNormPlan / RMSNormPlan (+ fused residual add) and their backward: validation, the
-// ordered candidates and launch shapes. Candidates, best first (kernels/norm.cuh):
+// ordered candidates and launch shapes. Candidates, best first (kernels/norm.cuh, norm_tma.cuh):
+//   tma_row_vec16                  forward, sm_90: persistent blocks, rows streamed into
+//                                  shared memory by bulk copies, several rows in flight
 //   warp_row_vec16, warp_row       one warp per row (16-byte vectors / scalar loads)
 //   block_row_vec16, block_row     one block per row, the row in registers
 //   cluster_row_vec16              a cluster of 2..8 blocks per row (sm_90; bf16 rows up to
@@ -185,6 +187,39 @@ using Setup = rows::RowSetup<NormParams>;
 using rows::kMaxGrid;
 using rows::round_up32;
 
+// tma_row (kernels/norm_tma.cuh): forward only, sm_90, 16-bit and f32 rows from 4 KiB up to
+// kTmaMaxThreads * kTmaVecsPerThread vectors; persistent blocks, as many per SM as keep at
+// least two rows (x, and the residual when fused) in flight in each block's shared memory.
+void tma_setup(Setup& r, const NormShape& s, const DeviceCaps& caps) {
+  NormParams& p = r.params;
+  const std::int64_t esize = static_cast<std::int64_t>(dtype_size(s.dtype()));
+  const std::int64_t row_bytes = p.n * esize, nvec = p.n / p.vec;
+  const std::int64_t cap = static_cast<std::int64_t>(kTmaMaxThreads) * kTmaVecsPerThread;
+  if (s.bwd) r.rejection = "tma_row is forward only";
+  else if (caps.sm < 90) r.rejection = "bulk copies need sm90+, device is " + caps.arch_name();
+  else if (esize > 4) r.rejection = "f64 rows stay in the in-register kernels";
+  else if (p.rows == 0) r.rejection = "no rows";
+  else if (row_bytes < 4096) r.rejection = "rows of " + std::to_string(row_bytes) + " bytes < 4096 (the in-register kernels keep enough in flight)";
+  else if (nvec > cap) r.rejection = "normalized size " + std::to_string(p.n) + " > " + std::to_string(cap * p.vec) + " (one block)";
+  if (!r.rejection.empty()) return;
+  p.threads = std::max(64, round_up32((nvec + kTmaVecsPerThread - 1) / kTmaVecsPerThread));
+  const std::int64_t sources = s.rows.size() > 2 ? 2 : 1;
+  // 228 KiB of shared memory an SM, 1 KiB of it reserved per block, ~1 KiB static per block
+  const std::int64_t optin = caps.smem_per_block_optin > 0 ? static_cast<std::int64_t>(caps.smem_per_block_optin) : 227 * 1024;
+  for (int bps = tma_blocks_per_sm(p.threads); bps >= 1; --bps) {
+    const std::int64_t per_block = std::min<std::int64_t>(228 * 1024 / bps - 2048, optin - 1024);
+    const std::int64_t params = s.vecs.empty() ? 0 : 2 * row_bytes;  // weight and bias, loaded once
+    const std::int64_t stages = std::min<std::int64_t>(kTmaMaxStages, (per_block - params) / (sources * row_bytes));
+    if (stages >= 2) {
+      p.stages = static_cast<int>(stages);
+      p.grid = std::min<std::int64_t>(p.rows, static_cast<std::int64_t>(std::max(1, caps.sm_count)) * bps);
+      return;
+    }
+  }
+  r.rejection = "rows of " + std::to_string(row_bytes) + " bytes" + (sources == 2 ? " (x and residual)" : "") +
+                " leave fewer than 2 stages in shared memory";
+}
+
 Setup setup_for(NormImpl impl, bool vec, const NormShape& s, const DeviceCaps& caps) {
   Setup r;
   NormParams& p = r.params;
@@ -226,6 +261,10 @@ Setup setup_for(NormImpl impl, bool vec, const NormShape& s, const DeviceCaps& c
     if (!r.rejection.empty()) return r;
   }
   p.vec = v;
+  if (impl == NormImpl::kTmaRow) {
+    tma_setup(r, s, caps);
+    return r;
+  }
   const int ks[] = {1, 2, 4, 8, 16};
   auto built = [&](int k) { return norm_bucket_built(impl, vec, k, s.bwd); };
   auto max_thr = [&](int k) { return norm_max_threads(esize, v, esize * v * k * 2, s.bwd); };
@@ -286,6 +325,7 @@ struct ImplInfo {
   const char* name;
 };
 constexpr ImplInfo kImpls[] = {
+    {NormImpl::kTmaRow, true, "tma_row_vec16"},
     {NormImpl::kWarpRow, true, "warp_row_vec16"},   {NormImpl::kWarpRow, false, "warp_row"},
     {NormImpl::kBlockRow, true, "block_row_vec16"}, {NormImpl::kBlockRow, false, "block_row"},
     {NormImpl::kClusterRow, true, "cluster_row_vec16"},
@@ -299,7 +339,7 @@ KernelSku sku_of(const NormShape& s, const ImplInfo& info) {
   k.impl = info.name;
   k.in = k.out = s.dtype();
   k.compute = k.precision.accumulator = stats_dtype(s.dtype());
-  if (info.impl == NormImpl::kClusterRow) k.min_sm = 90;
+  if (info.impl == NormImpl::kClusterRow || info.impl == NormImpl::kTmaRow) k.min_sm = 90;
   return k;
 }
 

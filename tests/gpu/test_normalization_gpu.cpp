@@ -49,6 +49,10 @@ std::vector<NormCase> norm_cases(DType t) {
       {"permuted_kept", TensorLayout::strided(t, {8, 16, 128}, {128, 1024, 1})},
       {"in_place", c({31, 2048}), 1, 0.0, true},
       {"empty_rows", c({0, 64})},
+      // tma_row: more rows than its persistent blocks hold in flight (every stage refilled
+      // several times), and padded rows
+      {"tma_stage_wrap", c({2400, 8192})},
+      {"tma_padded_rows", TensorLayout::strided(t, {40, 4096}, {4608, 1})},
   };
 }
 

@@ -139,7 +139,18 @@ std::string impl_for(int sm, const typename PlanT::Descriptor& d) {
 TEST(NormPlanSelect, RowLengths) {
   auto bf = [](std::initializer_list<std::int64_t> s) { return TensorLayout::contiguous(DType::kBF16, s); };
   EXPECT_EQ(impl_for<LayerNormPlan>(90, layer_fwd(bf({4096, 1024}))), "warp_row_vec16");
-  EXPECT_EQ(impl_for<LayerNormPlan>(90, layer_fwd(bf({16384, 8192}))), "block_row_vec16");
+  EXPECT_EQ(impl_for<LayerNormPlan>(90, layer_fwd(bf({16384, 8192}))), "tma_row_vec16");   // rows streamed by bulk copies
+  EXPECT_EQ(impl_for<LayerNormPlan>(80, layer_fwd(bf({16384, 8192}))), "block_row_vec16");  // no bulk copies
+  EXPECT_EQ(impl_for<LayerNormPlan>(90, layer_fwd(bf({16384, 1024}))), "warp_row_vec16");   // 2 KiB rows
+  EXPECT_EQ(impl_for<LayerNormPlan>(90, layer_fwd(TensorLayout::contiguous(DType::kF64, {64, 8192}))),
+            "cluster_row_vec16");  // f64 stays in registers
+  // tma_row needs no workspace; with the residual (two rows a stage) it still fits 16 KiB rows
+  auto tma = LayerNormPlan::select_for_caps(caps(90), layer_fwd(bf({16384, 8192})));
+  ASSERT_TRUE(tma.has_value());
+  EXPECT_EQ(tma->workspace_size(), 0u);
+  auto rms_res = rms_fwd(bf({16384, 8192}));
+  rms_res.add_residual = true;
+  EXPECT_EQ(impl_for<RMSNormPlan>(90, rms_res), "tma_row_vec16");
   EXPECT_EQ(impl_for<LayerNormPlan>(90, layer_fwd(bf({4096, 131072}))), "cluster_row_vec16");
   EXPECT_EQ(impl_for<LayerNormPlan>(90, layer_fwd(bf({8, 262144}))), "split_row_vec16");
   EXPECT_EQ(impl_for<LayerNormPlan>(80, layer_fwd(bf({4096, 131072}))), "split_row_vec16");  // no clusters

@@ -1,0 +1,182 @@
+// LayerNorm / RMSNorm forward (optionally with the residual add) fed by bulk copies: the
+// `tma_row` implementation (sm_90; host side: normalization.cpp, seam: norm_params.hpp).
+//
+// Why: the in-register kernels (norm.cuh) load a row, reduce it and write it with nothing
+// else in flight, so at 16 KiB rows an SM holds only a few rows' loads at a time and the
+// kernel is latency bound (about half the copy bandwidth). Here every block is persistent
+// and keeps `stages` rows (x, and the residual when fused) in flight in shared memory: thread
+// 0 refills a stage with cp.async.bulk as soon as the block has taken the previous row into
+// registers, so the loads of the next rows overlap the reduction and the stores of this one.
+//
+// Per row: wait for the stage, every thread takes its vectors (t, t + T, ..., up to kVecs of
+// 16 bytes) into registers, forms its (count, mean, M2) or its sum of squares, the block
+// merges them in a fixed tree (common/block_reduce.cuh, deterministic), thread 0 refills the
+// stage, and the row is written from registers. Weight and bias are the same for every row:
+// the block loads them once into shared memory ahead of the stages. Numerics as norm.cuh.
+// Preconditions (host): rows are one unit-stride run, 16-byte aligned, n a multiple of the
+// vector, n <= threads * kVecs * vector, (stages * sources + 2 with weight or bias) * row
+// bytes of dynamic shared memory.
+#pragma once
+
+#include <cstdint>
+
+#include "common/block_reduce.cuh"
+#include "common/bulk_copy.cuh"
+#include "common/device_types.cuh"
+#include "common/row_io.cuh"
+#include "common/vec_io.cuh"
+#include "normalization/kernels/norm.cuh"
+#include "normalization/norm_params.hpp"
+
+namespace baracuda::kernels {
+
+// An empty asm the compiler must assume rewrote h: its f32 conversions from the statistics
+// are not kept alive across the block reduction (at 64 registers they spill); the output
+// converts the packed values again, which costs a few integer ops.
+template <class T, int V, int K>
+__device__ __forceinline__ void forget_values(Vec<T, V> (&h)[K]) {
+  static_assert(sizeof(Vec<T, V>) % 4 == 0, "whole 32-bit words");
+#pragma unroll
+  for (int j = 0; j < K; ++j) {
+    auto* u = reinterpret_cast<std::uint32_t*>(&h[j]);
+#pragma unroll
+    for (int i = 0; i < static_cast<int>(sizeof(Vec<T, V>) / 4); ++i) asm volatile("" : "+r"(u[i]));
+  }
+}
+
+// Launch bounds: up to 128 registers (at 64, bf16 spills); the host plans
+// norm::tma_blocks_per_sm blocks an SM from that.
+template <class T>
+__global__ void __launch_bounds__(norm::kTmaMaxThreads, 1) norm_fwd_tma(norm::NormParams p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  using C = Compute<T>;
+  constexpr int V = 16 / static_cast<int>(sizeof(T));
+  constexpr int K = norm::kTmaVecsPerThread;
+  extern __shared__ __align__(128) unsigned char stage_mem[];
+  __shared__ std::uint64_t full[norm::kTmaMaxStages];
+  __shared__ Welford<C> red_w[33];
+  __shared__ C red_s[33];
+  const int t = static_cast<int>(threadIdx.x), nt = static_cast<int>(blockDim.x);
+  const int stages = p.stages;
+  const int sources = p.add_residual ? 2 : 1;
+  const unsigned row_bytes = static_cast<unsigned>(p.n * static_cast<std::int64_t>(sizeof(T)));
+  const std::int64_t first = blockIdx.x, step = gridDim.x;
+  const std::int64_t my_rows = first < p.rows ? (p.rows - first + step - 1) / step : 0;
+  if (t == 0) {
+    for (int s = 0; s < stages; ++s) mbarrier_init(&full[s], 1);
+    mbarrier_init_fence();
+  }
+  // weight and bias (the same for every row) in shared memory ahead of the stages
+  const int params = p.has_weight || p.has_bias ? 2 : 0;
+  Vec<T, V>* sw = reinterpret_cast<Vec<T, V>*>(stage_mem);
+  Vec<T, V>* sb = reinterpret_cast<Vec<T, V>*>(stage_mem + row_bytes);
+  for (int q = t; q * V < p.n; q += nt) {
+    if (p.has_weight) sw[q] = load_elems<T, V>(static_cast<const T*>(p.fwd.weight), static_cast<std::int64_t>(q) * V);
+    if (p.has_bias) sb[q] = load_elems<T, V>(static_cast<const T*>(p.fwd.bias), static_cast<std::int64_t>(q) * V);
+  }
+  unsigned char* stage_base = stage_mem + static_cast<std::size_t>(params) * row_bytes;
+  __syncthreads();
+  const T* x = static_cast<const T*>(p.fwd.x);
+  const T* res = static_cast<const T*>(p.fwd.residual);
+  auto refill = [&](std::int64_t i) {  // this block's row i into stage i % stages
+    const int s = static_cast<int>(i % stages);
+    const std::int64_t row = first + i * step;
+    unsigned char* dst = stage_base + static_cast<std::size_t>(s) * sources * row_bytes;
+    mbarrier_arrive_expect_tx(&full[s], sources * row_bytes);
+    bulk_copy_to_shared(dst, x + row_offset(p, 1, row), row_bytes, &full[s]);
+    if (sources == 2) bulk_copy_to_shared(dst + row_bytes, res + row_offset(p, 2, row), row_bytes, &full[s]);
+  };
+  if (t == 0)
+    for (std::int64_t i = 0; i < stages && i < my_rows; ++i) refill(i);
+
+  const C inv_n = static_cast<C>(p.inv_n);
+  for (std::int64_t i = 0; i < my_rows; ++i) {
+    const int s = static_cast<int>(i % stages);
+    const std::int64_t row = first + i * step;
+    mbarrier_wait_parity(&full[s], static_cast<unsigned>((i / stages) & 1));
+    const Vec<T, V>* sx = reinterpret_cast<const Vec<T, V>*>(stage_base + static_cast<std::size_t>(s) * sources * row_bytes);
+    const Vec<T, V>* sr = reinterpret_cast<const Vec<T, V>*>(reinterpret_cast<const unsigned char*>(sx) + row_bytes);
+    Vec<T, V> h[K];
+    C count = C(0), sum = C(0);
+#pragma unroll
+    for (int j = 0; j < K; ++j) {
+      const int q = j * nt + t;  // the vector index in the row
+      if (q * V >= p.n) continue;
+      h[j] = sx[q];
+      if (sources == 2) {
+        const Vec<T, V> r = sr[q];
+#pragma unroll
+        for (int e = 0; e < V; ++e) h[j].v[e] = from_compute<T>(to_compute(h[j].v[e]) + to_compute(r.v[e]));
+      }
+      count += C(V);
+#pragma unroll
+      for (int e = 0; e < V; ++e) {
+        const C v = to_compute(h[j].v[e]);
+        sum += p.layer ? v : v * v;
+      }
+    }
+    C mean = C(0), rstd;
+    if (p.layer) {
+      Welford<C> wf{count, count > C(0) ? div_approx(sum, count) : C(0), C(0)};
+#pragma unroll
+      for (int j = 0; j < K; ++j) {
+        if ((j * nt + t) * V >= p.n) continue;
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+          const C d = to_compute(h[j].v[e]) - wf.mean;
+          wf.m2 += d * d;
+        }
+      }
+      forget_values(h);
+      wf = block_allreduce(wf, MergeWelford<C>{}, Welford<C>{C(0), C(0), C(0)}, red_w);
+      mean = wf.mean;
+      rstd = norm_rsqrt(wf.m2 * inv_n + static_cast<C>(p.eps));
+    } else {
+      forget_values(h);
+      sum = block_allreduce(sum, MergeScalarSum<C>{}, C(0), red_s);
+      rstd = norm_rsqrt(sum * inv_n + static_cast<C>(p.eps));
+    }
+    // Every thread has its row in registers (the reduction synchronised the block): refill.
+    if (t == 0 && i + stages < my_rows) {
+      fence_proxy_async_shared();
+      refill(i + stages);
+    }
+    T* y = static_cast<T*>(p.fwd.y) + row_offset(p, 0, row);
+    T* hout = p.add_residual ? static_cast<T*>(p.fwd.residual_out) + row_offset(p, 3, row) : nullptr;
+#pragma unroll
+    for (int j = 0; j < K; ++j) {
+      const std::int64_t e0 = slice_elem(0, j, t, nt, V);
+      if (e0 >= p.n) continue;
+      if (hout != nullptr) store_vec<T, V>(hout + e0, h[j]);
+      Vec<T, V> o, w, b;
+      if (p.has_weight) w = sw[j * nt + t];
+      if (p.has_bias) b = sb[j * nt + t];
+#pragma unroll
+      for (int e = 0; e < V; ++e) {
+        C v = (to_compute(h[j].v[e]) - mean) * rstd;
+        if (p.has_weight) v *= to_compute(w.v[e]);
+        if (p.has_bias) v += to_compute(b.v[e]);
+        o.v[e] = from_compute<T>(v);
+      }
+      store_vec<T, V>(y + e0, o);
+    }
+    if (p.save_stats && t == 0) {
+      if (p.layer) static_cast<C*>(p.fwd.mean)[row] = mean;
+      static_cast<C*>(p.fwd.rstd)[row] = rstd;
+    }
+  }
+#endif
+}
+
+template <class T>
+Status launch_norm_fwd_tma(const norm::NormParams& p, cudaStream_t s) {
+  const int sources = p.add_residual ? 2 : 1, params = p.has_weight || p.has_bias ? 2 : 0;
+  const std::size_t smem =
+      static_cast<std::size_t>(p.stages * sources + params) * static_cast<std::size_t>(p.n) * sizeof(T);
+  cudaError_t e = cudaFuncSetAttribute(norm_fwd_tma<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+  if (e != cudaSuccess) return Status(Code::kCudaError, std::string("norm tma_row: ") + cudaGetErrorString(e));
+  norm_fwd_tma<T><<<static_cast<unsigned>(p.grid), p.threads, smem, s>>>(p);
+  return row_launch_status("norm tma_row");
+}
+
+}  // namespace baracuda::kernels
