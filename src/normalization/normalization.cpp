@@ -1,7 +1,7 @@
 // LayerNormPlan / RMSNormPlan (+ fused residual add) and their backward: validation, the
 // ordered candidates and launch shapes. Candidates, best first (kernels/norm.cuh, norm_tma.cuh):
-//   tma_row_vec16                  forward, sm_90: persistent blocks, rows streamed into
-//                                  shared memory by bulk copies, several rows in flight
+//   tma_row_vec16                  sm_90: persistent blocks, rows streamed into shared
+//                                  memory by bulk copies, several rows in flight
 //   warp_row_vec16, warp_row       one warp per row (16-byte vectors / scalar loads)
 //   block_row_vec16, block_row     one block per row, the row in registers
 //   cluster_row_vec16              a cluster of 2..8 blocks per row (sm_90; bf16 rows up to
@@ -187,37 +187,49 @@ using Setup = rows::RowSetup<NormParams>;
 using rows::kMaxGrid;
 using rows::round_up32;
 
-// tma_row (kernels/norm_tma.cuh): forward only, sm_90, 16-bit and f32 rows from 4 KiB up to
+// tma_row (kernels/norm_tma.cuh): sm_90, 16-bit and f32 rows from 4 KiB up to
 // kTmaMaxThreads * kTmaVecsPerThread vectors; persistent blocks, as many per SM as keep at
-// least two rows (x, and the residual when fused) in flight in each block's shared memory.
+// least two rows (x and the residual, or grad_y and x) in flight in each block's shared
+// memory after the fixed part (weight / bias, the backward's column accumulators). The
+// backward's workers are its blocks: units = grid.
 void tma_setup(Setup& r, const NormShape& s, const DeviceCaps& caps) {
   NormParams& p = r.params;
   const std::int64_t esize = static_cast<std::int64_t>(dtype_size(s.dtype()));
   const std::int64_t row_bytes = p.n * esize, nvec = p.n / p.vec;
   const std::int64_t cap = static_cast<std::int64_t>(kTmaMaxThreads) * kTmaVecsPerThread;
-  if (s.bwd) r.rejection = "tma_row is forward only";
-  else if (caps.sm < 90) r.rejection = "bulk copies need sm90+, device is " + caps.arch_name();
+  if (caps.sm < 90) r.rejection = "bulk copies need sm90+, device is " + caps.arch_name();
   else if (esize > 4) r.rejection = "f64 rows stay in the in-register kernels";
   else if (p.rows == 0) r.rejection = "no rows";
   else if (row_bytes < 4096) r.rejection = "rows of " + std::to_string(row_bytes) + " bytes < 4096 (the in-register kernels keep enough in flight)";
   else if (nvec > cap) r.rejection = "normalized size " + std::to_string(p.n) + " > " + std::to_string(cap * p.vec) + " (one block)";
   if (!r.rejection.empty()) return;
   p.threads = std::max(64, round_up32((nvec + kTmaVecsPerThread - 1) / kTmaVecsPerThread));
-  const std::int64_t sources = s.rows.size() > 2 ? 2 : 1;
+  const bool residual = !s.bwd && s.rows.size() > 2;
+  bool params = false, grads = false;
+  for (const auto& v : s.vecs) {
+    const std::string f = v.field;
+    if (f.rfind("grad_", 0) == 0) grads = true;
+    else if (!s.bwd || f == "weight") params = true;
+  }
   // 228 KiB of shared memory an SM, 1 KiB of it reserved per block, ~1 KiB static per block
   const std::int64_t optin = caps.smem_per_block_optin > 0 ? static_cast<std::int64_t>(caps.smem_per_block_optin) : 227 * 1024;
   for (int bps = tma_blocks_per_sm(p.threads); bps >= 1; --bps) {
     const std::int64_t per_block = std::min<std::int64_t>(228 * 1024 / bps - 2048, optin - 1024);
-    const std::int64_t params = s.vecs.empty() ? 0 : 2 * row_bytes;  // weight and bias, loaded once
-    const std::int64_t stages = std::min<std::int64_t>(kTmaMaxStages, (per_block - params) / (sources * row_bytes));
+    int stages = 0;
+    while (stages < kTmaMaxStages &&
+           static_cast<std::int64_t>(tma_smem_bytes(s.bwd, row_bytes, p.n, stages + 1, params, grads, residual)) <= per_block)
+      ++stages;
     if (stages >= 2) {
-      p.stages = static_cast<int>(stages);
+      p.stages = stages;
       p.grid = std::min<std::int64_t>(p.rows, static_cast<std::int64_t>(std::max(1, caps.sm_count)) * bps);
+      if (s.bwd) {
+        p.units = p.grid;
+        if (grads) r.workspace = rows::align_workspace(2 * static_cast<std::size_t>(p.units * p.n) * 4);
+      }
       return;
     }
   }
-  r.rejection = "rows of " + std::to_string(row_bytes) + " bytes" + (sources == 2 ? " (x and residual)" : "") +
-                " leave fewer than 2 stages in shared memory";
+  r.rejection = "rows of " + std::to_string(row_bytes) + " bytes leave fewer than 2 stages in shared memory";
 }
 
 Setup setup_for(NormImpl impl, bool vec, const NormShape& s, const DeviceCaps& caps) {

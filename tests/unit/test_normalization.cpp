@@ -151,6 +151,12 @@ TEST(NormPlanSelect, RowLengths) {
   auto rms_res = rms_fwd(bf({16384, 8192}));
   rms_res.add_residual = true;
   EXPECT_EQ(impl_for<RMSNormPlan>(90, rms_res), "tma_row_vec16");
+  // backward: one worker per persistent block, two planes of f32 column partials
+  auto tma_bwd = LayerNormBackwardPlan::select_for_caps(caps(90), layer_bwd(bf({16384, 8192})));
+  ASSERT_TRUE(tma_bwd.has_value());
+  EXPECT_EQ(tma_bwd->sku().impl, "tma_row_vec16");
+  EXPECT_GT(tma_bwd->workspace_size(), 0u);
+  EXPECT_EQ(tma_bwd->workspace_size() % (2u * 8192u * 4u), 0u);
   EXPECT_EQ(impl_for<LayerNormPlan>(90, layer_fwd(bf({4096, 131072}))), "cluster_row_vec16");
   EXPECT_EQ(impl_for<LayerNormPlan>(90, layer_fwd(bf({8, 262144}))), "split_row_vec16");
   EXPECT_EQ(impl_for<LayerNormPlan>(80, layer_fwd(bf({4096, 131072}))), "split_row_vec16");  // no clusters
