@@ -187,11 +187,12 @@ using Setup = rows::RowSetup<NormParams>;
 using rows::kMaxGrid;
 using rows::round_up32;
 
-// tma_row (kernels/norm_tma.cuh): sm_90, 16-bit and f32 rows from 4 KiB up to
-// kTmaMaxThreads * kTmaVecsPerThread vectors; persistent blocks, as many per SM as keep at
-// least two rows (x and the residual, or grad_y and x) in flight in each block's shared
-// memory after the fixed part (weight / bias, the backward's column accumulators). The
-// backward's workers are its blocks: units = grid.
+// tma_row (kernels/norm_tma.cuh): sm_90, 16-bit and f32 rows of 4 KiB or more. A row (or,
+// past kTmaMaxThreads * kTmaVecsPerThread vectors, its slice on each block of a cluster of
+// 2..16) sits in one block; persistent blocks, as many per SM as keep at least two rows (x
+// and the residual, or grad_y and x) in flight in each block's shared memory after the fixed
+// part (weight / bias, the backward's column accumulators). The backward's workers are its
+// clusters (or blocks); the workspace holds the most that can be launched.
 void tma_setup(Setup& r, const NormShape& s, const DeviceCaps& caps) {
   NormParams& p = r.params;
   const std::int64_t esize = static_cast<std::int64_t>(dtype_size(s.dtype()));
@@ -201,9 +202,7 @@ void tma_setup(Setup& r, const NormShape& s, const DeviceCaps& caps) {
   else if (esize > 4) r.rejection = "f64 rows stay in the in-register kernels";
   else if (p.rows == 0) r.rejection = "no rows";
   else if (row_bytes < 4096) r.rejection = "rows of " + std::to_string(row_bytes) + " bytes < 4096 (the in-register kernels keep enough in flight)";
-  else if (nvec > cap) r.rejection = "normalized size " + std::to_string(p.n) + " > " + std::to_string(cap * p.vec) + " (one block)";
   if (!r.rejection.empty()) return;
-  p.threads = std::max(64, round_up32((nvec + kTmaVecsPerThread - 1) / kTmaVecsPerThread));
   const bool residual = !s.bwd && s.rows.size() > 2;
   bool params = false, grads = false;
   for (const auto& v : s.vecs) {
@@ -213,23 +212,30 @@ void tma_setup(Setup& r, const NormShape& s, const DeviceCaps& caps) {
   }
   // 228 KiB of shared memory an SM, 1 KiB of it reserved per block, ~1 KiB static per block
   const std::int64_t optin = caps.smem_per_block_optin > 0 ? static_cast<std::int64_t>(caps.smem_per_block_optin) : 227 * 1024;
-  for (int bps = tma_blocks_per_sm(p.threads); bps >= 1; --bps) {
-    const std::int64_t per_block = std::min<std::int64_t>(228 * 1024 / bps - 2048, optin - 1024);
-    int stages = 0;
-    while (stages < kTmaMaxStages &&
-           static_cast<std::int64_t>(tma_smem_bytes(s.bwd, row_bytes, p.n, stages + 1, params, grads, residual)) <= per_block)
-      ++stages;
-    if (stages >= 2) {
+  const std::int64_t sms = std::max(1, caps.sm_count);
+  for (int cluster : {1, 2, 4, 8, 16}) {
+    if (nvec % cluster != 0 || nvec / cluster > cap) continue;
+    const std::int64_t slice = p.n / cluster, slice_bytes = slice * esize;
+    p.threads = std::max(64, round_up32((nvec / cluster + kTmaVecsPerThread - 1) / kTmaVecsPerThread));
+    for (int bps = tma_blocks_per_sm(p.threads); bps >= 1; --bps) {
+      const std::int64_t per_block = std::min<std::int64_t>(228 * 1024 / bps - 2048, optin - 1024);
+      int stages = 0;
+      while (stages < kTmaMaxStages &&
+             static_cast<std::int64_t>(tma_smem_bytes(s.bwd, slice_bytes, slice, stages + 1, params, grads, residual)) <= per_block)
+        ++stages;
+      if (stages < 2) continue;
       p.stages = stages;
-      p.grid = std::min<std::int64_t>(p.rows, static_cast<std::int64_t>(std::max(1, caps.sm_count)) * bps);
+      p.cluster = cluster;
+      const std::int64_t workers = std::min<std::int64_t>(p.rows, std::max<std::int64_t>(1, sms * bps / cluster));
+      p.grid = workers * cluster;
       if (s.bwd) {
-        p.units = p.grid;
+        p.units = workers;
         if (grads) r.workspace = rows::align_workspace(2 * static_cast<std::size_t>(p.units * p.n) * 4);
       }
       return;
     }
   }
-  r.rejection = "rows of " + std::to_string(row_bytes) + " bytes leave fewer than 2 stages in shared memory";
+  r.rejection = "normalized size " + std::to_string(p.n) + " has no slicing over <= 16 blocks with 2 stages in shared memory";
 }
 
 Setup setup_for(NormImpl impl, bool vec, const NormShape& s, const DeviceCaps& caps) {

@@ -53,6 +53,7 @@ std::vector<NormCase> norm_cases(DType t) {
       // several times), and padded rows
       {"tma_stage_wrap", c({2400, 8192})},
       {"tma_padded_rows", TensorLayout::strided(t, {40, 4096}, {4608, 1})},
+      {"tma_cluster_wrap", c({300, 65536})},  // rows split over clusters, stages refilled
   };
 }
 

@@ -157,13 +157,16 @@ TEST(NormPlanSelect, RowLengths) {
   EXPECT_EQ(tma_bwd->sku().impl, "tma_row_vec16");
   EXPECT_GT(tma_bwd->workspace_size(), 0u);
   EXPECT_EQ(tma_bwd->workspace_size() % (2u * 8192u * 4u), 0u);
-  EXPECT_EQ(impl_for<LayerNormPlan>(90, layer_fwd(bf({4096, 131072}))), "cluster_row_vec16");
-  EXPECT_EQ(impl_for<LayerNormPlan>(90, layer_fwd(bf({8, 262144}))), "split_row_vec16");
+  // past one block, tma_row splits the row over a cluster of up to 16 blocks
+  EXPECT_EQ(impl_for<LayerNormPlan>(90, layer_fwd(bf({4096, 131072}))), "tma_row_vec16");
+  EXPECT_EQ(impl_for<LayerNormPlan>(90, layer_fwd(bf({8, 262144}))), "tma_row_vec16");
+  EXPECT_EQ(impl_for<LayerNormPlan>(90, layer_fwd(bf({8, 1 << 20}))), "split_row_vec16");
   EXPECT_EQ(impl_for<LayerNormPlan>(80, layer_fwd(bf({4096, 131072}))), "split_row_vec16");  // no clusters
   EXPECT_EQ(impl_for<RMSNormPlan>(90, rms_fwd(bf({4, 200003}))), "split_row");
-  EXPECT_EQ(impl_for<LayerNormBackwardPlan>(90, layer_bwd(bf({4096, 65536}))), "cluster_row_vec16");
-  EXPECT_EQ(impl_for<LayerNormBackwardPlan>(90, layer_bwd(bf({4096, 131072}))), "split_row_vec16");
-  EXPECT_EQ(impl_for<RMSNormBackwardPlan>(90, rms_bwd(bf({4096, 131072}))), "split_row_vec16");
+  EXPECT_EQ(impl_for<LayerNormBackwardPlan>(90, layer_bwd(bf({4096, 65536}))), "tma_row_vec16");
+  EXPECT_EQ(impl_for<LayerNormBackwardPlan>(90, layer_bwd(bf({4096, 131072}))), "tma_row_vec16");
+  EXPECT_EQ(impl_for<RMSNormBackwardPlan>(90, rms_bwd(bf({4096, 131072}))), "tma_row_vec16");
+  // backward slices also hold f32 column accumulators: 262144 leaves no two stages
   EXPECT_EQ(impl_for<RMSNormBackwardPlan>(90, rms_bwd(bf({8, 262144}))), "split_row_vec16");
   EXPECT_EQ(impl_for<RMSNormBackwardPlan>(90, rms_bwd(bf({8, 1 << 22}))), "split_row_vec16");
   EXPECT_EQ(impl_for<LayerNormBackwardPlan>(90, layer_bwd(bf({3, 200003}))), "split_row");
@@ -174,7 +177,9 @@ TEST(NormPlanSelect, RowLengths) {
   EXPECT_EQ(split->sku().name(), "layer_norm.fwd.split_row_vec16[bf16,f32].sm80+");
   // backward: parameter partials (2 planes x units x n) then the (row, slice) sums
   auto caps90 = caps(90);
-  auto bsplit = LayerNormBackwardPlan::select_for_caps(caps90, layer_bwd(bf({4096, 131072})));
+  PlanPreference split_only;
+  split_only.force_sku = "*split_row_vec16*";
+  auto bsplit = LayerNormBackwardPlan::select_for_caps(caps90, layer_bwd(bf({4096, 131072})), split_only);
   ASSERT_TRUE(bsplit.has_value());
   const std::size_t units = static_cast<std::size_t>(std::max(1, caps90.sm_count * 2 / 16));
   EXPECT_EQ(bsplit->workspace_size(), 2u * units * 131072u * 4u + 4096u * 16u * 8u);

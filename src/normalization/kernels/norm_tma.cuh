@@ -19,7 +19,9 @@
 // bytes of dynamic shared memory.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <string>
 
 #include "common/block_reduce.cuh"
 #include "common/bulk_copy.cuh"
@@ -30,6 +32,30 @@
 #include "normalization/norm_params.hpp"
 
 namespace baracuda::kernels {
+
+// The part of the rows a block owns: with cluster > 1 the `cluster` blocks of a thread-block
+// cluster split each row into equal slices (rank r: elements [r n / cluster, (r + 1) n / cluster))
+// and merge their statistics through distributed shared memory; clusters (or blocks) take
+// rows first, first + step, ...
+struct TmaSlice {
+  std::int64_t first, step, my_rows, off;
+  int n;           // elements of the slice
+  unsigned bytes;  // its bytes
+  bool lead;       // rank 0: writes the row's statistics
+};
+__device__ __forceinline__ TmaSlice tma_slice(const norm::NormParams& p, int esize) {
+  TmaSlice s;
+  const int c = p.cluster;
+  const int rank = static_cast<int>(blockIdx.x % static_cast<unsigned>(c));
+  s.first = blockIdx.x / c;
+  s.step = gridDim.x / c;
+  s.my_rows = s.first < p.rows ? (p.rows - s.first + s.step - 1) / s.step : 0;
+  s.n = static_cast<int>(p.n / c);
+  s.off = static_cast<std::int64_t>(rank) * s.n;
+  s.bytes = static_cast<unsigned>(s.n * esize);
+  s.lead = rank == 0;
+  return s;
+}
 
 // An empty asm the compiler must assume rewrote h: its f32 conversions from the statistics
 // are not kept alive across the block reduction (at 64 registers they spill); the output
@@ -56,13 +82,15 @@ __global__ void __launch_bounds__(norm::kTmaMaxThreads, 1) norm_fwd_tma(norm::No
   extern __shared__ __align__(128) unsigned char stage_mem[];
   __shared__ std::uint64_t full[norm::kTmaMaxStages];
   __shared__ Welford<C> red_w[33];
+  __shared__ Welford<C> slot_w;
   __shared__ C red_s[33];
+  __shared__ C slot_s;
   const int t = static_cast<int>(threadIdx.x), nt = static_cast<int>(blockDim.x);
   const int stages = p.stages;
   const int sources = p.add_residual ? 2 : 1;
-  const unsigned row_bytes = static_cast<unsigned>(p.n * static_cast<std::int64_t>(sizeof(T)));
-  const std::int64_t first = blockIdx.x, step = gridDim.x;
-  const std::int64_t my_rows = first < p.rows ? (p.rows - first + step - 1) / step : 0;
+  const TmaSlice sl = tma_slice(p, static_cast<int>(sizeof(T)));
+  const unsigned row_bytes = sl.bytes;
+  const std::int64_t first = sl.first, step = sl.step, my_rows = sl.my_rows;
   if (t == 0) {
     for (int s = 0; s < stages; ++s) mbarrier_init(&full[s], 1);
     mbarrier_init_fence();
@@ -71,9 +99,9 @@ __global__ void __launch_bounds__(norm::kTmaMaxThreads, 1) norm_fwd_tma(norm::No
   const int params = p.has_weight || p.has_bias ? 2 : 0;
   Vec<T, V>* sw = reinterpret_cast<Vec<T, V>*>(stage_mem);
   Vec<T, V>* sb = reinterpret_cast<Vec<T, V>*>(stage_mem + row_bytes);
-  for (int q = t; q * V < p.n; q += nt) {
-    if (p.has_weight) sw[q] = load_elems<T, V>(static_cast<const T*>(p.fwd.weight), static_cast<std::int64_t>(q) * V);
-    if (p.has_bias) sb[q] = load_elems<T, V>(static_cast<const T*>(p.fwd.bias), static_cast<std::int64_t>(q) * V);
+  for (int q = t; q * V < sl.n; q += nt) {
+    if (p.has_weight) sw[q] = load_elems<T, V>(static_cast<const T*>(p.fwd.weight), sl.off + static_cast<std::int64_t>(q) * V);
+    if (p.has_bias) sb[q] = load_elems<T, V>(static_cast<const T*>(p.fwd.bias), sl.off + static_cast<std::int64_t>(q) * V);
   }
   unsigned char* stage_base = stage_mem + static_cast<std::size_t>(params) * row_bytes;
   __syncthreads();
@@ -84,8 +112,8 @@ __global__ void __launch_bounds__(norm::kTmaMaxThreads, 1) norm_fwd_tma(norm::No
     const std::int64_t row = first + i * step;
     unsigned char* dst = stage_base + static_cast<std::size_t>(s) * sources * row_bytes;
     mbarrier_arrive_expect_tx(&full[s], sources * row_bytes);
-    bulk_copy_to_shared(dst, x + row_offset(p, 1, row), row_bytes, &full[s]);
-    if (sources == 2) bulk_copy_to_shared(dst + row_bytes, res + row_offset(p, 2, row), row_bytes, &full[s]);
+    bulk_copy_to_shared(dst, x + row_offset(p, 1, row) + sl.off, row_bytes, &full[s]);
+    if (sources == 2) bulk_copy_to_shared(dst + row_bytes, res + row_offset(p, 2, row) + sl.off, row_bytes, &full[s]);
   };
   if (t == 0)
     for (std::int64_t i = 0; i < stages && i < my_rows; ++i) refill(i);
@@ -102,7 +130,7 @@ __global__ void __launch_bounds__(norm::kTmaMaxThreads, 1) norm_fwd_tma(norm::No
 #pragma unroll
     for (int j = 0; j < K; ++j) {
       const int q = j * nt + t;  // the vector index in the row
-      if (q * V >= p.n) continue;
+      if (q * V >= sl.n) continue;
       h[j] = sx[q];
       if (sources == 2) {
         const Vec<T, V> r = sr[q];
@@ -121,7 +149,7 @@ __global__ void __launch_bounds__(norm::kTmaMaxThreads, 1) norm_fwd_tma(norm::No
       Welford<C> wf{count, count > C(0) ? div_approx(sum, count) : C(0), C(0)};
 #pragma unroll
       for (int j = 0; j < K; ++j) {
-        if ((j * nt + t) * V >= p.n) continue;
+        if ((j * nt + t) * V >= sl.n) continue;
 #pragma unroll
         for (int e = 0; e < V; ++e) {
           const C d = to_compute(h[j].v[e]) - wf.mean;
@@ -130,11 +158,13 @@ __global__ void __launch_bounds__(norm::kTmaMaxThreads, 1) norm_fwd_tma(norm::No
       }
       forget_values(h);
       wf = block_allreduce(wf, MergeWelford<C>{}, Welford<C>{C(0), C(0), C(0)}, red_w);
+      if (p.cluster > 1) wf = cluster_allreduce(wf, MergeWelford<C>{}, &slot_w);
       mean = wf.mean;
       rstd = norm_rsqrt(wf.m2 * inv_n + static_cast<C>(p.eps));
     } else {
       forget_values(h);
       sum = block_allreduce(sum, MergeScalarSum<C>{}, C(0), red_s);
+      if (p.cluster > 1) sum = cluster_allreduce(sum, MergeScalarSum<C>{}, &slot_s);
       rstd = norm_rsqrt(sum * inv_n + static_cast<C>(p.eps));
     }
     // Every thread has its row in registers (the reduction synchronised the block): refill.
@@ -142,12 +172,12 @@ __global__ void __launch_bounds__(norm::kTmaMaxThreads, 1) norm_fwd_tma(norm::No
       fence_proxy_async_shared();
       refill(i + stages);
     }
-    T* y = static_cast<T*>(p.fwd.y) + row_offset(p, 0, row);
-    T* hout = p.add_residual ? static_cast<T*>(p.fwd.residual_out) + row_offset(p, 3, row) : nullptr;
+    T* y = static_cast<T*>(p.fwd.y) + row_offset(p, 0, row) + sl.off;
+    T* hout = p.add_residual ? static_cast<T*>(p.fwd.residual_out) + row_offset(p, 3, row) + sl.off : nullptr;
 #pragma unroll
     for (int j = 0; j < K; ++j) {
       const std::int64_t e0 = slice_elem(0, j, t, nt, V);
-      if (e0 >= p.n) continue;
+      if (e0 >= sl.n) continue;
       if (hout != nullptr) store_vec<T, V>(hout + e0, h[j]);
       Vec<T, V> o, w, b;
       if (p.has_weight) w = sw[j * nt + t];
@@ -161,7 +191,7 @@ __global__ void __launch_bounds__(norm::kTmaMaxThreads, 1) norm_fwd_tma(norm::No
       }
       store_vec<T, V>(y + e0, o);
     }
-    if (p.save_stats && t == 0) {
+    if (p.save_stats && t == 0 && sl.lead) {
       if (p.layer) static_cast<C*>(p.fwd.mean)[row] = mean;
       static_cast<C*>(p.fwd.rstd)[row] = rstd;
     }
@@ -185,11 +215,12 @@ __global__ void __launch_bounds__(norm::kTmaMaxThreads, 1) norm_bwd_tma(norm::No
   extern __shared__ __align__(128) unsigned char stage_mem[];
   __shared__ std::uint64_t full[norm::kTmaMaxStages];
   __shared__ Sum2<C> red[33];
+  __shared__ Sum2<C> slot;
   const int t = static_cast<int>(threadIdx.x), nt = static_cast<int>(blockDim.x);
   const int stages = p.stages;
-  const unsigned row_bytes = static_cast<unsigned>(p.n * static_cast<std::int64_t>(sizeof(T)));
-  const std::int64_t first = blockIdx.x, step = gridDim.x;
-  const std::int64_t my_rows = first < p.rows ? (p.rows - first + step - 1) / step : 0;
+  const TmaSlice sl = tma_slice(p, static_cast<int>(sizeof(T)));
+  const unsigned row_bytes = sl.bytes;
+  const std::int64_t first = sl.first, step = sl.step, my_rows = sl.my_rows;
   const bool grads = p.has_weight || p.has_bias;
   if (t == 0) {
     for (int s = 0; s < stages; ++s) mbarrier_init(&full[s], 1);
@@ -200,11 +231,11 @@ __global__ void __launch_bounds__(norm::kTmaMaxThreads, 1) norm_bwd_tma(norm::No
   Vec<T, V>* sw = reinterpret_cast<Vec<T, V>*>(cursor);
   if (p.has_weight) cursor += row_bytes;
   C* acc_w = reinterpret_cast<C*>(cursor);
-  C* acc_b = acc_w + p.n;
-  if (grads) cursor += 2 * p.n * sizeof(C);
+  C* acc_b = acc_w + sl.n;
+  if (grads) cursor += 2 * sl.n * sizeof(C);
   unsigned char* stage_base = cursor;
-  for (int q = t; q * V < p.n; q += nt) {
-    if (p.has_weight) sw[q] = load_elems<T, V>(static_cast<const T*>(p.bwd.weight), static_cast<std::int64_t>(q) * V);
+  for (int q = t; q * V < sl.n; q += nt) {
+    if (p.has_weight) sw[q] = load_elems<T, V>(static_cast<const T*>(p.bwd.weight), sl.off + static_cast<std::int64_t>(q) * V);
     if (grads)
 #pragma unroll
       for (int e = 0; e < V; ++e) acc_w[q * V + e] = acc_b[q * V + e] = C(0);
@@ -217,8 +248,8 @@ __global__ void __launch_bounds__(norm::kTmaMaxThreads, 1) norm_bwd_tma(norm::No
     const std::int64_t row = first + i * step;
     unsigned char* dst = stage_base + static_cast<std::size_t>(s) * 2 * row_bytes;
     mbarrier_arrive_expect_tx(&full[s], 2 * row_bytes);
-    bulk_copy_to_shared(dst, gy + row_offset(p, 1, row), row_bytes, &full[s]);
-    bulk_copy_to_shared(dst + row_bytes, xs + row_offset(p, 2, row), row_bytes, &full[s]);
+    bulk_copy_to_shared(dst, gy + row_offset(p, 1, row) + sl.off, row_bytes, &full[s]);
+    bulk_copy_to_shared(dst + row_bytes, xs + row_offset(p, 2, row) + sl.off, row_bytes, &full[s]);
   };
   if (t == 0)
     for (std::int64_t i = 0; i < stages && i < my_rows; ++i) refill(i);
@@ -246,7 +277,7 @@ __global__ void __launch_bounds__(norm::kTmaMaxThreads, 1) norm_bwd_tma(norm::No
 #pragma unroll
     for (int j = 0; j < K; ++j) {
       const int q = j * nt + t;
-      if (q * V >= p.n) continue;
+      if (q * V >= sl.n) continue;
       g[j] = sg[q];
       x[j] = sx[q];
       Vec<T, V> w;
@@ -262,16 +293,17 @@ __global__ void __launch_bounds__(norm::kTmaMaxThreads, 1) norm_bwd_tma(norm::No
     forget_values(g);
     forget_values(x);
     sums = block_allreduce(sums, MergeSum2<C>{}, Sum2<C>{C(0), C(0)}, red);
+    if (p.cluster > 1) sums = cluster_allreduce(sums, MergeSum2<C>{}, &slot);
     if (t == 0 && i + stages < my_rows) {
       fence_proxy_async_shared();
       refill(i + stages);
     }
     const C c1 = p.layer ? sums.a * inv_n : C(0), c2 = sums.b * inv_n;
-    T* gx = static_cast<T*>(p.bwd.grad_x) + row_offset(p, 0, row);
+    T* gx = static_cast<T*>(p.bwd.grad_x) + row_offset(p, 0, row) + sl.off;
 #pragma unroll
     for (int j = 0; j < K; ++j) {
       const int q = j * nt + t;
-      if (q * V >= p.n) continue;
+      if (q * V >= sl.n) continue;
       Vec<T, V> w, o;
       if (p.has_weight) w = sw[q];
 #pragma unroll
@@ -290,9 +322,9 @@ __global__ void __launch_bounds__(norm::kTmaMaxThreads, 1) norm_bwd_tma(norm::No
   }
   if (!grads) return;
   // this block's column sums (each thread its own columns: no synchronisation needed)
-  C* pw = static_cast<C*>(p.partial) + first * p.n;
-  C* pb = static_cast<C*>(p.partial) + (p.units + first) * p.n;
-  for (int q = t; q * V < p.n; q += nt)
+  C* pw = static_cast<C*>(p.partial) + first * p.n + sl.off;
+  C* pb = static_cast<C*>(p.partial) + (p.units + first) * p.n + sl.off;
+  for (int q = t; q * V < sl.n; q += nt)
 #pragma unroll
     for (int e = 0; e < V; ++e) {
       if (p.has_weight) pw[q * V + e] = acc_w[q * V + e];
@@ -301,29 +333,57 @@ __global__ void __launch_bounds__(norm::kTmaMaxThreads, 1) norm_bwd_tma(norm::No
 #endif
 }
 
-// The dynamic shared memory of the tma_row kernels (the host plans the same in
-// normalization.cpp: norm::tma_smem_bytes).
+// Launches a tma_row kernel: dynamic shared memory opted into, clusters of p.cluster blocks
+// (more than 8 opted into as non-portable), and with clusters the grid trimmed to the
+// clusters that can be resident at once (blocks are persistent, a second wave would only
+// wait). Returns the launched worker count in `units` (clusters, or blocks).
+template <class Kernel>
+Status launch_tma_row(Kernel kernel, norm::NormParams& p, std::size_t smem, cudaStream_t s, const char* what) {
+  cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+  if (e == cudaSuccess && p.cluster > 8) e = cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(static_cast<unsigned>(p.grid));
+  cfg.blockDim = dim3(static_cast<unsigned>(p.threads));
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = s;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = static_cast<unsigned>(p.cluster);
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = p.cluster > 1 ? 1 : 0;
+  if (e == cudaSuccess && p.cluster > 1) {
+    int clusters = 0;
+    e = cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg);
+    if (e == cudaSuccess && clusters > 0)
+      cfg.gridDim.x = static_cast<unsigned>(std::min<std::int64_t>(p.grid, static_cast<std::int64_t>(clusters) * p.cluster));
+  }
+  p.units = cfg.gridDim.x / p.cluster;
+  if (e == cudaSuccess) e = cudaLaunchKernelEx(&cfg, kernel, p);
+  if (e != cudaSuccess) return Status(Code::kCudaError, std::string(what) + ": " + cudaGetErrorString(e));
+  return Status::ok();
+}
+
 template <class T>
-Status launch_norm_bwd_tma(const norm::NormParams& p, cudaStream_t s) {
-  const std::size_t smem = norm::tma_smem_bytes(true, p.n * static_cast<std::int64_t>(sizeof(T)), p.n, p.stages,
+Status launch_norm_bwd_tma(const norm::NormParams& plan, cudaStream_t s) {
+  norm::NormParams p = plan;
+  const std::int64_t slice = p.n / p.cluster;
+  const std::size_t smem = norm::tma_smem_bytes(true, slice * static_cast<std::int64_t>(sizeof(T)), slice, p.stages,
                                                 p.has_weight, p.has_weight || p.has_bias, false);
-  cudaError_t e = cudaFuncSetAttribute(norm_bwd_tma<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
-  if (e != cudaSuccess) return Status(Code::kCudaError, std::string("norm tma_row backward: ") + cudaGetErrorString(e));
-  norm_bwd_tma<T><<<static_cast<unsigned>(p.grid), p.threads, smem, s>>>(p);
-  BARACUDA_TRY(row_launch_status("norm tma_row backward"));
+  BARACUDA_TRY(launch_tma_row(norm_bwd_tma<T>, p, smem, s, "norm tma_row backward"));
   if (!p.has_weight && !p.has_bias) return Status::ok();
   norm_param_grads<T><<<dim3(static_cast<unsigned>((p.n + 255) / 256), 2), 256, 0, s>>>(p);
   return row_launch_status("norm_param_grads");
 }
 
 template <class T>
-Status launch_norm_fwd_tma(const norm::NormParams& p, cudaStream_t s) {
-  const std::size_t smem = norm::tma_smem_bytes(false, p.n * static_cast<std::int64_t>(sizeof(T)), p.n, p.stages,
+Status launch_norm_fwd_tma(const norm::NormParams& plan, cudaStream_t s) {
+  norm::NormParams p = plan;
+  const std::int64_t slice = p.n / p.cluster;
+  const std::size_t smem = norm::tma_smem_bytes(false, slice * static_cast<std::int64_t>(sizeof(T)), slice, p.stages,
                                                 p.has_weight || p.has_bias, false, p.add_residual);
-  cudaError_t e = cudaFuncSetAttribute(norm_fwd_tma<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
-  if (e != cudaSuccess) return Status(Code::kCudaError, std::string("norm tma_row: ") + cudaGetErrorString(e));
-  norm_fwd_tma<T><<<static_cast<unsigned>(p.grid), p.threads, smem, s>>>(p);
-  return row_launch_status("norm tma_row");
+  return launch_tma_row(norm_fwd_tma<T>, p, smem, s, "norm tma_row");
 }
 
 }  // namespace baracuda::kernels
