@@ -52,9 +52,9 @@ struct ChanDiv {
   std::int64_t d = 1;
   bool fast = false;
   ChanDiv() = default;
-  __host__ ChanDiv(std::int64_t divisor, std::int64_t max_dividend) : d(divisor) {
-    fast = divisor < (1ll << 31) && max_dividend < (1ll << 31);
-    if (fast) f = FastDivmod(static_cast<uint32_t>(divisor));
+  __host__ ChanDiv(std::int64_t divisor, std::int64_t max_dividend) : d(divisor > 0 ? divisor : 1) {
+    fast = d < (1ll << 31) && max_dividend < (1ll << 31);
+    if (fast) f = FastDivmod(static_cast<uint32_t>(d));
   }
   __device__ __forceinline__ std::int64_t div(std::int64_t n) const {
     return fast ? static_cast<std::int64_t>(f.div(static_cast<uint32_t>(n))) : n / d;
