@@ -2,8 +2,8 @@
 // group_norm, instance_norm) and their backward.
 //
 // x is [N, C, *] (rank >= 2; the spatial dims may be absent: S = 1); y / grad_y / grad_x
-// have x's shape and dtype, any strides (contiguous NCHW and channels-last are fast paths,
-// other layouts run a strided kernel). Per-channel arrays (weight, bias, running_mean,
+// have x's shape and dtype, any strides (unit-stride spatial dims such as contiguous NCHW
+// take 16-byte vectors; every other layout, channels-last included, runs the strided kernels). Per-channel arrays (weight, bias, running_mean,
 // running_var, grad_weight, grad_bias) are 1-D [C], any stride, in x's dtype or in the
 // compute type (f32 for f16 / bf16 / f32, f64 for f64: PyTorch's mixed-precision form).
 // Saved statistics are in the compute type.
