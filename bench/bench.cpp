@@ -32,6 +32,7 @@
 #include "baracuda/core/tensor.hpp"
 #include "baracuda/ops/elementwise.hpp"
 #include "baracuda/ops/gemm.hpp"
+#include "baracuda/ops/batch_norm.hpp"
 #include "baracuda/ops/normalization.hpp"
 #include "baracuda/ops/reduce.hpp"
 #include "baracuda/ops/scan.hpp"
@@ -46,7 +47,8 @@ using Shape = std::vector<std::int64_t>;
 // ============================================================================ ops and suites
 enum class Family { kCopy, kGemm, kBinary, kUnary, kUnaryBwd, kBinaryBwd, kCast, kCmp, kLerp, kGated, kPRelu,
                     kTernary, kWhere, kFill, kAffine, kUnaryParam, kUnaryParamBwd, kLerpBwd, kTernaryBwd, kWhereBwd,
-                    kGatedBwd, kPReluBwd, kPack, kUnpack, kGemmPlan, kSoftmax, kSoftmaxBwd, kNorm, kNormBwd, kQuantGemm, kReduce, kScan };
+                    kGatedBwd, kPReluBwd, kPack, kUnpack, kGemmPlan, kSoftmax, kSoftmaxBwd, kNorm, kNormBwd, kQuantGemm, kReduce, kScan,
+                    kChanNorm };
 
 struct OpSpec {
   const char* name;
@@ -136,6 +138,15 @@ const OpSpec kOps[] = {
     {"add_rms_norm", Family::kNorm, 2},
     {"layer_norm_bwd", Family::kNormBwd, 0},
     {"rms_norm_bwd", Family::kNormBwd, 1},
+    // issue 5, channel norms of [N, C, spatial...]: batch_norm (training: batch stats, running
+    // stats updated, saves mean / invstd), batch_norm_eval (running stats), batch_norm_bwd
+    // (training), group_norm / group_norm_bwd (32 groups), instance_norm (input stats)
+    {"batch_norm", Family::kChanNorm, 0},
+    {"batch_norm_eval", Family::kChanNorm, 1},
+    {"batch_norm_bwd", Family::kChanNorm, 2},
+    {"group_norm", Family::kChanNorm, 3},
+    {"group_norm_bwd", Family::kChanNorm, 4},
+    {"instance_norm", Family::kChanNorm, 5},
     // IntGemmPlan / Fp8GemmPlan (shape MxNxK, --dtype IN:OUT): A [M,K] row-major, B the [N,K]
     // row-major weight (column-major K x N), D [M,N]; kind 0 int8 (torch._int_mm(a, b.t())),
     // 1 fp8 with per-tensor f32 scales (torch._scaled_mm(a, b.t(), scale_a, scale_b))
@@ -206,7 +217,8 @@ const SuiteSpec kSuites[] = {
     {"reduce", "row sum bf16 16384x8192 and 4096x131072, column sum bf16 16384x8192, full sum f32 2^28, amax / argmax / "
      "var bf16 16384x8192", "1073741824", "", "", 50},
     {"norm", "layer_norm / rms_norm / add_rms_norm forward and layer_norm / rms_norm backward, bf16 16384x8192 and "
-     "4096x131072", "1073741824", "", "", 50},
+     "4096x131072; batch_norm (+eval, bwd) bf16 32x256x56x56, group_norm (+bwd) bf16 8x512x64x64 (32 groups), "
+     "instance_norm bf16 8x512x64x64", "1073741824", "", "", 50},
     {"scan", "cumsum f32 / bf16 at 16384x8192 and 1x268435456 (look-back), cummax and logcumsumexp at 16384x8192",
      "1073741824", "", "", 50},
 };
@@ -237,6 +249,10 @@ const char* const kPlanSpreadOps[] = {"leaky_relu", "leaky_relu_bwd", "lerp_bwd"
 const char* const kRowShapes[] = {"16384x8192", "4096x131072"};
 const char* const kSoftmaxSuiteOps[] = {"softmax", "log_softmax", "softmax_bwd"};
 const char* const kNormSuiteOps[] = {"layer_norm", "layer_norm_bwd", "rms_norm", "rms_norm_bwd", "add_rms_norm"};
+// ... and the channel norms (op, shape), bf16.
+const char* const kChanNormSuite[][2] = {
+    {"batch_norm", "32x256x56x56"}, {"batch_norm_eval", "32x256x56x56"}, {"batch_norm_bwd", "32x256x56x56"},
+    {"group_norm", "8x512x64x64"},  {"group_norm_bwd", "8x512x64x64"},   {"instance_norm", "8x512x64x64"}};
 // The "scan" suite (issue 5: f32 cumsum >= 3.4 TB/s): (op, dtype, shape).
 const char* const kScanSuite[][3] = {
     {"cumsum", "f32", "16384x8192"},  {"cumsum", "f32", "1x268435456"},  {"cumsum", "bf16", "16384x8192"},
@@ -388,6 +404,8 @@ Expected<std::vector<Case>> suite_cases(const SuiteSpec& s) {
       else
         for (const char* op : kNormSuiteOps) BARACUDA_TRY(add(op, "bf16", sh));
     }
+    if (name == "norm")
+      for (const auto& c : kChanNormSuite) BARACUDA_TRY(add(c[0], "bf16", c[1]));
     return cases;
   }
   if (name == "scan") {
@@ -773,6 +791,67 @@ Expected<Workload> norm_workload(const Case& c, const Stream& s) {
   });
 }
 
+// Channel norms of [N, C, spatial...] (kinds as the ops above), weight / bias / running
+// stats [C] in x's dtype, saved statistics f32 (f64 for f64). Bytes: every operand once
+// (x is read twice by the training forward: stats, then normalize).
+Expected<Workload> chan_norm_workload(const Case& c, const Stream& s) {
+  const TensorLayout t = TensorLayout::contiguous(c.in, c.shape);
+  if (c.shape.size() < 2) return Status(Code::kInvalidArgument, "channel norms need a shape N x C x ...");
+  const std::int64_t n = c.shape[0], ch = c.shape[1];
+  const TensorLayout w = TensorLayout::contiguous(c.in, {ch});
+  const DType sd = c.in == DType::kF64 ? DType::kF64 : DType::kF32;
+  const int k = c.op->kind;
+  if (k <= 1) {
+    BatchNormDescriptor d;
+    d.x = d.y = t;
+    d.training = k == 0;
+    d.weight = d.bias = d.running_mean = d.running_var = w;
+    const TensorLayout st = TensorLayout::contiguous(sd, {ch});
+    return plan_workload<BatchNormPlan>(s, d, {t, w, w}, {t, w, w, st, st}, [](const Ptrs& p) {
+      return BatchNormArgs{.x = p[0], .weight = p[1], .bias = p[2], .running_mean = p[4], .running_var = p[5],
+                           .y = p[3], .save_mean = p[6], .save_invstd = p[7]};
+    });
+  }
+  if (k == 2) {
+    BatchNormBackwardDescriptor d;
+    d.grad_y = d.x = d.grad_x = t;
+    d.weight = d.grad_weight = d.grad_bias = w;
+    const TensorLayout st = TensorLayout::contiguous(sd, {ch});
+    return plan_workload<BatchNormBackwardPlan>(s, d, {t, t, w, st, st}, {t, w, w}, [](const Ptrs& p) {
+      return BatchNormBackwardArgs{.grad_y = p[0], .x = p[1], .weight = p[2], .save_mean = p[3], .save_invstd = p[4],
+                                   .grad_x = p[5], .grad_weight = p[6], .grad_bias = p[7]};
+    });
+  }
+  if (k == 5) {
+    InstanceNormDescriptor d;
+    d.x = d.y = t;
+    d.weight = d.bias = w;
+    const TensorLayout st = TensorLayout::contiguous(sd, {n * ch});
+    return plan_workload<InstanceNormPlan>(s, d, {t, w, w}, {t, st, st}, [](const Ptrs& p) {
+      return InstanceNormArgs{.x = p[0], .weight = p[1], .bias = p[2], .y = p[3], .mean = p[4], .rstd = p[5]};
+    });
+  }
+  const int groups = 32;
+  const TensorLayout st = TensorLayout::contiguous(sd, {n * groups});
+  if (k == 3) {
+    GroupNormDescriptor d;
+    d.x = d.y = t;
+    d.num_groups = groups;
+    d.weight = d.bias = w;
+    return plan_workload<GroupNormPlan>(s, d, {t, w, w}, {t, st, st}, [](const Ptrs& p) {
+      return GroupNormArgs{.x = p[0], .weight = p[1], .bias = p[2], .y = p[3], .mean = p[4], .rstd = p[5]};
+    });
+  }
+  GroupNormBackwardDescriptor d;
+  d.grad_y = d.x = d.grad_x = t;
+  d.num_groups = groups;
+  d.weight = d.grad_weight = d.grad_bias = w;
+  return plan_workload<GroupNormBackwardPlan>(s, d, {t, t, w, st, st}, {t, w, w}, [](const Ptrs& p) {
+    return GroupNormBackwardArgs{.grad_y = p[0], .x = p[1], .weight = p[2], .mean = p[3], .rstd = p[4],
+                                 .grad_x = p[5], .grad_weight = p[6], .grad_bias = p[7]};
+  });
+}
+
 // ---------------------------------------------------------------------------- quantized GEMM
 // IntGemmPlan (kind 0) / Fp8GemmPlan (kind 1, per-tensor scales): A [M,K] row-major, B the
 // [N,K] row-major weight read as K x N column-major, D [M,N] row-major in c.out.
@@ -813,6 +892,8 @@ Expected<Workload> make_workload(const Case& c, const Stream& s) {
     case Family::kNorm:
     case Family::kNormBwd:
       return norm_workload(c, s);
+    case Family::kChanNorm:
+      return chan_norm_workload(c, s);
     case Family::kQuantGemm:
       return quant_gemm_workload(c, s);
     case Family::kReduce:

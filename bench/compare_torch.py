@@ -47,6 +47,9 @@ NOTES = {
     'bias_add_bwd': 'bias_add_bwd: timed as ga.copy_(g) plus g.sum over the leading dims',
     'rms_norm_bwd': 'rms_norm_bwd: aten._fused_rms_norm_backward when torch has it, else autograd of F.rms_norm',
     'add_rms_norm': 'add_rms_norm: h = x + residual, then F.rms_norm(h) (two kernels, as eager torch runs it)',
+    'batch_norm': 'batch_norm: F.batch_norm(training=True) with running stats (eager torch may pick cuDNN)',
+    'batch_norm_bwd': 'batch_norm_bwd: aten.native_batch_norm_backward (train) from the saved mean / invstd',
+    'group_norm_bwd': 'group_norm_bwd: aten.native_group_norm_backward from the saved mean / rstd',
 }
 
 
@@ -184,6 +187,9 @@ def torch_case(op, dt_in, dt_out, shape):
     if op in ('softmax', 'log_softmax', 'softmax_bwd', 'layer_norm', 'layer_norm_bwd', 'rms_norm', 'rms_norm_bwd',
               'add_rms_norm'):
         return norm_case(op, dt_in, shape, x)
+    # issue 5: channel norms of [N, C, spatial...] (baracuda-bench --suite norm)
+    if op in ('batch_norm', 'batch_norm_eval', 'batch_norm_bwd', 'group_norm', 'group_norm_bwd', 'instance_norm'):
+        return chan_norm_case(op, dt_in, shape, x)
     # issue 5: scans along the last dim (baracuda-bench --suite scan); cummax returns values and indices
     if op == 'cumsum':
         return [x], lambda t: torch.cumsum(t, -1)
@@ -262,6 +268,32 @@ def norm_case(op, dt, shape, x):
             y, tl, wl = graphs[key]
             return torch.autograd.grad(y, (tl, wl), g, retain_graph=True)
         return [x, x, w], rms_bwd
+    raise ValueError(f'no PyTorch equivalent for op {op!r}')
+
+
+def chan_norm_case(op, dt, shape, x):
+    """BatchNorm / GroupNorm / InstanceNorm as eager PyTorch runs them (32 groups for group_norm)."""
+    aten = torch.ops.aten
+    n, c = shape[0], shape[1]
+    hw = 1
+    for d in shape[2:]:
+        hw *= d
+    w = Operand((c,), dt)
+    if op in ('batch_norm', 'batch_norm_eval'):  # weight, bias, running stats (updated when training)
+        training = op == 'batch_norm'
+        return [x, w, w, w, w], lambda t, wt, b, rm, rv: F.batch_norm(t, rm, rv.abs(), wt, b, training, 0.1, 1e-5)
+    if op == 'batch_norm_bwd':  # grad_x, grad_weight, grad_bias from the saved f32 mean / invstd
+        st = Operand((c,), torch.float32)
+        return [x, x, w, st, st], lambda g, t, wt, m, r: aten.native_batch_norm_backward(
+            g, t, wt, None, None, m, r, True, 1e-5, [True, True, True])
+    if op == 'group_norm':
+        return [x, w, w], lambda t, wt, b: F.group_norm(t, 32, wt, b, 1e-5)
+    if op == 'group_norm_bwd':  # saved mean / rstd [N, G] in x's dtype (as native_group_norm returns them)
+        st = Operand((n, 32), dt)
+        return [x, x, st, st, w], lambda g, t, m, r, wt: aten.native_group_norm_backward(
+            g, t, m, r, wt, n, c, hw, 32, [True, True, True])
+    if op == 'instance_norm':
+        return [x, w, w], lambda t, wt, b: F.instance_norm(t, None, None, wt, b, True, 0.1, 1e-5)
     raise ValueError(f'no PyTorch equivalent for op {op!r}')
 
 

@@ -8,6 +8,7 @@
 #include "baracuda/reference/elementwise.hpp"
 #include "baracuda/reference/gated.hpp"
 #include "baracuda/reference/gemm.hpp"
+#include "baracuda/reference/batch_norm.hpp"
 #include "baracuda/reference/normalization.hpp"
 #include "baracuda/reference/pack.hpp"
 #include "baracuda/reference/prelu.hpp"
@@ -1032,6 +1033,133 @@ std::vector<CheckRow> check_normalization(const Stream& s, DType t, std::mt19937
   return rows;
 }
 
+// ---- BatchNorm (training: y, saved mean / invstd; backward) and GroupNorm / InstanceNorm
+// (forward, GroupNorm backward) on an NCHW tensor (planes_vec16) and an odd spatial size
+// (planes_strided), against reference::*_norm_* with compare's tolerance.
+reference::Comparison compare_outputs(const Stream& s, std::initializer_list<std::pair<DeviceCopy*, HostTensor*>> outs,
+                                     std::initializer_list<const reference::Result*> wants) {
+  reference::Comparison c;
+  auto w = wants.begin();
+  for (const auto& [dev, host] : outs) {
+    (void)dev->download(*host, s);
+    c = reference::compare(*host, **w++, false);
+    if (!c.ok) break;
+  }
+  return c;
+}
+std::vector<CheckRow> check_channel_norm(const Stream& s, DType t, std::mt19937_64& rng) {
+  std::vector<CheckRow> rows;
+  const DType st = t == DType::kF64 ? DType::kF64 : DType::kF32;
+  for (const auto& x : {TensorLayout::contiguous(t, {4, 32, 16, 16}), TensorLayout::contiguous(t, {3, 12, 7, 7})}) {
+    const std::int64_t N = x.shape[0], C = x.shape[1];
+    const auto cl = TensorLayout::contiguous(t, {C});
+    HostTensor hx(x), hg(x), hw(cl), hb(cl), hy(x), hgx(x), hgw(cl), hgb(cl);
+    reference::fill_random(hx, rng, -3, 3, false);
+    reference::fill_random(hg, rng, -1, 1, false);
+    reference::fill_random(hw, rng, 0.5, 1.5, false);
+    reference::fill_random(hb, rng, -1, 1, false);
+    DeviceCopy dx(hx, s), dg(hg, s), dw(hw, s), db(hb, s), dy(hy, s), dgx(hgx, s), dgw(hgw, s), dgb(hgb, s);
+    auto saved = [&](const reference::Result& r, std::int64_t n) {
+      HostTensor h(TensorLayout::contiguous(st, {n}));
+      std::vector<double> v(static_cast<std::size_t>(n));
+      for (std::int64_t i = 0; i < n; ++i) {
+        h.set(i, r.exact[static_cast<std::size_t>(i)]);
+        v[static_cast<std::size_t>(i)] = h.get(i);
+      }
+      return std::make_pair(std::move(h), std::move(v));
+    };
+    {  // BatchNorm training (no running stats) and its backward
+      BatchNormDescriptor d;
+      d.x = d.y = x;
+      d.weight = d.bias = cl;
+      d.has_running_stats = false;
+      const auto want = reference::batch_norm_forward(d, hx, &hw, &hb, nullptr, nullptr).value();
+      HostTensor hm(TensorLayout::contiguous(st, {C})), hr(hm.layout());
+      DeviceCopy dm(hm, s), dr(hr, s);
+      run_every_sku<BatchNormPlan>(
+          s, d, rows,
+          [&](const BatchNormPlan& p, Workspace ws) {
+            for (const DeviceCopy* o : {&dy, &dm, &dr}) o->poison(s);
+            return p.run(s, ws, {.x = dx.data(), .weight = dw.data(), .bias = db.data(), .y = dy.data(),
+                                 .save_mean = dm.data(), .save_invstd = dr.data()});
+          },
+          [&] { return compare_outputs(s, {{&dy, &hy}, {&dm, &hm}, {&dr, &hr}}, {&want.y, &want.mean, &want.rstd}); });
+      BatchNormBackwardDescriptor bd;
+      bd.grad_y = bd.x = bd.grad_x = x;
+      bd.weight = bd.grad_weight = bd.grad_bias = cl;
+      auto [sm, mean] = saved(want.mean, C);
+      auto [sr, rstd] = saved(want.rstd, C);
+      const auto bwant = reference::batch_norm_backward(bd, hg, hx, &hw, mean, rstd, nullptr, nullptr).value();
+      DeviceCopy dsm(sm, s), dsr(sr, s);
+      run_every_sku<BatchNormBackwardPlan>(
+          s, bd, rows,
+          [&](const BatchNormBackwardPlan& p, Workspace ws) {
+            for (const DeviceCopy* o : {&dgx, &dgw, &dgb}) o->poison(s);
+            return p.run(s, ws, {.grad_y = dg.data(), .x = dx.data(), .weight = dw.data(), .save_mean = dsm.data(),
+                                 .save_invstd = dsr.data(), .grad_x = dgx.data(), .grad_weight = dgw.data(),
+                                 .grad_bias = dgb.data()});
+          },
+          [&] {
+            return compare_outputs(s, {{&dgx, &hgx}, {&dgw, &hgw}, {&dgb, &hgb}},
+                                        {&bwant.grad_x, &bwant.grad_weight, &bwant.grad_bias});
+          });
+    }
+    {  // GroupNorm (4 groups) and its backward
+      GroupNormDescriptor d;
+      d.x = d.y = x;
+      d.num_groups = 4;
+      d.weight = d.bias = cl;
+      const auto want = reference::group_norm_forward(d, hx, &hw, &hb).value();
+      HostTensor hm(TensorLayout::contiguous(st, {N * 4})), hr(hm.layout());
+      DeviceCopy dm(hm, s), dr(hr, s);
+      run_every_sku<GroupNormPlan>(
+          s, d, rows,
+          [&](const GroupNormPlan& p, Workspace ws) {
+            for (const DeviceCopy* o : {&dy, &dm, &dr}) o->poison(s);
+            return p.run(s, ws, {.x = dx.data(), .weight = dw.data(), .bias = db.data(), .y = dy.data(), .mean = dm.data(),
+                                 .rstd = dr.data()});
+          },
+          [&] { return compare_outputs(s, {{&dy, &hy}, {&dm, &hm}, {&dr, &hr}}, {&want.y, &want.mean, &want.rstd}); });
+      GroupNormBackwardDescriptor bd;
+      bd.grad_y = bd.x = bd.grad_x = x;
+      bd.num_groups = 4;
+      bd.weight = bd.grad_weight = bd.grad_bias = cl;
+      auto [sm, mean] = saved(want.mean, N * 4);
+      auto [sr, rstd] = saved(want.rstd, N * 4);
+      const auto bwant = reference::group_norm_backward(bd, hg, hx, &hw, mean, rstd).value();
+      DeviceCopy dsm(sm, s), dsr(sr, s);
+      run_every_sku<GroupNormBackwardPlan>(
+          s, bd, rows,
+          [&](const GroupNormBackwardPlan& p, Workspace ws) {
+            for (const DeviceCopy* o : {&dgx, &dgw, &dgb}) o->poison(s);
+            return p.run(s, ws, {.grad_y = dg.data(), .x = dx.data(), .weight = dw.data(), .mean = dsm.data(),
+                                 .rstd = dsr.data(), .grad_x = dgx.data(), .grad_weight = dgw.data(), .grad_bias = dgb.data()});
+          },
+          [&] {
+            return compare_outputs(s, {{&dgx, &hgx}, {&dgw, &hgw}, {&dgb, &hgb}},
+                                        {&bwant.grad_x, &bwant.grad_weight, &bwant.grad_bias});
+          });
+    }
+    {  // InstanceNorm (input stats)
+      InstanceNormDescriptor d;
+      d.x = d.y = x;
+      d.weight = d.bias = cl;
+      const auto want = reference::instance_norm_forward(d, hx, &hw, &hb, nullptr, nullptr).value();
+      HostTensor hm(TensorLayout::contiguous(st, {N * C})), hr(hm.layout());
+      DeviceCopy dm(hm, s), dr(hr, s);
+      run_every_sku<InstanceNormPlan>(
+          s, d, rows,
+          [&](const InstanceNormPlan& p, Workspace ws) {
+            for (const DeviceCopy* o : {&dy, &dm, &dr}) o->poison(s);
+            return p.run(s, ws, {.x = dx.data(), .weight = dw.data(), .bias = db.data(), .y = dy.data(), .mean = dm.data(),
+                                 .rstd = dr.data()});
+          },
+          [&] { return compare_outputs(s, {{&dy, &hy}, {&dm, &hm}, {&dr, &hr}}, {&want.y, &want.mean, &want.rstd}); });
+    }
+  }
+  return rows;
+}
+
 }  // namespace
 
 const std::vector<FamilyEntry>& families() {
@@ -1289,6 +1417,39 @@ const std::vector<FamilyEntry>& families() {
                                      info_row<RMSNormBackwardPlan>("rms_norm_bwd", c, rmsb, t, "contig[4096,8192]")};
        },
        check_normalization},
+      {"channel_norm", kMathTypes, "batch_norm (training / eval, running stats) group_norm instance_norm and backward",
+       [](const DeviceCaps& c, DType t) {
+         const auto x = TensorLayout::contiguous(t, {32, 256, 56, 56});
+         const auto g = TensorLayout::contiguous(t, {8, 512, 64, 64});
+         const auto cb = TensorLayout::contiguous(t, {256});
+         const auto cg = TensorLayout::contiguous(t, {512});
+         BatchNormDescriptor bn;
+         bn.x = bn.y = x;
+         bn.weight = bn.bias = bn.running_mean = bn.running_var = cb;
+         BatchNormDescriptor bn_eval = bn;
+         bn_eval.training = false;
+         BatchNormBackwardDescriptor bnb;
+         bnb.grad_y = bnb.x = bnb.grad_x = x;
+         bnb.weight = bnb.grad_weight = bnb.grad_bias = cb;
+         GroupNormDescriptor gn;
+         gn.x = gn.y = g;
+         gn.num_groups = 32;
+         gn.weight = gn.bias = cg;
+         GroupNormBackwardDescriptor gnb;
+         gnb.grad_y = gnb.x = gnb.grad_x = g;
+         gnb.num_groups = 32;
+         gnb.weight = gnb.grad_weight = gnb.grad_bias = cg;
+         InstanceNormDescriptor in;
+         in.x = in.y = g;
+         in.weight = in.bias = cg;
+         return std::vector<InfoRow>{info_row<BatchNormPlan>("batch_norm", c, bn, t, "nchw[32,256,56,56]"),
+                                     info_row<BatchNormPlan>("batch_norm", c, bn_eval, t, "nchw[32,256,56,56] eval"),
+                                     info_row<BatchNormBackwardPlan>("batch_norm_bwd", c, bnb, t, "nchw[32,256,56,56]"),
+                                     info_row<GroupNormPlan>("group_norm", c, gn, t, "nchw[8,512,64,64] g32"),
+                                     info_row<GroupNormBackwardPlan>("group_norm_bwd", c, gnb, t, "nchw[8,512,64,64] g32"),
+                                     info_row<InstanceNormPlan>("instance_norm", c, in, t, "nchw[8,512,64,64]")};
+       },
+       check_channel_norm},
   };
   return table;
 }

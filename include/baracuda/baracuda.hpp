@@ -34,6 +34,7 @@
 #include "baracuda/ops/gemm_grouped.hpp"
 #include "baracuda/ops/gemm_quant.hpp"
 #include "baracuda/ops/normalization.hpp"
+#include "baracuda/ops/batch_norm.hpp"
 #include "baracuda/ops/reduce.hpp"
 #include "baracuda/ops/scan.hpp"
 #include "baracuda/ops/softmax.hpp"

@@ -1,0 +1,537 @@
+// GPU tests of BatchNormPlan / GroupNormPlan / InstanceNormPlan and their backward against
+// reference::batch_norm_* / group_norm_* / instance_norm_*: every dtype, fresh random inputs,
+// poisoned outputs with guard bytes, every accepting SKU forced; shapes N = 1, spatial = 1,
+// C = 1, odd spatial (strided path), 3-D spatial, many channels, large spatial
+// (1x64x256x256), high-mean data, channels-last and padded strides, in place; training and
+// eval (running stats updated in place and compared), parameters in x's dtype and in f32
+// (mixed); determinism of the parameter gradients; run-time refusals with outputs untouched.
+// Filter: --gtest_filter='*BatchNorm*:*GroupNorm*:*InstanceNorm*:*ChanNorm*'
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "baracuda/reference/batch_norm.hpp"
+#include "gpu_harness.hpp"
+#include "test_support.hpp"
+
+namespace baracuda::test {
+namespace {
+
+using reference::HostTensor;
+
+struct ChanCase {
+  std::string name;
+  TensorLayout x;
+  double offset = 0;  // high mean, low variance
+  bool in_place = false;
+};
+
+TensorLayout nhwc(DType t, std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w) {
+  return TensorLayout::strided(t, {n, c, h, w}, {h * w * c, 1, w * c, c});
+}
+
+std::vector<ChanCase> chan_cases(DType t) {
+  auto c = [&](std::vector<std::int64_t> s) { return TensorLayout::contiguous(t, s); };
+  return {
+      {"nchw", c({4, 16, 8, 8})},
+      {"n1", c({1, 8, 32, 32})},
+      {"spatial1", c({64, 32})},
+      {"c1", c({8, 1, 16, 16})},
+      {"odd_spatial", c({3, 5, 7, 7})},
+      {"spatial3d", c({2, 4, 3, 4, 8})},
+      {"many_channels", c({2, 2048, 4, 4})},
+      {"large_spatial", c({1, 64, 256, 256})},
+      {"batch_large", c({32, 8, 56, 56})},
+      {"high_mean", c({8, 4, 16, 16}), 100.0},
+      {"channels_last", nhwc(t, 4, 16, 8, 8)},
+      {"padded_n", TensorLayout::strided(t, {3, 4, 8, 8}, {512, 64, 8, 1})},
+      {"in_place", c({4, 8, 16, 16}), 0.0, true},
+  };
+}
+
+class ChanNormGpu : public ::testing::TestWithParam<DType> {};
+
+DType compute_of(DType t) { return t == DType::kF64 ? DType::kF64 : DType::kF32; }
+TensorLayout chan_layout(DType t, std::int64_t c) { return TensorLayout::contiguous(t, {c}, static_cast<int>(dtype_size(t))); }
+std::int64_t spatial_of(const TensorLayout& x) {
+  std::int64_t s = 1;
+  for (int i = 2; i < x.rank; ++i) s *= x.shape[i];
+  return s;
+}
+void poison_all(std::initializer_list<DeviceTensor*> ts) {
+  for (DeviceTensor* d : ts) d->poison(0xFF, test_stream());
+}
+template <class Want>
+void expect_output(DeviceTensor& dev, HostTensor& host, const Want& want, const std::string& what) {
+  ASSERT_TRUE(dev.download(host, test_stream()));
+  EXPECT_TRUE(check_close(host, want, what));
+}
+// The saved statistics as the forward stores them (rounded to the stats dtype).
+std::vector<double> rounded_stats(const reference::Result& r, DType st) {
+  std::vector<double> v(r.exact.size());
+  HostTensor h(TensorLayout::contiguous(st, {static_cast<std::int64_t>(v.size())}));
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    h.set(static_cast<std::int64_t>(i), r.exact[i]);
+    v[i] = h.get(static_cast<std::int64_t>(i));
+  }
+  return v;
+}
+HostTensor stats_host(const std::vector<double>& v, DType st) {
+  HostTensor h(TensorLayout::contiguous(st, {static_cast<std::int64_t>(v.size())}));
+  for (std::size_t i = 0; i < v.size(); ++i) h.set(static_cast<std::int64_t>(i), v[i]);
+  return h;
+}
+
+// Inputs shared by a case: x (and grad_y), per-channel weight / bias / running stats.
+struct Inputs {
+  TensorLayout pl;  // per-channel layout (x's dtype, or f32 when mixed)
+  HostTensor x, g, w, b, rm, rv;
+  Inputs(const ChanCase& c, DType pt)
+      : pl(chan_layout(pt, c.x.shape[1])), x(c.x), g(c.x), w(pl), b(pl), rm(pl), rv(pl) {
+    fill_random(x, c.offset - 3, c.offset + 3);
+    fill_random(g, -1, 1);
+    fill_random(w, 0.5, 1.5);
+    fill_random(b, -1, 1);
+    fill_random(rm, -0.5, 0.5);
+    fill_random(rv, 0.5, 2);
+  }
+};
+
+// ---- BatchNorm
+void run_batch_norm(const ChanCase& c, DType t, bool training, bool mixed) {
+  const DType pt = mixed ? DType::kF32 : t, st = compute_of(t);
+  const std::int64_t C = c.x.shape[1];
+  if (training && c.x.shape[0] * spatial_of(c.x) <= 1) return;
+  Inputs in(c, pt);
+  BatchNormDescriptor d;
+  d.x = c.x;
+  d.y = c.in_place ? c.x : TensorLayout::contiguous(t, c.x.shape_span());
+  d.training = training;
+  d.weight = d.bias = d.running_mean = d.running_var = in.pl;
+  d.momentum = 0.125;
+  auto want = reference::batch_norm_forward(d, in.x, &in.w, &in.b, &in.rm, &in.rv);
+  ASSERT_TRUE(want.has_value()) << want.error().to_string();
+  const TensorLayout sl = TensorLayout::contiguous(st, {C});
+  HostTensor hy(d.y), hm(sl), hr(sl), hrm(in.pl), hrv(in.pl);
+  DeviceTensor dx(in.x, test_stream()), dy(hy, test_stream()), dw(in.w, test_stream()), db(in.b, test_stream()),
+      drm(in.rm, test_stream()), drv(in.rv, test_stream()), dm(hm, test_stream()), dr(hr, test_stream());
+  void* y_ptr = c.in_place ? dx.data() : dy.data();
+  const std::string what = d.to_string();
+  for_each_sku<BatchNormPlan>(
+      d,
+      [&] {
+        dx.upload(in.x, test_stream());
+        drm.upload(in.rm, test_stream());
+        drv.upload(in.rv, test_stream());
+        poison_all({&dy, &dm, &dr});
+      },
+      [&](const BatchNormPlan& p, Workspace ws) {
+        return p.run(test_stream(), ws,
+                     BatchNormArgs{.x = dx.data(), .weight = dw.data(), .bias = db.data(), .running_mean = drm.data(),
+                                   .running_var = drv.data(), .y = y_ptr, .save_mean = dm.data(), .save_invstd = dr.data()});
+      },
+      [&](const std::string& sku) {
+        expect_output(c.in_place ? dx : dy, hy, want->y, sku + " y " + what);
+        if (training) {
+          expect_output(dm, hm, want->mean, sku + " save_mean " + what);
+          expect_output(dr, hr, want->rstd, sku + " save_invstd " + what);
+          expect_output(drm, hrm, want->running_mean, sku + " running_mean " + what);
+          expect_output(drv, hrv, want->running_var, sku + " running_var " + what);
+        }
+      });
+  // backward from the forward's saved statistics
+  BatchNormBackwardDescriptor bd;
+  bd.grad_y = c.x;
+  bd.x = TensorLayout::contiguous(t, c.x.shape_span());
+  bd.grad_x = c.in_place ? c.x : bd.x;
+  bd.training = training;
+  bd.weight = bd.grad_weight = bd.grad_bias = bd.running_mean = bd.running_var = in.pl;
+  HostTensor hx2(bd.x);
+  for (std::int64_t i = 0; i < c.x.numel(); ++i) hx2.set(i, in.x.get(i));
+  const auto mean = training ? rounded_stats(want->mean, st) : std::vector<double>{};
+  const auto rstd = training ? rounded_stats(want->rstd, st) : std::vector<double>{};
+  auto grads = reference::batch_norm_backward(bd, in.g, hx2, &in.w, mean, rstd, &in.rm, &in.rv);
+  ASSERT_TRUE(grads.has_value()) << grads.error().to_string();
+  HostTensor hm2 = stats_host(training ? mean : std::vector<double>(static_cast<std::size_t>(C), 0.0), st);
+  HostTensor hr2 = stats_host(training ? rstd : std::vector<double>(static_cast<std::size_t>(C), 1.0), st);
+  HostTensor hgx(bd.grad_x), hgw(in.pl), hgb(in.pl);
+  DeviceTensor dg(in.g, test_stream()), dx2(hx2, test_stream()), dm2(hm2, test_stream()), dr2(hr2, test_stream()),
+      dgx(hgx, test_stream()), dgw(hgw, test_stream()), dgb(hgb, test_stream());
+  drm.upload(in.rm, test_stream());
+  drv.upload(in.rv, test_stream());
+  void* gx_ptr = c.in_place ? dg.data() : dgx.data();
+  auto args = [&] {
+    return BatchNormBackwardArgs{.grad_y = dg.data(), .x = dx2.data(), .weight = dw.data(), .save_mean = dm2.data(),
+                                 .save_invstd = dr2.data(), .running_mean = drm.data(), .running_var = drv.data(),
+                                 .grad_x = gx_ptr, .grad_weight = dgw.data(), .grad_bias = dgb.data()};
+  };
+  const std::string bwhat = bd.to_string();
+  for_each_sku<BatchNormBackwardPlan>(
+      bd,
+      [&] {
+        dg.upload(in.g, test_stream());
+        poison_all({&dgx, &dgw, &dgb});
+      },
+      [&](const BatchNormBackwardPlan& p, Workspace ws) { return p.run(test_stream(), ws, args()); },
+      [&](const std::string& sku) {
+        expect_output(c.in_place ? dg : dgx, hgx, grads->grad_x, sku + " grad_x " + bwhat);
+        expect_output(dgw, hgw, grads->grad_weight, sku + " grad_weight " + bwhat);
+        expect_output(dgb, hgb, grads->grad_bias, sku + " grad_bias " + bwhat);
+      });
+  if (!c.in_place) {  // determinism: the default SKU twice gives the same bits
+    auto plan = BatchNormBackwardPlan::select(test_stream(), bd);
+    ASSERT_TRUE(plan.has_value());
+    HostTensor runs[2] = {HostTensor(in.pl), HostTensor(in.pl)};
+    for (int r = 0; r < 2; ++r) {
+      dgw.poison(r == 0 ? 0x00 : 0xFF, test_stream());
+      ASSERT_TRUE(plan->run(test_stream(), test_workspace(plan->workspace_size()), args()));
+      ASSERT_TRUE(dgw.download(runs[r], test_stream()));
+    }
+    EXPECT_EQ(std::memcmp(runs[0].storage(), runs[1].storage(), runs[0].storage_bytes()), 0)
+        << plan->sku().name() << ": grad_weight not deterministic";
+  }
+}
+
+TEST_P(ChanNormGpu, BatchNormTraining) {
+  BARACUDA_REQUIRE_GPU();
+  const DType t = GetParam();
+  for (const auto& c : chan_cases(t)) {
+    SCOPED_TRACE(c.name);
+    run_batch_norm(c, t, true, false);
+  }
+}
+TEST_P(ChanNormGpu, BatchNormEval) {
+  BARACUDA_REQUIRE_GPU();
+  const DType t = GetParam();
+  for (const auto& c : chan_cases(t)) {
+    SCOPED_TRACE(c.name);
+    run_batch_norm(c, t, false, false);
+  }
+}
+TEST_P(ChanNormGpu, BatchNormMixedParams) {  // f32 weight / running stats with 16-bit x
+  BARACUDA_REQUIRE_GPU();
+  const DType t = GetParam();
+  const auto cases = chan_cases(t);
+  for (const auto& c : {cases[0], cases[4], cases[10]}) {
+    SCOPED_TRACE(c.name);
+    run_batch_norm(c, t, true, true);
+    run_batch_norm(c, t, false, true);
+  }
+}
+
+// ---- GroupNorm / InstanceNorm (instance: groups = C, optional running stats)
+int groups_for(std::int64_t c) {
+  for (int g : {4, 2, 3, 1})
+    if (c % g == 0) return g;
+  return 1;
+}
+void run_group_norm(const ChanCase& c, DType t, int groups, bool mixed) {
+  const DType pt = mixed ? DType::kF32 : t, st = compute_of(t);
+  Inputs in(c, pt);
+  GroupNormDescriptor d;
+  d.x = c.x;
+  d.y = c.in_place ? c.x : TensorLayout::contiguous(t, c.x.shape_span());
+  d.num_groups = groups;
+  d.weight = d.bias = in.pl;
+  auto want = reference::group_norm_forward(d, in.x, &in.w, &in.b);
+  ASSERT_TRUE(want.has_value()) << want.error().to_string();
+  const std::int64_t K = c.x.shape[0] * groups;
+  const TensorLayout sl = TensorLayout::contiguous(st, {K});
+  HostTensor hy(d.y), hm(sl), hr(sl);
+  DeviceTensor dx(in.x, test_stream()), dy(hy, test_stream()), dw(in.w, test_stream()), db(in.b, test_stream()),
+      dm(hm, test_stream()), dr(hr, test_stream());
+  void* y_ptr = c.in_place ? dx.data() : dy.data();
+  const std::string what = d.to_string();
+  for_each_sku<GroupNormPlan>(
+      d,
+      [&] {
+        dx.upload(in.x, test_stream());
+        poison_all({&dy, &dm, &dr});
+      },
+      [&](const GroupNormPlan& p, Workspace ws) {
+        return p.run(test_stream(), ws,
+                     GroupNormArgs{.x = dx.data(), .weight = dw.data(), .bias = db.data(), .y = y_ptr, .mean = dm.data(),
+                                   .rstd = dr.data()});
+      },
+      [&](const std::string& sku) {
+        expect_output(c.in_place ? dx : dy, hy, want->y, sku + " y " + what);
+        expect_output(dm, hm, want->mean, sku + " mean " + what);
+        expect_output(dr, hr, want->rstd, sku + " rstd " + what);
+      });
+  GroupNormBackwardDescriptor bd;
+  bd.grad_y = c.x;
+  bd.x = TensorLayout::contiguous(t, c.x.shape_span());
+  bd.grad_x = c.in_place ? c.x : bd.x;
+  bd.num_groups = groups;
+  bd.weight = bd.grad_weight = bd.grad_bias = in.pl;
+  HostTensor hx2(bd.x);
+  for (std::int64_t i = 0; i < c.x.numel(); ++i) hx2.set(i, in.x.get(i));
+  const auto mean = rounded_stats(want->mean, st), rstd = rounded_stats(want->rstd, st);
+  auto grads = reference::group_norm_backward(bd, in.g, hx2, &in.w, mean, rstd);
+  ASSERT_TRUE(grads.has_value()) << grads.error().to_string();
+  HostTensor hm2 = stats_host(mean, st), hr2 = stats_host(rstd, st), hgx(bd.grad_x), hgw(in.pl), hgb(in.pl);
+  DeviceTensor dg(in.g, test_stream()), dx2(hx2, test_stream()), dm2(hm2, test_stream()), dr2(hr2, test_stream()),
+      dgx(hgx, test_stream()), dgw(hgw, test_stream()), dgb(hgb, test_stream());
+  void* gx_ptr = c.in_place ? dg.data() : dgx.data();
+  const std::string bwhat = bd.to_string();
+  auto args = [&] {
+    return GroupNormBackwardArgs{.grad_y = dg.data(), .x = dx2.data(), .weight = dw.data(), .mean = dm2.data(),
+                                 .rstd = dr2.data(), .grad_x = gx_ptr, .grad_weight = dgw.data(), .grad_bias = dgb.data()};
+  };
+  for_each_sku<GroupNormBackwardPlan>(
+      bd,
+      [&] {
+        dg.upload(in.g, test_stream());
+        poison_all({&dgx, &dgw, &dgb});
+      },
+      [&](const GroupNormBackwardPlan& p, Workspace ws) { return p.run(test_stream(), ws, args()); },
+      [&](const std::string& sku) {
+        expect_output(c.in_place ? dg : dgx, hgx, grads->grad_x, sku + " grad_x " + bwhat);
+        expect_output(dgw, hgw, grads->grad_weight, sku + " grad_weight " + bwhat);
+        expect_output(dgb, hgb, grads->grad_bias, sku + " grad_bias " + bwhat);
+      });
+  if (!c.in_place) {
+    auto plan = GroupNormBackwardPlan::select(test_stream(), bd);
+    ASSERT_TRUE(plan.has_value());
+    HostTensor runs[2] = {HostTensor(in.pl), HostTensor(in.pl)};
+    for (int r = 0; r < 2; ++r) {
+      dgw.poison(r == 0 ? 0x00 : 0xFF, test_stream());
+      ASSERT_TRUE(plan->run(test_stream(), test_workspace(plan->workspace_size()), args()));
+      ASSERT_TRUE(dgw.download(runs[r], test_stream()));
+    }
+    EXPECT_EQ(std::memcmp(runs[0].storage(), runs[1].storage(), runs[0].storage_bytes()), 0)
+        << plan->sku().name() << ": grad_weight not deterministic";
+  }
+}
+
+TEST_P(ChanNormGpu, GroupNorm) {
+  BARACUDA_REQUIRE_GPU();
+  const DType t = GetParam();
+  for (const auto& c : chan_cases(t)) {
+    SCOPED_TRACE(c.name);
+    run_group_norm(c, t, groups_for(c.x.shape[1]), false);
+    run_group_norm(c, t, 1, t == DType::kBF16 || t == DType::kF16);
+  }
+}
+
+void run_instance_norm(const ChanCase& c, DType t, bool input_stats, bool running) {
+  const DType st = compute_of(t);
+  const std::int64_t C = c.x.shape[1], N = c.x.shape[0];
+  if (input_stats && spatial_of(c.x) <= 1) return;
+  Inputs in(c, t);
+  InstanceNormDescriptor d;
+  d.x = c.x;
+  d.y = c.in_place ? c.x : TensorLayout::contiguous(t, c.x.shape_span());
+  d.use_input_stats = input_stats;
+  d.has_running_stats = running;
+  d.weight = d.bias = d.running_mean = d.running_var = in.pl;
+  d.momentum = 0.25;
+  auto want = reference::instance_norm_forward(d, in.x, &in.w, &in.b, &in.rm, &in.rv);
+  ASSERT_TRUE(want.has_value()) << want.error().to_string();
+  const TensorLayout sl = TensorLayout::contiguous(st, {N * C});
+  HostTensor hy(d.y), hm(sl), hr(sl), hrm(in.pl), hrv(in.pl);
+  DeviceTensor dx(in.x, test_stream()), dy(hy, test_stream()), dw(in.w, test_stream()), db(in.b, test_stream()),
+      drm(in.rm, test_stream()), drv(in.rv, test_stream()), dm(hm, test_stream()), dr(hr, test_stream());
+  void* y_ptr = c.in_place ? dx.data() : dy.data();
+  const std::string what = d.to_string();
+  for_each_sku<InstanceNormPlan>(
+      d,
+      [&] {
+        dx.upload(in.x, test_stream());
+        drm.upload(in.rm, test_stream());
+        drv.upload(in.rv, test_stream());
+        poison_all({&dy, &dm, &dr});
+      },
+      [&](const InstanceNormPlan& p, Workspace ws) {
+        return p.run(test_stream(), ws,
+                     InstanceNormArgs{.x = dx.data(), .weight = dw.data(), .bias = db.data(), .running_mean = drm.data(),
+                                      .running_var = drv.data(), .y = y_ptr, .mean = dm.data(), .rstd = dr.data()});
+      },
+      [&](const std::string& sku) {
+        expect_output(c.in_place ? dx : dy, hy, want->y, sku + " y " + what);
+        if (input_stats) {
+          expect_output(dm, hm, want->mean, sku + " mean " + what);
+          expect_output(dr, hr, want->rstd, sku + " rstd " + what);
+        }
+        if (input_stats && running) {
+          expect_output(drm, hrm, want->running_mean, sku + " running_mean " + what);
+          expect_output(drv, hrv, want->running_var, sku + " running_var " + what);
+        }
+      });
+  InstanceNormBackwardDescriptor bd;
+  bd.grad_y = bd.x = bd.grad_x = TensorLayout::contiguous(t, c.x.shape_span());
+  bd.use_input_stats = input_stats;
+  bd.weight = bd.grad_weight = bd.grad_bias = bd.running_mean = bd.running_var = in.pl;
+  HostTensor hx2(bd.x), hg2(bd.x);
+  for (std::int64_t i = 0; i < c.x.numel(); ++i) {
+    hx2.set(i, in.x.get(i));
+    hg2.set(i, in.g.get(i));
+  }
+  const auto mean = input_stats ? rounded_stats(want->mean, st) : std::vector<double>(static_cast<std::size_t>(N * C), 0.0);
+  const auto rstd = input_stats ? rounded_stats(want->rstd, st) : std::vector<double>(static_cast<std::size_t>(N * C), 1.0);
+  auto grads = reference::instance_norm_backward(bd, hg2, hx2, &in.w, mean, rstd, &in.rm, &in.rv);
+  ASSERT_TRUE(grads.has_value()) << grads.error().to_string();
+  HostTensor hm2 = stats_host(mean, st), hr2 = stats_host(rstd, st), hgx(bd.grad_x), hgw(in.pl), hgb(in.pl);
+  DeviceTensor dg(hg2, test_stream()), dx2(hx2, test_stream()), dm2(hm2, test_stream()), dr2(hr2, test_stream()),
+      dgx(hgx, test_stream()), dgw(hgw, test_stream()), dgb(hgb, test_stream());
+  drm.upload(in.rm, test_stream());
+  drv.upload(in.rv, test_stream());
+  const std::string bwhat = bd.to_string();
+  for_each_sku<InstanceNormBackwardPlan>(
+      bd, [&] { poison_all({&dgx, &dgw, &dgb}); },
+      [&](const InstanceNormBackwardPlan& p, Workspace ws) {
+        return p.run(test_stream(), ws,
+                     InstanceNormBackwardArgs{.grad_y = dg.data(), .x = dx2.data(), .weight = dw.data(),
+                                              .mean = dm2.data(), .rstd = dr2.data(), .running_mean = drm.data(),
+                                              .running_var = drv.data(), .grad_x = dgx.data(),
+                                              .grad_weight = dgw.data(), .grad_bias = dgb.data()});
+      },
+      [&](const std::string& sku) {
+        expect_output(dgx, hgx, grads->grad_x, sku + " grad_x " + bwhat);
+        expect_output(dgw, hgw, grads->grad_weight, sku + " grad_weight " + bwhat);
+        expect_output(dgb, hgb, grads->grad_bias, sku + " grad_bias " + bwhat);
+      });
+}
+
+TEST_P(ChanNormGpu, InstanceNorm) {
+  BARACUDA_REQUIRE_GPU();
+  const DType t = GetParam();
+  for (const auto& c : chan_cases(t)) {
+    SCOPED_TRACE(c.name);
+    run_instance_norm(c, t, true, false);
+    run_instance_norm(c, t, true, true);
+    run_instance_norm(c, t, false, true);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, ChanNormGpu, ::testing::Values(DType::kF64, DType::kF32, DType::kF16, DType::kBF16),
+                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+
+// Run-time refusals: null, misaligned, aliasing, workspace; outputs untouched.
+TEST(ChanNormGpuRefusals, BatchNorm) {
+  BARACUDA_REQUIRE_GPU();
+  const auto x = TensorLayout::contiguous(DType::kF32, {4, 8, 16});
+  const auto cl = TensorLayout::contiguous(DType::kF32, {8});
+  BatchNormDescriptor fd;
+  fd.x = fd.y = x;
+  fd.weight = fd.bias = fd.running_mean = fd.running_var = cl;
+  BatchNormBackwardDescriptor bd;
+  bd.grad_y = bd.x = bd.grad_x = x;
+  bd.weight = bd.grad_weight = bd.grad_bias = cl;
+  auto fwd = BatchNormPlan::select(test_stream(), fd);
+  auto bwd = BatchNormBackwardPlan::select(test_stream(), bd);
+  ASSERT_TRUE(fwd && bwd);
+  const std::size_t fneed = fwd->workspace_size(), bneed = bwd->workspace_size();
+  ASSERT_GT(fneed, 0u);
+  ASSERT_GT(bneed, 0u);
+  HostTensor hx(x), hw(cl);
+  fill_random(hx, -2, 2);
+  fill_random(hw, 0.5, 1.5);
+  DeviceTensor dx(hx, test_stream()), dg(hx, test_stream()), dw(hw, test_stream()), ds(hw, test_stream());
+  Untouched y(x), rm(cl), rv(cl), sm(cl), si(cl), gx(x), gw(cl), gb(cl);
+  const Stream& s = test_stream();
+  const Workspace ws = test_workspace(std::max(fneed, bneed) + kWorkspaceAlignment);
+  const BatchNormArgs fa{.x = dx.data(), .weight = dw.data(), .bias = dw.data(), .running_mean = rm.data(),
+                         .running_var = rv.data(), .y = y.data(), .save_mean = sm.data(), .save_invstd = si.data()};
+  const BatchNormBackwardArgs ba{.grad_y = dg.data(), .x = dx.data(), .weight = dw.data(), .save_mean = ds.data(),
+                                 .save_invstd = ds.data(), .grad_x = gx.data(), .grad_weight = gw.data(),
+                                 .grad_bias = gb.data()};
+  void* x_row1 = static_cast<float*>(dx.data()) + 16;
+  const Workspace fw{ws.data, fneed}, bw{ws.data, bneed};
+  const Code kBad = Code::kInvalidArgument, kMis = Code::kMisaligned;
+  std::vector<RunRefusal> rows = workspace_refusals("forward", [&](Workspace w2) { return fwd->run(s, w2, fa); }, ws, fneed);
+  auto brows = workspace_refusals("backward", [&](Workspace w2) { return bwd->run(s, w2, ba); }, ws, bneed);
+  rows.insert(rows.end(), brows.begin(), brows.end());
+  rows.insert(rows.end(), {
+      {"forward null x", [&] { auto a = fa; a.x = nullptr; return fwd->run(s, fw, a); }, kBad, "args.x is null"},
+      {"forward null running_var", [&] { auto a = fa; a.running_var = nullptr; return fwd->run(s, fw, a); }, kBad,
+       "args.running_var is null"},
+      {"forward null save_invstd", [&] { auto a = fa; a.save_invstd = nullptr; return fwd->run(s, fw, a); }, kBad,
+       "args.save_invstd is null"},
+      {"forward misaligned x", [&] { auto a = fa; a.x = static_cast<const char*>(dx.data()) + 4; return fwd->run(s, fw, a); },
+       kMis, "not aligned to x.alignment = 16"},
+      {"forward y over x shifted", [&] { auto a = fa; a.y = x_row1; return fwd->run(s, fw, a); }, kBad,
+       "args.y overlaps args.x"},
+      {"forward running_mean = save_mean", [&] { auto a = fa; a.save_mean = rm.data(); return fwd->run(s, fw, a); }, kBad,
+       "args.running_mean and args.save_mean overlap"},
+      {"forward running_var over weight", [&] { auto a = fa; a.running_var = dw.data(); return fwd->run(s, fw, a); }, kBad,
+       "args.running_var overlaps args.weight"},
+      {"backward null save_mean", [&] { auto a = ba; a.save_mean = nullptr; return bwd->run(s, bw, a); }, kBad,
+       "args.save_mean is null"},
+      {"backward misaligned grad_y", [&] {
+         auto a = ba;
+         a.grad_y = static_cast<const char*>(dg.data()) + 8;
+         return bwd->run(s, bw, a);
+       }, kMis, "not aligned to grad_y.alignment = 16"},
+      {"backward grad_x over x shifted", [&] { auto a = ba; a.grad_x = x_row1; return bwd->run(s, bw, a); }, kBad,
+       "args.grad_x overlaps args.x"},
+      {"backward grad_bias = grad_weight", [&] { auto a = ba; a.grad_bias = gw.data(); return bwd->run(s, bw, a); }, kBad,
+       "args.grad_weight and args.grad_bias overlap"},
+  });
+  expect_run_refusals(rows, {&y, &rm, &rv, &sm, &si, &gx, &gw, &gb});
+}
+
+TEST(ChanNormGpuRefusals, GroupAndInstanceNorm) {
+  BARACUDA_REQUIRE_GPU();
+  const auto x = TensorLayout::contiguous(DType::kBF16, {2, 8, 64});
+  const auto cl = TensorLayout::contiguous(DType::kBF16, {8});
+  const auto sl = TensorLayout::contiguous(DType::kF32, {2 * 8});
+  GroupNormDescriptor gd;
+  gd.x = gd.y = x;
+  gd.num_groups = 4;
+  gd.weight = gd.bias = cl;
+  GroupNormBackwardDescriptor gbd;
+  gbd.grad_y = gbd.x = gbd.grad_x = x;
+  gbd.num_groups = 4;
+  gbd.weight = gbd.grad_weight = gbd.grad_bias = cl;
+  InstanceNormDescriptor id;
+  id.x = id.y = x;
+  id.weight = id.bias = cl;
+  auto gf = GroupNormPlan::select(test_stream(), gd);
+  auto gb = GroupNormBackwardPlan::select(test_stream(), gbd);
+  auto inf = InstanceNormPlan::select(test_stream(), id);
+  ASSERT_TRUE(gf && gb && inf);
+  const std::size_t need = gb->workspace_size();
+  HostTensor hx(x), hw(cl), hs(sl);
+  fill_random(hx, -2, 2);
+  fill_random(hw, 0.5, 1.5);
+  fill_random(hs, 0.5, 1.5);
+  DeviceTensor dx(hx, test_stream()), dg(hx, test_stream()), dw(hw, test_stream()), ds(hs, test_stream());
+  Untouched y(x), m(sl), r(sl), gx(x), gw(cl), gbias(cl);
+  const Stream& s = test_stream();
+  const Workspace ws = test_workspace(std::max({need, gf->workspace_size(), inf->workspace_size()}) + kWorkspaceAlignment);
+  const GroupNormArgs fa{.x = dx.data(), .weight = dw.data(), .bias = dw.data(), .y = y.data(), .mean = m.data(), .rstd = r.data()};
+  const GroupNormBackwardArgs ba{.grad_y = dg.data(), .x = dx.data(), .weight = dw.data(), .mean = ds.data(),
+                                 .rstd = ds.data(), .grad_x = gx.data(), .grad_weight = gw.data(), .grad_bias = gbias.data()};
+  const InstanceNormArgs ia{.x = dx.data(), .weight = dw.data(), .bias = dw.data(), .y = y.data(), .mean = m.data(), .rstd = r.data()};
+  const Workspace fw{ws.data, gf->workspace_size()}, bw{ws.data, need}, iw{ws.data, inf->workspace_size()};
+  const Code kBad = Code::kInvalidArgument, kMis = Code::kMisaligned;
+  std::vector<RunRefusal> rows = workspace_refusals("group backward", [&](Workspace w2) { return gb->run(s, w2, ba); }, ws, need);
+  rows.insert(rows.end(), {
+      {"group forward null rstd", [&] { auto a = fa; a.rstd = nullptr; return gf->run(s, fw, a); }, kBad, "args.rstd is null"},
+      {"group forward misaligned y", [&] { auto a = fa; a.y = static_cast<char*>(y.data()) + 2; return gf->run(s, fw, a); },
+       kMis, "not aligned to y.alignment = 16"},
+      {"group forward mean inside y", [&] { auto a = fa; a.mean = y.data(); return gf->run(s, fw, a); }, kBad,
+       "args.y and args.mean overlap"},
+      {"group forward workspace short", [&] { return gf->run(s, {ws.data, gf->workspace_size() - 1}, fa); },
+       Code::kWorkspaceTooSmall, "workspace.bytes"},
+      {"group backward null weight", [&] { auto a = ba; a.weight = nullptr; return gb->run(s, bw, a); }, kBad,
+       "args.weight is null"},
+      {"group backward grad_weight over weight", [&] { auto a = ba; a.grad_weight = dw.data(); return gb->run(s, bw, a); },
+       kBad, "args.grad_weight overlaps args.weight"},
+      {"instance forward null mean", [&] { auto a = ia; a.mean = nullptr; return inf->run(s, iw, a); }, kBad,
+       "args.mean is null"},
+      {"instance forward y over x shifted", [&] {
+         auto a = ia;
+         a.y = static_cast<char*>(dx.data()) + 128;
+         return inf->run(s, iw, a);
+       }, kBad, "args.y overlaps args.x"},
+  });
+  expect_run_refusals(rows, {&y, &m, &r, &gx, &gw, &gbias});
+}
+
+}  // namespace
+}  // namespace baracuda::test
