@@ -126,10 +126,11 @@ struct Forward {
       r.write(out, so, soft);
       return;
     }
+    // y_soft first: a loop row re-reads x, which an in-place y overwrites
+    if (out2) r.write(out2, so2, soft);
     const bool bad = !(st.s == st.s) || !(st.m == st.m);
     const C nan = C(0) / C(0);
     r.write(out, so, [&](C, C, std::int64_t k) { return bad ? nan : k == st.idx ? C(1) : C(0); });
-    if (out2) r.write(out2, so2, soft);
   }
 };
 
