@@ -68,6 +68,26 @@ TensorLayout dense_like(const TensorLayout& l) { return TensorLayout::contiguous
   return ::testing::AssertionSuccess();
 }
 
+// A backward case under every SKU: grad_y `hg` in the case's layout (grad_x over it when
+// in place), the saved forward output `hy`, grad_x poisoned; make(grad_y, y, grad_x) -> args.
+template <class PlanT, class MakeArgs>
+void backward_case(const AxisCase& c, const typename PlanT::Descriptor& d, const HostTensor& hg, const HostTensor& hy,
+                   HostTensor& hgx, const reference::Result& want, MakeArgs make) {
+  DeviceTensor dg(hg, test_stream()), dy(hy, test_stream()), dgx(hgx, test_stream());
+  void* gx_ptr = c.in_place ? dg.data() : dgx.data();
+  for_each_sku<PlanT>(
+      d,
+      [&] {
+        dg.upload(hg, test_stream());
+        dgx.poison(0xFF, test_stream());
+      },
+      [&](const PlanT& p, Workspace ws) { return p.run(test_stream(), ws, make(dg.data(), dy.data(), gx_ptr)); },
+      [&](const std::string& sku) {
+        ASSERT_TRUE((c.in_place ? dg : dgx).download(hgx, test_stream()));
+        EXPECT_TRUE(check_close(hgx, want, sku + " " + d.to_string()));
+      });
+}
+
 class GumbelSoftmaxGpu : public ::testing::TestWithParam<DType> {};
 
 // Soft and hard (with y_soft), Philox noise and the caller's noise tensor (laid out as x).
@@ -138,21 +158,9 @@ TEST_P(GumbelSoftmaxGpu, Backward) {
     for (std::int64_t i = 0; i < yl.numel(); ++i) hy.set(i, fy->y.exact[static_cast<std::size_t>(i)]);
     auto want = reference::gumbel_softmax_backward(d, hg, hy);
     ASSERT_TRUE(want.has_value()) << want.error().to_string();
-    DeviceTensor dg(hg, test_stream()), dy(hy, test_stream()), dgx(hgx, test_stream());
-    void* gx_ptr = c.in_place ? dg.data() : dgx.data();
-    for_each_sku<GumbelSoftmaxBackwardPlan>(
-        d,
-        [&] {
-          dg.upload(hg, test_stream());
-          dgx.poison(0xFF, test_stream());
-        },
-        [&](const GumbelSoftmaxBackwardPlan& p, Workspace ws) {
-          return p.run(test_stream(), ws, GumbelSoftmaxBackwardArgs{.grad_y = dg.data(), .y_soft = dy.data(), .grad_x = gx_ptr});
-        },
-        [&](const std::string& sku) {
-          ASSERT_TRUE((c.in_place ? dg : dgx).download(hgx, test_stream()));
-          EXPECT_TRUE(check_close(hgx, want.value(), sku + " " + d.to_string()));
-        });
+    backward_case<GumbelSoftmaxBackwardPlan>(c, d, hg, hy, hgx, want.value(), [](const void* g, const void* y, void* gx) {
+      return GumbelSoftmaxBackwardArgs{.grad_y = g, .y_soft = y, .grad_x = gx};
+    });
   }
 }
 
@@ -292,21 +300,9 @@ TEST_P(SparsemaxGpu, Backward) {
     for (std::int64_t i = 0; i < yl.numel(); ++i) hy.set(i, fy->exact[static_cast<std::size_t>(i)]);
     auto want = reference::sparsemax_backward(d, hg, hy);
     ASSERT_TRUE(want.has_value()) << want.error().to_string();
-    DeviceTensor dg(hg, test_stream()), dy(hy, test_stream()), dgx(hgx, test_stream());
-    void* gx_ptr = c.in_place ? dg.data() : dgx.data();
-    for_each_sku<SparsemaxBackwardPlan>(
-        d,
-        [&] {
-          dg.upload(hg, test_stream());
-          dgx.poison(0xFF, test_stream());
-        },
-        [&](const SparsemaxBackwardPlan& p, Workspace ws) {
-          return p.run(test_stream(), ws, SparsemaxBackwardArgs{.grad_y = dg.data(), .y = dy.data(), .grad_x = gx_ptr});
-        },
-        [&](const std::string& sku) {
-          ASSERT_TRUE((c.in_place ? dg : dgx).download(hgx, test_stream()));
-          EXPECT_TRUE(check_close(hgx, want.value(), sku + " " + d.to_string()));
-        });
+    backward_case<SparsemaxBackwardPlan>(c, d, hg, hy, hgx, want.value(), [](const void* g, const void* y, void* gx) {
+      return SparsemaxBackwardArgs{.grad_y = g, .y = y, .grad_x = gx};
+    });
   }
 }
 

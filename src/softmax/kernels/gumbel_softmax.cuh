@@ -70,37 +70,36 @@ struct Perturb {
   }
 };
 
-// (max, sum of exp(z - max), the first index of the max) of z.
+// (max, sum of exp(z - max)) of z (softmax.cuh's MaxSum) and the first index of the max.
 template <class C>
 struct Stat {
-  C m, s;
+  MaxSum<C> ms;
   long long idx;
 };
 template <class C>
 struct MergeStat {
   __device__ __forceinline__ Stat<C> operator()(Stat<C> a, Stat<C> b) const {
-    const C m = nan_max(a.m, b.m);
-    const C sa = a.m == neg_inf<C>() ? C(0) : a.s * dev_exp(a.m - m);
-    const C sb = b.m == neg_inf<C>() ? C(0) : b.s * dev_exp(b.m - m);
-    const long long idx = a.m == b.m ? (a.idx < b.idx ? a.idx : b.idx) : (m == a.m ? a.idx : b.idx);
-    return {m, sa + sb, idx};
+    const MaxSum<C> ms = MergeMaxSum<C>{}(a.ms, b.ms);
+    const long long idx = a.ms.m == b.ms.m ? (a.idx < b.idx ? a.idx : b.idx) : (ms.m == a.ms.m ? a.idx : b.idx);
+    return {ms, idx};
   }
 };
 template <class C>
 __device__ __forceinline__ Stat<C> add_element(Stat<C> st, C z, std::int64_t k) {
-  if (z > st.m) {
+  MaxSum<C>& a = st.ms;
+  if (z > a.m) {
     // exp(z - z): 1, or NaN for z = +inf (inf - inf), which makes the row NaN as in torch
-    st.s = (st.m == neg_inf<C>() ? C(0) : st.s * dev_exp(st.m - z)) + dev_exp(z - z);
-    st.m = z;
+    a.s = (a.m == neg_inf<C>() ? C(0) : a.s * dev_exp(a.m - z)) + dev_exp(z - z);
+    a.m = z;
     st.idx = k;
-  } else if (z == st.m) {
-    st.s += dev_exp(z - z);  // NaN for a tie of -inf, dropped once a finite z arrives
+  } else if (z == a.m) {
+    a.s += dev_exp(z - z);  // NaN for a tie of -inf, dropped once a finite z arrives
     st.idx = k < st.idx ? k : st.idx;
   } else if (z == z) {
-    st.s += dev_exp(z - st.m);
+    a.s += dev_exp(z - a.m);
   } else {
-    st.m = z;  // NaN sticks
-    st.s = z;
+    a.m = z;  // NaN sticks
+    a.s = z;
   }
   return st;
 }
@@ -117,30 +116,26 @@ struct Forward {
   static __device__ __forceinline__ void run(const RowOpParams& p, const Row& r, S scope, T* out, std::int64_t so, T* out2,
                                              std::int64_t so2) {
     using C = Compute<T>;
-    const Stat<C> id{neg_inf<C>(), C(0), 0x7fffffffffffffffLL};
+    const Stat<C> id{{neg_inf<C>(), C(0)}, 0x7fffffffffffffffLL};
     Stat<C> st = r.fold(id, [](Stat<C> acc, C z, C, std::int64_t k) { return add_element(acc, z, k); });
     st = scope.all(st, MergeStat<C>{}, id);
-    const C inv = C(1) / st.s;
-    const auto soft = [&](C z, C, std::int64_t) { return dev_exp(z - st.m) * inv; };
+    const C inv = C(1) / st.ms.s;
+    const auto soft = [&](C z, C, std::int64_t) { return dev_exp(z - st.ms.m) * inv; };
     if (!p.hard) {
       r.write(out, so, soft);
       return;
     }
     // y_soft first: a loop row re-reads x, which an in-place y overwrites
     if (out2) r.write(out2, so2, soft);
-    const bool bad = !(st.s == st.s) || !(st.m == st.m);
+    const bool bad = !(st.ms.s == st.ms.s) || !(st.ms.m == st.ms.m);
     const C nan = C(0) / C(0);
     r.write(out, so, [&](C, C, std::int64_t k) { return bad ? nan : k == st.idx ? C(1) : C(0); });
   }
 };
 
-struct Backward {
+struct Backward : rowop::Untransformed {
   static constexpr bool kTwo = true;
   static constexpr const char* kName = "gumbel_softmax_backward";
-  template <class C>
-  static __device__ __forceinline__ rowop::NoTransform transform(const RowOpParams&, std::int64_t) {
-    return {};
-  }
   // a = grad_y, b = y_soft
   template <class T, class Row, class S>
   static __device__ __forceinline__ void run(const RowOpParams& p, const Row& r, S scope, T* out, std::int64_t so, T*,

@@ -53,6 +53,13 @@ struct NoTransform {
     return a;
   }
 };
+// Base of the ops that read their inputs as they are.
+struct Untransformed {
+  template <class C>
+  static __device__ __forceinline__ NoTransform transform(const RowOpParams&, std::int64_t) {
+    return {};
+  }
+};
 
 template <class T, int V, int K, bool kTwo>
 struct RegRow {

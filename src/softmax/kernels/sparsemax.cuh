@@ -43,13 +43,9 @@ struct MergeMax {
 constexpr int kNewtonSteps = 24;
 constexpr int kBisectSteps = 80;
 
-struct Forward {
+struct Forward : rowop::Untransformed {
   static constexpr bool kTwo = false;
   static constexpr const char* kName = "sparsemax";
-  template <class C>
-  static __device__ __forceinline__ rowop::NoTransform transform(const RowOpParams&, std::int64_t) {
-    return {};
-  }
   template <class T, class Row, class S>
   static __device__ __forceinline__ void run(const RowOpParams&, const Row& r, S scope, T* out, std::int64_t so, T*,
                                              std::int64_t) {
@@ -107,13 +103,9 @@ struct Forward {
   }
 };
 
-struct Backward {
+struct Backward : rowop::Untransformed {
   static constexpr bool kTwo = true;
   static constexpr const char* kName = "sparsemax_backward";
-  template <class C>
-  static __device__ __forceinline__ rowop::NoTransform transform(const RowOpParams&, std::int64_t) {
-    return {};
-  }
   // a = grad_y, b = y
   template <class T, class Row, class S>
   static __device__ __forceinline__ void run(const RowOpParams&, const Row& r, S scope, T* out, std::int64_t so, T*,
