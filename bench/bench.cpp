@@ -37,6 +37,8 @@
 #include "baracuda/ops/reduce.hpp"
 #include "baracuda/ops/scan.hpp"
 #include "baracuda/ops/softmax.hpp"
+#include "baracuda/ops/gumbel_softmax.hpp"
+#include "baracuda/ops/sparsemax.hpp"
 #include "baracuda/ops/gemm_quant.hpp"
 
 namespace baracuda::bench {
@@ -47,7 +49,7 @@ using Shape = std::vector<std::int64_t>;
 // ============================================================================ ops and suites
 enum class Family { kCopy, kGemm, kBinary, kUnary, kUnaryBwd, kBinaryBwd, kCast, kCmp, kLerp, kGated, kPRelu,
                     kTernary, kWhere, kFill, kAffine, kUnaryParam, kUnaryParamBwd, kLerpBwd, kTernaryBwd, kWhereBwd,
-                    kGatedBwd, kPReluBwd, kPack, kUnpack, kGemmPlan, kSoftmax, kSoftmaxBwd, kNorm, kNormBwd, kQuantGemm, kReduce, kScan,
+                    kGatedBwd, kPReluBwd, kPack, kUnpack, kGemmPlan, kSoftmax, kSoftmaxBwd, kSoftmaxMore, kNorm, kNormBwd, kQuantGemm, kReduce, kScan,
                     kChanNorm };
 
 struct OpSpec {
@@ -133,6 +135,14 @@ const OpSpec kOps[] = {
     {"softmax", Family::kSoftmax, 0},
     {"log_softmax", Family::kSoftmax, 1},
     {"softmax_bwd", Family::kSoftmaxBwd, 0},
+    // issue 5, the softmax family's other plans along the last dim (kind: 0 gumbel_softmax
+    // soft, 1 hard, 2 its backward (reads grad_y and y_soft), 3 sparsemax, 4 its backward
+    // (reads grad_y and y)); gumbel draws Philox noise (no noise tensor read)
+    {"gumbel_softmax", Family::kSoftmaxMore, 0},
+    {"gumbel_softmax_hard", Family::kSoftmaxMore, 1},
+    {"gumbel_softmax_bwd", Family::kSoftmaxMore, 2},
+    {"sparsemax", Family::kSoftmaxMore, 3},
+    {"sparsemax_bwd", Family::kSoftmaxMore, 4},
     {"layer_norm", Family::kNorm, 0},
     {"rms_norm", Family::kNorm, 1},
     {"add_rms_norm", Family::kNorm, 2},
@@ -212,7 +222,7 @@ const SuiteSpec kSuites[] = {
      "16384x8192", 50},
     {"gemm", "GemmPlan (issue 4): bf16/f16 4096^3 and 8192^3, LLM shapes (bf16), fused bias+gelu vs separate passes, int8 and fp8 8192^3",
      "1073741824", "8192x8192x8192", "", 50},
-    {"softmax", "softmax / log_softmax forward and softmax backward, bf16 16384x8192 and 4096x131072", "1073741824", "",
+    {"softmax", "softmax / log_softmax forward and softmax backward, gumbel_softmax (soft, hard, backward), sparsemax (and backward), bf16 16384x8192 and 4096x131072", "1073741824", "",
      "", 50},
     {"reduce", "row sum bf16 16384x8192 and 4096x131072, column sum bf16 16384x8192, full sum f32 2^28, amax / argmax / "
      "var bf16 16384x8192", "1073741824", "", "", 50},
@@ -247,7 +257,8 @@ const char* const kPlanSpreadOps[] = {"leaky_relu", "leaky_relu_bwd", "lerp_bwd"
 
 // The "softmax" and "norm" suites (issue 5): these ops at both shapes (rows x row length).
 const char* const kRowShapes[] = {"16384x8192", "4096x131072"};
-const char* const kSoftmaxSuiteOps[] = {"softmax", "log_softmax", "softmax_bwd"};
+const char* const kSoftmaxSuiteOps[] = {"softmax", "log_softmax", "softmax_bwd", "gumbel_softmax", "gumbel_softmax_hard",
+                                        "gumbel_softmax_bwd", "sparsemax", "sparsemax_bwd"};
 const char* const kNormSuiteOps[] = {"layer_norm", "layer_norm_bwd", "rms_norm", "rms_norm_bwd", "add_rms_norm"};
 // ... and the channel norms (op, shape), bf16.
 const char* const kChanNormSuite[][2] = {
@@ -707,6 +718,28 @@ Expected<Workload> softmax_workload(const Case& c, const Stream& s) {
                                             [](const Ptrs& p) { return SoftmaxBackwardArgs{p[0], p[1], p[2]}; });
 }
 
+// GumbelSoftmaxPlan (tau 0.5, seed / offset fixed) and SparsemaxPlan along the last dim.
+Expected<Workload> softmax_more_workload(const Case& c, const Stream& s) {
+  const TensorLayout t = TensorLayout::contiguous(c.in, c.shape);
+  switch (c.op->kind) {
+    case 0:
+    case 1:
+      return plan_workload<GumbelSoftmaxPlan>(s, GumbelSoftmaxDescriptor{.x = t, .y = t, .tau = 0.5, .hard = c.op->kind == 1},
+                                              {t}, {t}, [](const Ptrs& p) {
+                                                return GumbelSoftmaxArgs{.x = p[0], .y = p[1], .seed = 1234, .offset = 0};
+                                              });
+    case 2:
+      return plan_workload<GumbelSoftmaxBackwardPlan>(s, GumbelSoftmaxBackwardDescriptor{t, t, t, -1, 0.5}, {t, t}, {t},
+                                                      [](const Ptrs& p) { return GumbelSoftmaxBackwardArgs{p[0], p[1], p[2]}; });
+    case 3:
+      return plan_workload<SparsemaxPlan>(s, SparsemaxDescriptor{t, t, -1}, {t}, {t},
+                                          [](const Ptrs& p) { return SparsemaxArgs{p[0], p[1]}; });
+    default:
+      return plan_workload<SparsemaxBackwardPlan>(s, SparsemaxBackwardDescriptor{t, t, t, -1}, {t, t}, {t},
+                                                  [](const Ptrs& p) { return SparsemaxBackwardArgs{p[0], p[1], p[2]}; });
+  }
+}
+
 // Reductions (op kinds of the "reduce" ops above). Bytes: x read once plus y written.
 Expected<Workload> reduce_workload(const Case& c, const Stream& s) {
   const TensorLayout t = TensorLayout::contiguous(c.in, c.shape);
@@ -889,6 +922,8 @@ Expected<Workload> make_workload(const Case& c, const Stream& s) {
     case Family::kSoftmax:
     case Family::kSoftmaxBwd:
       return softmax_workload(c, s);
+    case Family::kSoftmaxMore:
+      return softmax_more_workload(c, s);
     case Family::kNorm:
     case Family::kNormBwd:
       return norm_workload(c, s);

@@ -190,6 +190,9 @@ def torch_case(op, dt_in, dt_out, shape):
     # issue 5: channel norms of [N, C, spatial...] (baracuda-bench --suite norm)
     if op in ('batch_norm', 'batch_norm_eval', 'batch_norm_bwd', 'group_norm', 'group_norm_bwd', 'instance_norm'):
         return chan_norm_case(op, dt_in, shape, x)
+    # issue 5: the softmax family's gumbel_softmax (tau 0.5) and sparsemax (baracuda-bench --suite softmax)
+    if op in ('gumbel_softmax', 'gumbel_softmax_hard', 'gumbel_softmax_bwd', 'sparsemax', 'sparsemax_bwd'):
+        return softmax_more_case(op, dt_in, x)
     # issue 5: scans along the last dim (baracuda-bench --suite scan); cummax returns values and indices
     if op == 'cumsum':
         return [x], lambda t: torch.cumsum(t, -1)
@@ -294,6 +297,38 @@ def chan_norm_case(op, dt, shape, x):
             g, t, m, r, wt, n, c, hw, 32, [True, True, True])
     if op == 'instance_norm':
         return [x, w, w], lambda t, wt, b: F.instance_norm(t, None, None, wt, b, True, 0.1, 1e-5)
+    raise ValueError(f'no PyTorch equivalent for op {op!r}')
+
+
+def torch_sparsemax(t):
+    """Sparsemax along the last dim as torch users write it (torch has none): sort + cumsum
+    for the threshold (Martins & Astudillo 2016), computed in f32 for 16-bit inputs."""
+    x = t.float()
+    x = x - x.amax(-1, keepdim=True)
+    srt = torch.sort(x, dim=-1, descending=True).values
+    cs = srt.cumsum(-1) - 1
+    k = torch.arange(1, x.shape[-1] + 1, device=x.device, dtype=x.dtype)
+    k_star = (k * srt > cs).sum(-1, keepdim=True)
+    tau = cs.gather(-1, k_star - 1) / k_star.to(x.dtype)
+    return torch.clamp(x - tau, min=0).to(t.dtype)
+
+
+def softmax_more_case(op, dt, x):
+    """gumbel_softmax / sparsemax and their backward as PyTorch computes them."""
+    if op == 'gumbel_softmax':
+        return [x], lambda t: F.gumbel_softmax(t, tau=0.5, hard=False, dim=-1)
+    if op == 'gumbel_softmax_hard':
+        return [x], lambda t: F.gumbel_softmax(t, tau=0.5, hard=True, dim=-1)
+    if op == 'gumbel_softmax_bwd':  # autograd: the softmax backward of y_soft, then the 1 / tau of the division
+        return [x, x], lambda g, y: torch._softmax_backward_data(g, y, -1, dt) / 0.5
+    if op == 'sparsemax':
+        return [x], torch_sparsemax
+    if op == 'sparsemax_bwd':  # grad_y, y: grad_y minus its mean over the support, 0 off it
+        def sparsemax_bwd(g, y):
+            supp = y > 0
+            v = (g * supp).float().sum(-1, keepdim=True) / supp.sum(-1, keepdim=True)
+            return torch.where(supp, g - v.to(g.dtype), torch.zeros((), dtype=g.dtype, device=g.device))
+        return [x, x], sparsemax_bwd
     raise ValueError(f'no PyTorch equivalent for op {op!r}')
 
 

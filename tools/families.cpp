@@ -9,11 +9,13 @@
 #include "baracuda/reference/gated.hpp"
 #include "baracuda/reference/gemm.hpp"
 #include "baracuda/reference/batch_norm.hpp"
+#include "baracuda/reference/gumbel_softmax.hpp"
 #include "baracuda/reference/normalization.hpp"
 #include "baracuda/reference/pack.hpp"
 #include "baracuda/reference/prelu.hpp"
 #include "baracuda/reference/scan.hpp"
 #include "baracuda/reference/softmax.hpp"
+#include "baracuda/reference/sparsemax.hpp"
 #include "baracuda/reference/ternary.hpp"
 
 namespace baracuda::tools {
@@ -862,6 +864,43 @@ std::vector<CheckRow> check_scan(const Stream& s, DType t, std::mt19937_64& rng)
   return rows;
 }
 
+// Runs forward descriptor d under every SKU on `hx` (make(x, y) -> args), y poisoned,
+// compared with `want`.
+template <class PlanT, class MakeArgs>
+void check_row_forward(const Stream& s, const typename PlanT::Descriptor& d, std::vector<CheckRow>& rows,
+                       const HostTensor& hx, HostTensor& hy, const reference::Result& want, MakeArgs make) {
+  DeviceCopy dx(hx, s), dy(hy, s);
+  run_every_sku<PlanT>(
+      s, d, rows,
+      [&](const PlanT& p, Workspace ws) {
+        dy.poison(s);
+        return p.run(s, ws, make(dx.data(), dy.data()));
+      },
+      [&] {
+        (void)dy.download(hy, s);
+        return reference::compare(hy, want, false);
+      });
+}
+
+// Runs backward descriptor bd under every SKU on grad_y `hg` and the saved forward output
+// `hy` (make(grad_y, y, grad_x) -> args), grad_x poisoned, compared with `want`.
+template <class PlanT, class MakeArgs>
+void check_row_backward(const Stream& s, const typename PlanT::Descriptor& bd, std::vector<CheckRow>& rows,
+                        const HostTensor& hg, const HostTensor& hy, HostTensor& hgx, const reference::Result& want,
+                        MakeArgs make) {
+  DeviceCopy dg(hg, s), dy(hy, s), dgx(hgx, s);
+  run_every_sku<PlanT>(
+      s, bd, rows,
+      [&](const PlanT& p, Workspace ws) {
+        dgx.poison(s);
+        return p.run(s, ws, make(dg.data(), dy.data(), dgx.data()));
+      },
+      [&] {
+        (void)dgx.download(hgx, s);
+        return reference::compare(hgx, want, false);
+      });
+}
+
 // ---- softmax / log_softmax, forward and backward, against reference::softmax(_backward)
 // with compare's tolerance (the error scale of reference/softmax.hpp).
 std::vector<CheckRow> check_softmax(const Stream& s, DType t, std::mt19937_64& rng) {
@@ -881,17 +920,8 @@ std::vector<CheckRow> check_softmax(const Stream& s, DType t, std::mt19937_64& r
       HostTensor hx(c.x), hy(y);
       reference::fill_random(hx, rng, -20, 10, false);
       auto want = reference::softmax(d, hx).value();
-      DeviceCopy dx(hx, s), dy(hy, s);
-      run_every_sku<SoftmaxPlan>(
-          s, d, rows,
-          [&](const SoftmaxPlan& p, Workspace ws) {
-            dy.poison(s);
-            return p.run(s, ws, {.x = dx.data(), .y = dy.data()});
-          },
-          [&] {
-            (void)dy.download(hy, s);
-            return reference::compare(hy, want, false);
-          });
+      check_row_forward<SoftmaxPlan>(s, d, rows, hx, hy, want,
+                                     [](const void* xx, void* yy) { return SoftmaxArgs{.x = xx, .y = yy}; });
       // backward: y the forward of random values rounded to the dtype, grad_y in the case's layout
       SoftmaxBackwardDescriptor bd{c.x, y, y, c.axis, kind};
       HostTensor hfy(y), hg(c.x), hgx(y);
@@ -900,18 +930,105 @@ std::vector<CheckRow> check_softmax(const Stream& s, DType t, std::mt19937_64& r
       for (std::int64_t i = 0; i < y.numel(); ++i) hfy.set(i, fy.exact[static_cast<std::size_t>(i)]);
       reference::fill_random(hg, rng, -2, 2, false);
       auto bwant = reference::softmax_backward(bd, hg, hfy).value();
-      DeviceCopy dg(hg, s), dfy(hfy, s), dgx(hgx, s);
-      run_every_sku<SoftmaxBackwardPlan>(
-          s, bd, rows,
-          [&](const SoftmaxBackwardPlan& p, Workspace ws) {
-            dgx.poison(s);
-            return p.run(s, ws, {.grad_y = dg.data(), .y = dfy.data(), .grad_x = dgx.data()});
+      check_row_backward<SoftmaxBackwardPlan>(s, bd, rows, hg, hfy, hgx, bwant, [](const void* g, const void* yy, void* gx) {
+        return SoftmaxBackwardArgs{.grad_y = g, .y = yy, .grad_x = gx};
+      });
+    }
+  return rows;
+}
+
+// ---- gumbel_softmax (soft, Philox noise reproduced by the host twin; hard checked for a
+// one-hot at the max of z) and sparsemax, forward and backward, against their references
+// with compare's tolerance; contiguous, padded rows, strided axis, first axis.
+std::vector<TensorLayout> row_op_check_layouts(DType t) {
+  return {TensorLayout::contiguous(t, {37, 1031}), TensorLayout::strided(t, {37, 1024}, {1032, 1}),
+          TensorLayout::strided(t, {37, 1031}, {1, 37}), TensorLayout::contiguous(t, {37, 1031})};
+}
+int row_op_check_axis(std::size_t i) { return i == 3 ? 0 : -1; }
+
+std::vector<CheckRow> check_gumbel_softmax(const Stream& s, DType t, std::mt19937_64& rng) {
+  std::vector<CheckRow> rows;
+  const auto layouts = row_op_check_layouts(t);
+  for (std::size_t i = 0; i < layouts.size(); ++i) {
+    const TensorLayout& x = layouts[i];
+    const TensorLayout y = TensorLayout::contiguous(t, x.shape_span());
+    const int axis = row_op_check_axis(i);
+    for (bool hard : {false, true}) {
+      GumbelSoftmaxDescriptor d{.x = x, .y = y, .y_soft = y, .axis = axis, .tau = 0.7, .hard = hard, .save_soft = hard};
+      HostTensor hx(x), hy(y), hys(y);
+      reference::fill_random(hx, rng, -4, 4, false);
+      const std::uint64_t seed = rng(), offset = rng() >> 16;
+      auto want = reference::gumbel_softmax(d, hx, nullptr, seed, offset).value();
+      DeviceCopy dx(hx, s), dy(hy, s), dys(hys, s);
+      run_every_sku<GumbelSoftmaxPlan>(
+          s, d, rows,
+          [&](const GumbelSoftmaxPlan& p, Workspace ws) {
+            dy.poison(s);
+            dys.poison(s);
+            return p.run(s, ws, {.x = dx.data(), .y = dy.data(), .y_soft = dys.data(), .seed = seed, .offset = offset});
           },
           [&] {
-            (void)dgx.download(hgx, s);
-            return reference::compare(hgx, bwant, false);
+            (void)dy.download(hy, s);
+            (void)dys.download(hys, s);
+            auto c = reference::compare(hard ? hys : hy, want.y_soft, false);
+            if (hard) {  // one 1 per row, at the max of z
+              const reference::AxisRows a = reference::axis_rows(x, axis);
+              for (std::int64_t r = 0; r < a.rows && c.ok; ++r) {
+                double ones = 0, zmax = -1e300, zpick = 0;
+                for (std::int64_t k = 0; k < a.len; ++k) {
+                  const std::int64_t j = a.index(r, k);
+                  ones += hy.get(j);
+                  zmax = std::max(zmax, want.z[static_cast<std::size_t>(j)]);
+                  if (hy.get(j) == 1.0) zpick = want.z[static_cast<std::size_t>(j)];
+                }
+                if (ones != 1.0 || zpick < zmax - 2e-5 * (1 + std::fabs(zmax))) {
+                  c.ok = false;
+                  c.detail = "hard row " + std::to_string(r) + " is not the one-hot of max z";
+                }
+              }
+            }
+            return c;
           });
     }
+    GumbelSoftmaxBackwardDescriptor bd{x, y, y, axis, 0.7};
+    HostTensor hfy(y), hg(x), hgx(y);
+    reference::fill_random(hfy, rng, -4, 4, false);
+    const auto fy = reference::gumbel_softmax(GumbelSoftmaxDescriptor{.x = y, .y = y, .axis = axis, .tau = 0.7}, hfy,
+                                              nullptr, rng(), 0).value();
+    for (std::int64_t j = 0; j < y.numel(); ++j) hfy.set(j, fy.y.exact[static_cast<std::size_t>(j)]);
+    reference::fill_random(hg, rng, -2, 2, false);
+    auto bwant = reference::gumbel_softmax_backward(bd, hg, hfy).value();
+    check_row_backward<GumbelSoftmaxBackwardPlan>(s, bd, rows, hg, hfy, hgx, bwant, [](const void* g, const void* yy, void* gx) {
+      return GumbelSoftmaxBackwardArgs{.grad_y = g, .y_soft = yy, .grad_x = gx};
+    });
+  }
+  return rows;
+}
+
+std::vector<CheckRow> check_sparsemax(const Stream& s, DType t, std::mt19937_64& rng) {
+  std::vector<CheckRow> rows;
+  const auto layouts = row_op_check_layouts(t);
+  for (std::size_t i = 0; i < layouts.size(); ++i) {
+    const TensorLayout& x = layouts[i];
+    const TensorLayout y = TensorLayout::contiguous(t, x.shape_span());
+    const int axis = row_op_check_axis(i);
+    SparsemaxDescriptor d{x, y, axis};
+    HostTensor hx(x), hy(y);
+    reference::fill_random(hx, rng, -2, 2, false);
+    auto want = reference::sparsemax(d, hx).value();
+    check_row_forward<SparsemaxPlan>(s, d, rows, hx, hy, want,
+                                     [](const void* xx, void* yy) { return SparsemaxArgs{.x = xx, .y = yy}; });
+    SparsemaxBackwardDescriptor bd{x, y, y, axis};
+    HostTensor hfy(y), hg(x), hgx(y);
+    reference::fill_random(hfy, rng, -1, 1, false);
+    const auto fy = reference::sparsemax(SparsemaxDescriptor{y, y, axis}, hfy).value();
+    for (std::int64_t j = 0; j < y.numel(); ++j) hfy.set(j, fy.exact[static_cast<std::size_t>(j)]);
+    reference::fill_random(hg, rng, -2, 2, false);
+    auto bwant = reference::sparsemax_backward(bd, hg, hfy).value();
+    check_row_backward<SparsemaxBackwardPlan>(s, bd, rows, hg, hfy, hgx, bwant, [](const void* g, const void* yy, void* gx) {
+      return SparsemaxBackwardArgs{.grad_y = g, .y = yy, .grad_x = gx};
+    });
+  }
   return rows;
 }
 
@@ -1377,6 +1494,32 @@ const std::vector<FamilyEntry>& families() {
                                            "contig[4,262144]")};
        },
        check_softmax},
+      {"gumbel_softmax", kMathTypes, "gumbel_softmax soft / hard (Philox noise or a noise tensor; any axis, any strides)",
+       [](const DeviceCaps& c, DType t) {
+         const auto x = TensorLayout::contiguous(t, {16384, 8192});
+         const auto lx = TensorLayout::contiguous(t, {4096, 131072});
+         return std::vector<InfoRow>{
+             info_row<GumbelSoftmaxPlan>("gumbel_softmax", c, GumbelSoftmaxDescriptor{.x = x, .y = x}, t, "contig[16384,8192]"),
+             info_row<GumbelSoftmaxPlan>("gumbel_softmax", c, GumbelSoftmaxDescriptor{.x = lx, .y = lx, .hard = true}, t,
+                                         "hard contig[4096,131072]"),
+             info_row<GumbelSoftmaxPlan>("gumbel_softmax", c, GumbelSoftmaxDescriptor{.x = x, .y = x, .axis = 0}, t,
+                                         "axis0[16384,8192]"),
+             info_row<GumbelSoftmaxBackwardPlan>("gumbel_softmax_backward", c, GumbelSoftmaxBackwardDescriptor{x, x, x}, t,
+                                                 "contig[16384,8192]")};
+       },
+       check_gumbel_softmax},
+      {"sparsemax", kMathTypes, "sparsemax (any axis, any strides, any length)",
+       [](const DeviceCaps& c, DType t) {
+         const auto x = TensorLayout::contiguous(t, {16384, 8192});
+         const auto lx = TensorLayout::contiguous(t, {4096, 131072});
+         return std::vector<InfoRow>{
+             info_row<SparsemaxPlan>("sparsemax", c, SparsemaxDescriptor{x, x}, t, "contig[16384,8192]"),
+             info_row<SparsemaxPlan>("sparsemax", c, SparsemaxDescriptor{lx, lx}, t, "contig[4096,131072]"),
+             info_row<SparsemaxPlan>("sparsemax", c, SparsemaxDescriptor{x, x, 0}, t, "axis0[16384,8192]"),
+             info_row<SparsemaxBackwardPlan>("sparsemax_backward", c, SparsemaxBackwardDescriptor{x, x, x}, t,
+                                             "contig[16384,8192]")};
+       },
+       check_sparsemax},
       {"scan", kMathTypes, "cumsum cumprod cummax cummin logcumsumexp (any axis, reverse; i32 / i64 cumsum, cumprod)",
        [](const DeviceCaps& c, DType t) {
          const auto x = TensorLayout::contiguous(t, {16384, 8192});

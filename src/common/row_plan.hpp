@@ -17,9 +17,11 @@
 #include <iterator>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 
+#include "baracuda/core/tensor.hpp"
 #include "core/plan_impl.hpp"
 
 namespace baracuda::rows {
@@ -65,6 +67,48 @@ constexpr std::array<Candidate<Desc, Args>, sizeof...(I)> make_row_candidates(st
 template <class F, class Desc, class Args>
 inline constexpr auto kRowCandidates =
     make_row_candidates<F, Desc, Args>(std::make_integer_sequence<int, static_cast<int>(std::size(F::kImpls))>{});
+
+// The rows of an along-an-axis op: operands of one shape seen as `rows` rows of `len`
+// elements along axis `ax` (normalised); the kept dims (every dim but the axis) collapsed
+// across the operands, each operand's axis stride (1 where the axis has length <= 1) and
+// `inner`, the product of the dims after the axis (logical row r is (r / inner, r % inner)).
+struct AxisGeometry {
+  std::int64_t rows = 0, len = 1, inner = 1;
+  int kept_rank = 0;  // 0: a single row
+  std::int64_t kept_shape[8] = {};
+  std::int64_t kept_stride[6][8] = {};
+  std::int64_t axis_stride[6] = {};
+};
+inline AxisGeometry axis_geometry(std::span<const TensorLayout* const> ops, int ax) {
+  AxisGeometry g;
+  const TensorLayout& ref = *ops[0];
+  g.len = ref.rank == 0 ? 1 : ref.shape[ax];
+  for (int d = ax + 1; d < ref.rank; ++d) g.inner *= ref.shape[d];
+  TensorLayout kept[6];
+  const TensorLayout* ptrs[6];
+  const int n = static_cast<int>(std::min<std::size_t>(ops.size(), 6));
+  for (int k = 0; k < n; ++k) {
+    const TensorLayout& l = *ops[static_cast<std::size_t>(k)];
+    kept[k] = l;
+    kept[k].rank = 0;
+    for (int i = 0; i < l.rank; ++i) {
+      if (i == ax) continue;
+      kept[k].shape[kept[k].rank] = l.shape[i];
+      kept[k].strides[kept[k].rank] = l.strides[i];
+      ++kept[k].rank;
+    }
+    g.axis_stride[k] = (ref.rank == 0 || g.len == 1) ? 1 : l.strides[ax];
+    ptrs[k] = &kept[k];
+  }
+  g.rows = kept[0].numel();
+  const CollapsedDims c = collapse_dims(std::span<const TensorLayout* const>(ptrs, static_cast<std::size_t>(n)));
+  g.kept_rank = g.rows <= 1 ? 0 : c.rank;
+  for (int d = 0; d < g.kept_rank; ++d) {
+    g.kept_shape[d] = c.shape[d];
+    for (int k = 0; k < n; ++k) g.kept_stride[k][d] = c.strides[k][d];
+  }
+  return g;
+}
 
 // The in-register row layouts and their launch shape.
 enum class RowLayout { kWarp, kBlock, kCluster };

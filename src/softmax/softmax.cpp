@@ -67,30 +67,17 @@ int norm_axis(const Operands& o) { return o.axis < 0 ? o.axis + o.in0->rank : o.
 SoftmaxParams base_params(const Operands& o) {
   SoftmaxParams p;
   p.log = o.kind == SoftmaxKind::kLogSoftmax;
-  const int ax = norm_axis(o);
-  const TensorLayout& ref = *o.in0;
-  p.len = ref.rank == 0 ? 1 : ref.shape[ax];
-  TensorLayout kept[3];
   const TensorLayout* ptrs[3];
-  for (int k = 0; k < o.num(); ++k) {
-    const TensorLayout& l = o.op(k);
-    kept[k] = l;
-    kept[k].rank = 0;
-    for (int i = 0; i < l.rank; ++i) {
-      if (i == ax) continue;
-      kept[k].shape[kept[k].rank] = l.shape[i];
-      kept[k].strides[kept[k].rank] = l.strides[i];
-      ++kept[k].rank;
-    }
-    p.axis_stride[k] = (ref.rank == 0 || p.len == 1) ? 1 : l.strides[ax];
-    ptrs[k] = &kept[k];
-  }
-  p.rows = kept[0].numel();
-  const CollapsedDims c = collapse_dims(std::span<const TensorLayout* const>(ptrs, static_cast<std::size_t>(o.num())));
-  p.kept_rank = p.rows <= 1 ? 0 : c.rank;
+  for (int k = 0; k < o.num(); ++k) ptrs[k] = &o.op(k);
+  const rows::AxisGeometry g =
+      rows::axis_geometry(std::span<const TensorLayout* const>(ptrs, static_cast<std::size_t>(o.num())), norm_axis(o));
+  p.len = g.len;
+  p.rows = g.rows;
+  p.kept_rank = g.kept_rank;
+  for (int k = 0; k < o.num(); ++k) p.axis_stride[k] = g.axis_stride[k];
   for (int d = 0; d < p.kept_rank; ++d) {
-    p.kept_shape[d] = c.shape[d];
-    for (int k = 0; k < o.num(); ++k) p.kept_stride[k][d] = c.strides[k][d];
+    p.kept_shape[d] = g.kept_shape[d];
+    for (int k = 0; k < o.num(); ++k) p.kept_stride[k][d] = g.kept_stride[k][d];
   }
   return p;
 }
