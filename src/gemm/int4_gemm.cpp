@@ -239,7 +239,9 @@ constexpr std::array<Candidate<Int4GemmDescriptor, Int4GemmArgs>, 2> kInt4Candid
     Candidate<Int4GemmDescriptor, Int4GemmArgs>{&DequantCandidate::probe, &DequantCandidate::prepare,
                                                 &DequantCandidate::launch}};
 
-Status check_int4_args(const Int4GemmDescriptor& d, const Int4GemmArgs& a) {
+}  // namespace
+
+Status check_int4_gemm_args(const Int4GemmDescriptor& d, const Int4GemmArgs& a) {
   if (d.m() == 0 || d.n() == 0) return Status::ok();  // nothing is read or written
   const DType t = d.x.dtype;
   const TensorLayout groups = TensorLayout::contiguous(t, {d.n(), d.groups()}, 2);
@@ -253,7 +255,6 @@ Status check_int4_args(const Int4GemmDescriptor& d, const Int4GemmArgs& a) {
   });
 }
 
-}  // namespace
 }  // namespace gemm
 
 template <>
@@ -269,7 +270,7 @@ struct FamilyTraits<Int4GemmDescriptor> {
     const auto& cfg = static_cast<const gemm::GemvState*>(st.value().get())->cfg;
     return PreparedCandidate{std::move(st.value()), gemm::GemvCandidate::workspace(d, cfg)};
   }
-  static Status check_args(const Int4GemmDescriptor& d, const Int4GemmArgs& a) { return gemm::check_int4_args(d, a); }
+  static Status check_args(const Int4GemmDescriptor& d, const Int4GemmArgs& a) { return gemm::check_int4_gemm_args(d, a); }
 };
 
 template class Plan<Int4GemmDescriptor, Int4GemmArgs>;
