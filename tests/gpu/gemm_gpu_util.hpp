@@ -47,7 +47,8 @@ void expect_arg_run_refusals(const std::string& plan, const Args& ok, const std:
   expect_run_refusals(rows, outputs);
 }
 
-// Bytes of an output outside its logical elements (the ld padding) still hold the poison.
+// Bytes of an output outside its logical elements (the ld padding) still hold the poison:
+// the logical elements are zeroed in a poisoned copy and in `got`, then compared byte for byte.
 inline ::testing::AssertionResult quant_padding_untouched(const reference::HostTensor& got, unsigned char poison) {
   reference::HostTensor want(got.layout()), g = got;
   std::memset(want.storage(), poison, want.storage_bytes());
