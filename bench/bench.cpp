@@ -39,6 +39,7 @@
 #include "baracuda/ops/softmax.hpp"
 #include "baracuda/ops/gumbel_softmax.hpp"
 #include "baracuda/ops/sparsemax.hpp"
+#include "baracuda/ops/gemm_int4.hpp"
 #include "baracuda/ops/gemm_quant.hpp"
 
 namespace baracuda::bench {
@@ -50,7 +51,7 @@ using Shape = std::vector<std::int64_t>;
 enum class Family { kCopy, kGemm, kBinary, kUnary, kUnaryBwd, kBinaryBwd, kCast, kCmp, kLerp, kGated, kPRelu,
                     kTernary, kWhere, kFill, kAffine, kUnaryParam, kUnaryParamBwd, kLerpBwd, kTernaryBwd, kWhereBwd,
                     kGatedBwd, kPReluBwd, kPack, kUnpack, kGemmPlan, kSoftmax, kSoftmaxBwd, kSoftmaxMore, kNorm, kNormBwd, kQuantGemm, kReduce, kScan,
-                    kChanNorm };
+                    kChanNorm, kInt4Gemm };
 
 struct OpSpec {
   const char* name;
@@ -176,6 +177,11 @@ const OpSpec kOps[] = {
     {"logcumsumexp", Family::kScan, static_cast<int>(ScanKind::kLogcumsumexp)},
     {"int_gemm", Family::kQuantGemm, 0},
     {"fp8_gemm", Family::kQuantGemm, 1},
+    // Int4GemmPlan (W4A16, shape MxNxK, --dtype bf16 / f16): x [M,K], the packed [N,K] weight
+    // (kind 0 s4, kind 1 u4 with zero points), group 128 scales, y [M,N]; the PyTorch twin is
+    // the bf16 matmul of the same shape (what the 4-bit weight replaces)
+    {"w4a16", Family::kInt4Gemm, 0},
+    {"w4a16_u4", Family::kInt4Gemm, 1},
 };
 
 const OpSpec* find_op(std::string_view name) {
@@ -192,6 +198,7 @@ const char* default_dtype(const OpSpec& op) {
 const char* default_shape(const OpSpec& op) {
   if (op.family == Family::kCopy) return "1073741824";  // 2 GiB of bf16
   if (op.family == Family::kGemm || op.family == Family::kGemmPlan || op.family == Family::kQuantGemm) return "8192x8192x8192";
+  if (op.family == Family::kInt4Gemm) return "16x28672x8192";
   return "16384x8192";
 }
 constexpr int kDefaultReps = 50;
@@ -220,7 +227,7 @@ const SuiteSpec kSuites[] = {
      "1024x1024", 10},
     {"elementwise", "the foundation ops plus a spread of unary and binary kinds, bf16 16384x8192", "1073741824", "8192x8192x8192",
      "16384x8192", 50},
-    {"gemm", "GemmPlan (issue 4): bf16/f16 4096^3 and 8192^3, LLM shapes (bf16), fused bias+gelu vs separate passes, int8 and fp8 8192^3",
+    {"gemm", "GemmPlan (issue 4): bf16/f16 4096^3 and 8192^3, LLM shapes (bf16), fused bias+gelu vs separate passes, int8 and fp8 8192^3, W4A16 M=1/16/2048 on 28672x8192 next to bf16",
      "1073741824", "8192x8192x8192", "", 50},
     {"softmax", "softmax / log_softmax forward and softmax backward, gumbel_softmax (soft, hard, backward), sparsemax (and backward), bf16 16384x8192 and 4096x131072", "1073741824", "",
      "", 50},
@@ -330,6 +337,8 @@ Expected<Case> make_case(std::string_view op_name, std::string_view dtype, std::
   if (c.op->family == Family::kGemm && (c.shape.size() != 3 || c.in != DType::kBF16))
     return bad("gemm_bf16 takes --dtype bf16 and --shape MxNxK");
   if (c.op->family == Family::kGemmPlan && c.shape.size() != 3) return bad(std::string(c.op->name) + " takes --shape MxNxK");
+  if (c.op->family == Family::kInt4Gemm && (c.shape.size() != 3 || (c.in != DType::kBF16 && c.in != DType::kF16)))
+    return bad(std::string(c.op->name) + " takes --dtype bf16 or f16 and --shape MxNxK");
   return c;
 }
 
@@ -434,6 +443,13 @@ Expected<std::vector<Case>> suite_cases(const SuiteSpec& s) {
     }
     BARACUDA_TRY(add("int_gemm", "i8:i32", "8192x8192x8192"));
     BARACUDA_TRY(add("fp8_gemm", "e4m3:bf16", "8192x8192x8192"));
+    // W4A16 (issue 4): decode M = 1 / 16 and prefill M = 2048 on N = 28672, K = 8192 (s4, and
+    // u4 with zero points at M = 16), each next to the bf16 GEMM of the same shape (the 3x goal)
+    for (const char* sh : {"1x28672x8192", "16x28672x8192", "2048x28672x8192"}) {
+      BARACUDA_TRY(add("w4a16", "bf16", sh));
+      BARACUDA_TRY(add("gemm", "bf16", sh));
+    }
+    BARACUDA_TRY(add("w4a16_u4", "bf16", "16x28672x8192"));
     return cases;
   }
   for (const char* op : kSuiteOps) BARACUDA_TRY(add(op, "bf16", s.shape));
@@ -908,6 +924,27 @@ Expected<Workload> quant_gemm_workload(const Case& c, const Stream& s) {
   return w;
 }
 
+// Int4GemmPlan: x [M,K], w [N,K] packed s4 (kind 0) or u4 + zero points (kind 1), group 128
+// scales and zeros [N, K/128] in c.in, y [M,N]. FLOPs 2MNK (the dequantization not counted).
+Expected<Workload> int4_gemm_workload(const Case& c, const Stream& s) {
+  const std::int64_t m = c.shape[0], n = c.shape[1], k = c.shape[2];
+  const bool u4 = c.op->kind == 1;
+  Int4GemmDescriptor d;
+  d.x = MatrixLayout{c.in, m, k, k, MatrixOrder::kRowMajor, 16};
+  d.w = MatrixLayout{u4 ? DType::kU4 : DType::kS4, n, k, k, MatrixOrder::kRowMajor, 16};
+  d.y = MatrixLayout{c.in, m, n, n, MatrixOrder::kRowMajor, 16};
+  d.group_size = k % 128 == 0 ? 128 : k;
+  d.zeros = u4;
+  const TensorLayout groups = TensorLayout::contiguous(c.in, {n, d.groups()});
+  std::vector<TensorLayout> in = {d.x.as_tensor(), d.w.as_tensor(), groups};
+  if (u4) in.push_back(groups);
+  auto w = plan_workload<Int4GemmPlan>(s, d, in, {d.y.as_tensor()}, [u4](const Ptrs& p) {
+    return Int4GemmArgs{.x = p[0], .w = p[1], .scales = p[2], .zeros = u4 ? p[3] : nullptr, .y = p[u4 ? 4 : 3]};
+  });
+  if (w) w->flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  return w;
+}
+
 // ---------------------------------------------------------------------------- plan families
 Expected<Workload> make_workload(const Case& c, const Stream& s) {
   const TensorLayout t = TensorLayout::contiguous(c.in, c.shape);
@@ -931,6 +968,8 @@ Expected<Workload> make_workload(const Case& c, const Stream& s) {
       return chan_norm_workload(c, s);
     case Family::kQuantGemm:
       return quant_gemm_workload(c, s);
+    case Family::kInt4Gemm:
+      return int4_gemm_workload(c, s);
     case Family::kReduce:
       return reduce_workload(c, s);
     case Family::kScan:

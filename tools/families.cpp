@@ -10,6 +10,7 @@
 #include "baracuda/reference/gemm.hpp"
 #include "baracuda/reference/batch_norm.hpp"
 #include "baracuda/reference/gumbel_softmax.hpp"
+#include "baracuda/reference/gemm_int4.hpp"
 #include "baracuda/reference/normalization.hpp"
 #include "baracuda/reference/pack.hpp"
 #include "baracuda/reference/prelu.hpp"
@@ -821,6 +822,51 @@ std::vector<CheckRow> check_gemm(const Stream& s, DType t, std::mt19937_64& rng)
   return rows;
 }
 
+// ---- int4_gemm: Int4GemmPlan (W4A16) against reference::int4_gemm (exact dequantization,
+// f64 sums; the bound of reference/gemm_int4.hpp), every accepting SKU.
+Int4GemmDescriptor int4_problem(DType t, std::int64_t m, std::int64_t n, std::int64_t k, DType w, std::int64_t group, bool bias) {
+  Int4GemmDescriptor d;
+  d.x = MatrixLayout{t, m, k, k, kRow, 16};
+  d.w = MatrixLayout{w, n, k, k, kRow, 16};
+  d.y = MatrixLayout{t, m, n, n, kRow, 16};
+  d.group_size = group;
+  d.zeros = w == DType::kU4;
+  d.bias = bias;
+  return d;
+}
+
+std::vector<CheckRow> check_int4_gemm(const Stream& s, DType t, std::mt19937_64& rng) {
+  std::vector<CheckRow> rows;
+  const Int4GemmDescriptor cases[] = {int4_problem(t, 1, 333, 512, DType::kS4, 128, true),
+                                      int4_problem(t, 7, 1001, 384, DType::kU4, 64, false),
+                                      int4_problem(t, 16, 257, 1024, DType::kU4, 32, true),
+                                      int4_problem(t, 37, 200, 256, DType::kS4, 256, true)};
+  for (const auto& d : cases) {
+    HostTensor hx(d.x.as_tensor()), hw(d.w.as_tensor()), hy(d.y.as_tensor());
+    HostTensor hs(TensorLayout::contiguous(t, {d.n(), d.groups()})), hz(TensorLayout::contiguous(t, {d.n(), d.groups()}));
+    HostTensor hb(TensorLayout::contiguous(t, {d.n()}));
+    reference::fill_random(hx, rng, -1, 1, false);
+    reference::fill_random(hb, rng, -1, 1, false);
+    reference::fill_random(hs, rng, 0.002, 0.02, false);
+    for (std::int64_t i = 0; i < hz.layout().numel(); ++i) hz.set(i, static_cast<double>(rng() % 17));
+    auto* wb = reinterpret_cast<unsigned char*>(hw.storage());
+    for (std::size_t i = 0; i < hw.storage_bytes(); ++i) wb[i] = static_cast<unsigned char>(rng());
+    auto want = reference::int4_gemm(d, hx, hw, hs, &hz, &hb).value();
+    DeviceCopy dx(hx, s), dw(hw, s), ds(hs, s), dz(hz, s), db(hb, s), dy(hy, s);
+    run_every_sku<Int4GemmPlan>(
+        s, d, rows,
+        [&](const Int4GemmPlan& p, Workspace ws) {
+          dy.poison(s);
+          return p.run(s, ws, {.x = dx.data(), .w = dw.data(), .scales = ds.data(), .zeros = dz.data(), .bias = db.data(), .y = dy.data()});
+        },
+        [&] {
+          (void)dy.download(hy, s);
+          return reference::compare_quant_gemm(hy, d.y, want);
+        });
+  }
+  return rows;
+}
+
 // ---- scans (cumsum, cummax, logcumsumexp forward; cumsum backward) against reference::scan
 // with compare's tolerance (the error scales of reference/scan.hpp); cummax bit-exact.
 std::vector<CheckRow> check_scan(const Stream& s, DType t, std::mt19937_64& rng) {
@@ -1479,6 +1525,17 @@ const std::vector<FamilyEntry>& families() {
          return rows;
        },
        check_gemm},
+      {"int4_gemm", {DType::kBF16, DType::kF16},
+       "Int4GemmPlan (W4A16): s4, or u4 with zero points; group 32 / 64 / 128 / K; bias; GPTQ / AWQ repack (int4_repack)",
+       [](const DeviceCaps& c, DType t) {
+         std::vector<InfoRow> rows;
+         for (std::int64_t m : {1, 16, 2048})
+           for (DType w : {DType::kS4, DType::kU4})
+             rows.push_back(info_row<Int4GemmPlan>("int4_gemm", c, int4_problem(t, m, 28672, 8192, w, 128, false), t,
+                                                   (std::string(dtype_name(w)) + " M=" + std::to_string(m) + " N=28672 K=8192 g128").c_str()));
+         return rows;
+       },
+       check_int4_gemm},
       {"softmax", kMathTypes, "softmax log_softmax (any axis, any strides)",
        [](const DeviceCaps& c, DType t) {
          const auto x = TensorLayout::contiguous(t, {4096, 8192});

@@ -32,6 +32,7 @@
 #include "baracuda/ops/elementwise.hpp"
 #include "baracuda/ops/gemm.hpp"
 #include "baracuda/ops/gemm_grouped.hpp"
+#include "baracuda/ops/gemm_int4.hpp"
 #include "baracuda/ops/gemm_quant.hpp"
 #include "baracuda/ops/gumbel_softmax.hpp"
 #include "baracuda/ops/normalization.hpp"

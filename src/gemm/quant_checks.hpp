@@ -10,6 +10,7 @@
 #include "baracuda/core/status.hpp"
 #include "baracuda/core/tensor.hpp"
 #include "baracuda/ops/gemm.hpp"
+#include "baracuda/ops/gemm_int4.hpp"
 #include "baracuda/ops/gemm_quant.hpp"
 
 namespace baracuda::gemm {
@@ -40,5 +41,6 @@ Status check_quant_operands(const std::vector<QuantOperand>& ops);
 // The run-time argument checks of each plan (what run() calls before launching).
 Status check_int_gemm_args(const IntGemmDescriptor& d, const IntGemmArgs& a);
 Status check_fp8_gemm_args(const Fp8GemmDescriptor& d, const Fp8GemmArgs& a);
+Status check_int4_gemm_args(const Int4GemmDescriptor& d, const Int4GemmArgs& a);  // int4_gemm.cpp
 
 }  // namespace baracuda::gemm

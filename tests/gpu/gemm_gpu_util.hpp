@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <functional>
 #include <string>
 #include <utility>
@@ -44,6 +45,20 @@ void expect_arg_run_refusals(const std::string& plan, const Args& ok, const std:
     ::testing::Test::RecordProperty("workspace_rows", "skipped: the chosen algorithm needs no workspace");
   }
   expect_run_refusals(rows, outputs);
+}
+
+// Bytes of an output outside its logical elements (the ld padding) still hold the poison:
+// the logical elements are zeroed in a poisoned copy and in `got`, then compared byte for byte.
+inline ::testing::AssertionResult quant_padding_untouched(const reference::HostTensor& got, unsigned char poison) {
+  reference::HostTensor want(got.layout()), g = got;
+  std::memset(want.storage(), poison, want.storage_bytes());
+  for (std::int64_t i = 0; i < got.layout().numel(); ++i) {
+    want.set(i, 0.0);
+    g.set(i, 0.0);
+  }
+  if (std::memcmp(want.storage(), g.storage(), want.storage_bytes()) != 0)
+    return ::testing::AssertionFailure() << "bytes outside the logical elements (ld padding) were written";
+  return ::testing::AssertionSuccess();
 }
 
 }  // namespace baracuda::test

@@ -77,20 +77,6 @@ void set_epilogue(GemmCase& c, GemmEpilogue e) {
 
 bool is_tf32(const std::string& sku) { return sku.find("tf32") != std::string::npos; }
 
-// A host tensor of bytes equal to `poison` except at the logical elements, which are zeroed
-// in both it and `got`: what must still match after a run (padding between rows of D).
-::testing::AssertionResult padding_untouched(const HostTensor& got, unsigned char poison) {
-  HostTensor want(got.layout()), g = got;
-  std::memset(want.storage(), poison, want.storage_bytes());
-  for (std::int64_t i = 0; i < got.layout().numel(); ++i) {
-    want.set(i, 0.0);
-    g.set(i, 0.0);
-  }
-  if (std::memcmp(want.storage(), g.storage(), want.storage_bytes()) != 0)
-    return ::testing::AssertionFailure() << "bytes outside the logical elements (ld padding) were written";
-  return ::testing::AssertionSuccess();
-}
-
 // Runs one case under every SKU that accepts it (TF32 allowed so that SKU is forced too)
 // and checks every output. Returns the SKUs run.
 int run_case(const GemmCase& c, bool batched) {
@@ -169,7 +155,7 @@ int run_case(const GemmCase& c, bool batched) {
     EXPECT_TRUE(dd.download(hd, s)) << "guard bytes around d";
     auto cmp = reference::compare_gemm_d(hd, *oracle);
     EXPECT_TRUE(cmp.ok) << cmp.detail << " (workspace " << ws_bytes << ")";
-    if (!c.in_place) EXPECT_TRUE(padding_untouched(hd, 0xFF));
+    if (!c.in_place) EXPECT_TRUE(quant_padding_untouched(hd, 0xFF));
     if (e.aux) {
       EXPECT_TRUE(daux.download(haux, s)) << "guard bytes around aux";
       auto ca = e.activation == GemmActivation::kRelu

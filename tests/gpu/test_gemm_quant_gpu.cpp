@@ -31,19 +31,6 @@ MatrixLayout qmat(DType t, std::int64_t r, std::int64_t c, MatrixOrder o, std::i
   return MatrixLayout{t, r, c, (o == R ? c : r) + pad, o, 16};
 }
 
-// Bytes of D outside its logical elements (the ld padding) still hold the poison.
-::testing::AssertionResult quant_padding_untouched(const HostTensor& got, unsigned char poison) {
-  HostTensor want(got.layout()), g = got;
-  std::memset(want.storage(), poison, want.storage_bytes());
-  for (std::int64_t i = 0; i < got.layout().numel(); ++i) {
-    want.set(i, 0.0);
-    g.set(i, 0.0);
-  }
-  if (std::memcmp(want.storage(), g.storage(), want.storage_bytes()) != 0)
-    return ::testing::AssertionFailure() << "bytes outside the logical elements (ld padding) were written";
-  return ::testing::AssertionSuccess();
-}
-
 std::vector<float> random_floats(std::int64_t n, float lo, float hi, std::mt19937_64& rng) {
   std::uniform_real_distribution<float> u(lo, hi);
   std::vector<float> v(static_cast<std::size_t>(std::max<std::int64_t>(n, 1)));

@@ -1,0 +1,278 @@
+// Int4GemmPlan (baracuda/ops/gemm_int4.hpp): descriptor validation, the two candidates and
+// the run-time argument checks. Candidates, in this order:
+//  * "w4a16_gemv": M <= 16, our decode kernel (kernels/int4_gemv.cuh), launch shape fixed
+//    at select (split-K when N alone cannot fill the device or X's slice must fit in shared
+//    memory), f32 partial sums in the workspace when split;
+//  * "dequant_cublaslt": any M, our dequantization kernel (kernels/int4_dequant.cuh) into the
+//    workspace, then the GemmPlan chosen at select (cuBLASLt, bias epilogue).
+#include <algorithm>
+#include <array>
+#include <span>
+#include <string>
+
+#include "baracuda/ops/gemm.hpp"
+#include "baracuda/ops/gemm_int4.hpp"
+#include "core/hash.hpp"
+#include "core/plan_impl.hpp"
+#include "gemm/int4_params.hpp"
+#include "gemm/lt_gemm.hpp"
+#include "gemm/quant_checks.hpp"
+
+namespace baracuda {
+
+std::size_t Int4GemmDescriptor::hash() const noexcept {
+  std::size_t h = gemm::quant_matrix_hash(x);
+  h = detail::hash_combine(h, gemm::quant_matrix_hash(w));
+  h = detail::hash_combine(h, gemm::quant_matrix_hash(y));
+  h = detail::hash_combine(h, static_cast<std::size_t>(group_size));
+  return detail::hash_combine(h, std::size_t{zeros} | (std::size_t{bias} << 1));
+}
+
+std::string Int4GemmDescriptor::to_string() const {
+  return "int4_gemm(x=" + gemm::quant_matrix_string(x) + ", w=" + gemm::quant_matrix_string(w) +
+         ", y=" + gemm::quant_matrix_string(y) + ", group_size=" + std::to_string(group_size) + (zeros ? ", zeros" : "") +
+         (bias ? ", bias" : "") + ")";
+}
+
+namespace gemm {
+namespace {
+
+std::string s64(std::int64_t v) { return std::to_string(v); }
+std::string dt(DType t) { return std::string(dtype_name(t)); }
+
+Status validate_int4(const Int4GemmDescriptor& d) {
+  BARACUDA_TRY(validate_matrix(d.x, "x"));
+  BARACUDA_TRY(validate_matrix(d.w, "w"));
+  BARACUDA_TRY(validate_matrix(d.y, "y"));
+  const DType t = d.x.dtype;
+  if (t != DType::kF16 && t != DType::kBF16)
+    return quant_invalid("x.dtype = " + dt(t) + ": Int4GemmPlan takes f16 or bf16 activations");
+  if (d.y.dtype != t) return quant_invalid("y.dtype = " + dt(d.y.dtype) + " differs from x.dtype = " + dt(t));
+  if (d.w.dtype != DType::kS4 && d.w.dtype != DType::kU4)
+    return quant_invalid("w.dtype = " + dt(d.w.dtype) + ": Int4GemmPlan takes s4 or u4 weights");
+  for (const auto& [m, f] : {std::pair{&d.x, "x"}, std::pair{&d.w, "w"}, std::pair{&d.y, "y"}})
+    if (m->order != MatrixOrder::kRowMajor)
+      return quant_invalid(std::string(f) + ".order = column-major: Int4GemmPlan takes " + f + " row-major" +
+                           (m == &d.w ? " (N x K, K contiguous, packed)" : ""));
+  const std::int64_t M = d.m(), N = d.n(), K = d.k();
+  if (d.w.cols != K) return quant_invalid("w.cols = " + s64(d.w.cols) + " differs from x.cols = K = " + s64(K));
+  if (d.w.rows != N) return quant_invalid("w.rows = " + s64(d.w.rows) + " differs from y.cols = N = " + s64(N));
+  if (d.x.rows != M) return quant_invalid("y.rows = " + s64(M) + " differs from x.rows = M = " + s64(d.x.rows));
+  if (K <= 0 || K % 32 != 0) return quant_invalid("x.cols = K = " + s64(K) + " is not a positive multiple of 32");
+  const std::int64_t gs = d.group_size;
+  if (gs != 32 && gs != 64 && gs != 128 && gs != K)
+    return quant_invalid("group_size = " + s64(gs) + ": Int4GemmPlan takes 32, 64, 128 or K (= " + s64(K) + ")");
+  if (K % gs != 0) return quant_invalid("x.cols = K = " + s64(K) + " is not a multiple of group_size = " + s64(gs));
+  if (d.w.dtype == DType::kU4 && !d.zeros)
+    return quant_invalid("zeros = false with w.dtype = u4: unsigned weights need zero points (s4 takes none)");
+  if (d.w.dtype == DType::kS4 && d.zeros)
+    return quant_invalid("zeros = true with w.dtype = s4: signed weights take no zero points (use u4)");
+  if (d.w.ld % 32 != 0)
+    return quant_invalid("w.ld = " + s64(d.w.ld) + " is not a multiple of 32 elements (rows must be 16-byte aligned)");
+  if (d.w.alignment < 16)
+    return quant_invalid("w.alignment = " + s64(d.w.alignment) + " bytes is below 16 (the kernels read 16-byte vectors)");
+  if (d.x.alignment < 2) return quant_invalid("x.alignment = " + s64(d.x.alignment) + " bytes is below one element (2)");
+  if (d.y.alignment < 2) return quant_invalid("y.alignment = " + s64(d.y.alignment) + " bytes is below one element (2)");
+  return Status::ok();
+}
+
+Int4Weights weights_of(const Int4GemmDescriptor& d, const Int4GemmArgs& a) {
+  Int4Weights wt;
+  wt.w = a.w;
+  wt.ld_bytes = d.w.ld / 2;
+  wt.scales = a.scales;
+  wt.zeros = d.zeros ? a.zeros : nullptr;
+  wt.is_signed = d.w.dtype == DType::kS4;
+  wt.n = d.n();
+  wt.k = d.k();
+  wt.group_size = d.group_size;
+  wt.groups = d.groups();
+  return wt;
+}
+
+KernelSku int4_sku(const Int4GemmDescriptor& d, const char* impl, Backend b) {
+  KernelSku s;
+  s.family = "int4_gemm";
+  s.impl = impl;
+  s.in = d.w.dtype;
+  s.compute = s.precision.accumulator = DType::kF32;
+  s.out = d.x.dtype;
+  s.backend = b;
+  s.min_sm = 80;
+  s.graph_capturable = true;
+  return s;
+}
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// ------------------------------------------------------------------------ decode kernel
+// The largest dynamic shared memory a decode block asks for (two blocks still fit per SM).
+constexpr std::size_t kGemvSmemBudget = std::size_t{96} << 10;
+constexpr std::size_t kDefaultSmem = std::size_t{48} << 10;
+
+Int4GemvConfig gemv_config(const Int4GemmDescriptor& d, const DeviceCaps& caps) {
+  Int4GemvConfig c;
+  const std::int64_t M = std::max<std::int64_t>(d.m(), 1), N = d.n(), K = d.k();
+  c.row_blocks = ceil_div(N, kInt4GemvRowsPerBlock);
+  const std::size_t budget =
+      std::min(kGemvSmemBudget, caps.smem_per_block_optin > 0 ? caps.smem_per_block_optin : kDefaultSmem);
+  std::int64_t kmax = static_cast<std::int64_t>(budget) / (2 * M) - 32;
+  kmax = std::max<std::int64_t>(128, kmax / 128 * 128);
+  // Enough blocks for about two resident per SM, and X's slice within the budget.
+  const std::int64_t target = 2 * std::max(caps.sm_count, 1);
+  std::int64_t splits = std::max(ceil_div(K, kmax), ceil_div(target, std::max<std::int64_t>(c.row_blocks, 1)));
+  splits = std::min(splits, ceil_div(K, 128));
+  c.kslice = ceil_div(ceil_div(K, splits), 128) * 128;
+  c.splits = static_cast<int>(ceil_div(K, c.kslice));
+  c.smem_bytes = int4_gemv_smem_bytes(M, c.kslice);
+  return c;
+}
+
+struct GemvState {
+  Int4GemvConfig cfg;
+};
+
+struct GemvCandidate {
+  using Desc = Int4GemmDescriptor;
+  static std::size_t workspace(const Desc& d, const Int4GemvConfig& c) {
+    return c.splits > 1 ? static_cast<std::size_t>(c.splits * d.m() * d.n()) * 4 : 0;
+  }
+  static Candidate<Desc, Int4GemmArgs>::Probe probe(const Desc& d, const DeviceCaps& caps) {
+    Candidate<Desc, Int4GemmArgs>::Probe pr;
+    pr.sku = int4_sku(d, "w4a16_gemv", Backend::kHand);
+    if (d.m() > kInt4GemvMaxM)
+      pr.rejection = "M = " + s64(d.m()) + " > " + s64(kInt4GemvMaxM) + ": the decode kernel covers at most 16 rows of x";
+    else
+      pr.workspace_bytes = workspace(d, gemv_config(d, caps));
+    return pr;
+  }
+  static Expected<std::shared_ptr<const void>> prepare(const Desc& d, const DeviceCaps& caps) {
+    auto st = std::make_shared<GemvState>();
+    st->cfg = gemv_config(d, caps);
+    if (caps.ordinal >= 0 && d.m() > 0 && st->cfg.smem_bytes > kDefaultSmem)
+      BARACUDA_TRY(int4_gemv_allow_smem(d.x.dtype, d.m(), st->cfg.smem_bytes));
+    return std::shared_ptr<const void>(st);
+  }
+  static Status launch(const void* state, const Desc& d, const Int4GemmArgs& a, Workspace ws, cudaStream_t s) {
+    if (d.m() == 0 || d.n() == 0) return Status::ok();
+    const auto& st = *static_cast<const GemvState*>(state);
+    Int4GemvParams p;
+    p.wt = weights_of(d, a);
+    p.act = d.x.dtype;
+    p.x = a.x;
+    p.ldx = d.x.ld;
+    p.x_vec16 = pointer_alignment(a.x) >= 16 && d.x.ld % 8 == 0;
+    p.bias = d.bias ? a.bias : nullptr;
+    p.y = a.y;
+    p.ldy = d.y.ld;
+    p.m = d.m();
+    p.cfg = st.cfg;
+    p.partial = st.cfg.splits > 1 ? static_cast<float*>(ws.data) : nullptr;
+    return launch_int4_gemv(p, s);
+  }
+};
+
+// ------------------------------------------------------------------------ dequant + cuBLASLt
+std::size_t dequant_bytes(const Int4GemmDescriptor& d) {
+  const std::size_t b = static_cast<std::size_t>(d.n() * d.k()) * 2;
+  return (b + 255) / 256 * 256;
+}
+
+GemmDescriptor dequant_gemm(const Int4GemmDescriptor& d) {
+  GemmDescriptor g;
+  g.a = d.x;
+  g.b = MatrixLayout{d.x.dtype, d.k(), d.n(), d.k(), MatrixOrder::kColMajor, 16};  // Wd^T: the N x K buffer
+  g.d = d.y;
+  g.epilogue.bias = d.bias;
+  if (d.bias) g.bias = TensorLayout::contiguous(d.x.dtype, {d.n()}, 2);
+  return g;
+}
+
+struct DequantState {
+  GemmImpl gemm;
+  std::size_t wd_bytes = 0;
+};
+
+struct DequantCandidate {
+  using Desc = Int4GemmDescriptor;
+  static Candidate<Desc, Int4GemmArgs>::Probe probe(const Desc& d, const DeviceCaps&) {
+    Candidate<Desc, Int4GemmArgs>::Probe pr;
+    pr.sku = int4_sku(d, "dequant_cublaslt", Backend::kCublasLt);
+    pr.rejection = lt_rejection(dequant_gemm(d));
+    pr.workspace_bytes = dequant_bytes(d);
+    return pr;
+  }
+  static Expected<PreparedCandidate> prepare_pref(const Desc& d, const DeviceCaps& caps, const PlanPreference& pref) {
+    auto st = std::make_shared<DequantState>();
+    st->wd_bytes = dequant_bytes(d);
+    if (st->wd_bytes > pref.max_workspace_bytes)
+      return Status(Code::kNotSupported, "the dequantized weight needs " + std::to_string(st->wd_bytes) +
+                                             " bytes of workspace > max_workspace_bytes = " +
+                                             std::to_string(pref.max_workspace_bytes));
+    PlanPreference sub = pref;
+    sub.force_sku.clear();  // the preference named the int4 SKU; the GEMM takes cuBLASLt's strict one
+    sub.skip_skus.clear();
+    sub.max_workspace_bytes = pref.max_workspace_bytes - st->wd_bytes;
+    auto g = select_gemm_impl(caps, dequant_gemm(d), sub);
+    if (!g) return g.error();
+    st->gemm = g.value();
+    return PreparedCandidate{st, st->wd_bytes + st->gemm->workspace_bytes};
+  }
+  static Expected<std::shared_ptr<const void>> prepare(const Desc& d, const DeviceCaps& caps) {
+    auto p = prepare_pref(d, caps, PlanPreference{});
+    if (!p) return p.error();
+    return std::move(p->state);
+  }
+  static Status launch(const void* state, const Desc& d, const Int4GemmArgs& a, Workspace ws, cudaStream_t s) {
+    if (d.m() == 0 || d.n() == 0) return Status::ok();
+    const auto& st = *static_cast<const DequantState*>(state);
+    BARACUDA_TRY(launch_int4_dequant(weights_of(d, a), d.x.dtype, ws.data, s));
+    const auto& g = *st.gemm;
+    const GemmArgs ga{.a = a.x, .b = ws.data, .d = a.y, .bias = d.bias ? a.bias : nullptr};
+    return g.candidate->launch(g.state.get(), g.desc, ga,
+                               Workspace{static_cast<char*>(ws.data) + st.wd_bytes, ws.bytes - st.wd_bytes}, s);
+  }
+};
+
+constexpr std::array<Candidate<Int4GemmDescriptor, Int4GemmArgs>, 2> kInt4Candidates = {
+    Candidate<Int4GemmDescriptor, Int4GemmArgs>{&GemvCandidate::probe, &GemvCandidate::prepare, &GemvCandidate::launch},
+    Candidate<Int4GemmDescriptor, Int4GemmArgs>{&DequantCandidate::probe, &DequantCandidate::prepare,
+                                                &DequantCandidate::launch}};
+
+}  // namespace
+
+Status check_int4_gemm_args(const Int4GemmDescriptor& d, const Int4GemmArgs& a) {
+  if (d.m() == 0 || d.n() == 0) return Status::ok();  // nothing is read or written
+  const DType t = d.x.dtype;
+  const TensorLayout groups = TensorLayout::contiguous(t, {d.n(), d.groups()}, 2);
+  return check_quant_operands({
+      {"y", a.y, d.y.as_tensor(), true, true},
+      {"x", a.x, d.x.as_tensor(), true, false},
+      {"w", a.w, d.w.as_tensor(), true, false},
+      {"scales", a.scales, groups, true, false},
+      {"zeros", a.zeros, groups, d.zeros, false},
+      {"bias", a.bias, TensorLayout::contiguous(t, {d.n()}, 2), d.bias, false},
+  });
+}
+
+}  // namespace gemm
+
+template <>
+struct FamilyTraits<Int4GemmDescriptor> {
+  static constexpr const char* kFamily = "int4_gemm";
+  static Status validate(const Int4GemmDescriptor& d) { return gemm::validate_int4(d); }
+  static std::span<const Candidate<Int4GemmDescriptor, Int4GemmArgs>> candidates() { return gemm::kInt4Candidates; }
+  static Expected<PreparedCandidate> prepare_with_preference(std::size_t i, const Int4GemmDescriptor& d, const DeviceCaps& caps,
+                                                             const PlanPreference& pref) {
+    if (i == 1) return gemm::DequantCandidate::prepare_pref(d, caps, pref);
+    auto st = gemm::GemvCandidate::prepare(d, caps);
+    if (!st) return st.error();
+    const auto& cfg = static_cast<const gemm::GemvState*>(st.value().get())->cfg;
+    return PreparedCandidate{std::move(st.value()), gemm::GemvCandidate::workspace(d, cfg)};
+  }
+  static Status check_args(const Int4GemmDescriptor& d, const Int4GemmArgs& a) { return gemm::check_int4_gemm_args(d, a); }
+};
+
+template class Plan<Int4GemmDescriptor, Int4GemmArgs>;
+
+}  // namespace baracuda

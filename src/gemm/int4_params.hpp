@@ -1,0 +1,66 @@
+// The host/kernel seam of Int4GemmPlan (plain C++, no CUDA types): the decode kernel's
+// launch (kernels/int4_gemv.cuh), its split-K reduction, and the dequantization kernel of
+// the cuBLASLt path (kernels/int4_dequant.cuh). Rules in baracuda/ops/gemm_int4.hpp.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "baracuda/core/dtype.hpp"
+#include "baracuda/core/status.hpp"
+
+typedef struct CUstream_st* cudaStream_t;
+
+namespace baracuda::gemm {
+
+// The weight operand as every int4 kernel reads it.
+struct Int4Weights {
+  const void* w = nullptr;         // packed, row n at byte n * ld_bytes, 16-byte aligned
+  std::int64_t ld_bytes = 0;       // a multiple of 16
+  const void* scales = nullptr;    // [N, G], act dtype
+  const void* zeros = nullptr;     // [N, G], act dtype; null for s4
+  bool is_signed = true;           // s4 (no zeros) or u4 (zeros)
+  std::int64_t n = 0, k = 0;
+  std::int64_t group_size = 0;     // 32, 64, 128 or K
+  std::int64_t groups = 0;         // K / group_size
+};
+
+// Launch shape of the decode kernel, fixed at select from M, N, K and the device.
+struct Int4GemvConfig {
+  int splits = 1;             // blocks along K; > 1: partial sums in the workspace
+  std::int64_t kslice = 0;    // K per split, a multiple of 128
+  std::size_t smem_bytes = 0; // dynamic shared memory per block (the staged X slice)
+  std::int64_t row_blocks = 0;
+};
+inline constexpr int kInt4GemvWarps = 8;         // warps per block
+inline constexpr int kInt4GemvRowsPerWarp = 32;  // two 16-row mma tiles
+inline constexpr int kInt4GemvRowsPerBlock = kInt4GemvWarps * kInt4GemvRowsPerWarp;
+inline constexpr int kInt4GemvMaxM = 16;
+// X row stride in shared memory: kslice + 32 elements (64 bytes of padding: the 16-byte
+// reads of a quarter warp hit distinct banks).
+inline std::size_t int4_gemv_smem_bytes(std::int64_t m, std::int64_t kslice) {
+  return static_cast<std::size_t>(m * (kslice + 32) * 2);
+}
+
+struct Int4GemvParams {
+  Int4Weights wt;
+  DType act = DType::kBF16;  // f16 or bf16
+  const void* x = nullptr;
+  std::int64_t ldx = 0;
+  bool x_vec16 = false;      // x 16-byte aligned and ldx % 8 == 0: 16-byte loads of x
+  const void* bias = nullptr;
+  void* y = nullptr;
+  std::int64_t ldy = 0;
+  std::int64_t m = 0;
+  Int4GemvConfig cfg;
+  float* partial = nullptr;  // cfg.splits > 1: [splits, M, N] f32 in the workspace
+};
+
+// Sets the kernel's dynamic shared memory limit (once per select; needs the device).
+Status int4_gemv_allow_smem(DType act, std::int64_t m, std::size_t smem_bytes);
+Status launch_int4_gemv(const Int4GemvParams& p, cudaStream_t stream);
+
+// Dequantizes W into wd (N x K row-major, ld = K, act dtype), values as the decode kernel.
+Status launch_int4_dequant(const Int4Weights& wt, DType act, void* wd, cudaStream_t stream);
+
+}  // namespace baracuda::gemm

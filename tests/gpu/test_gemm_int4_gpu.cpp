@@ -1,0 +1,198 @@
+// GPU tests of Int4GemmPlan against reference::int4_gemm (exact dequantization, f64 sums;
+// tolerance documented in baracuda/reference/gemm_int4.hpp: the weight's one rounding to the
+// activation dtype, f32 accumulation over K, the output rounding). Fresh random inputs per
+// run (seed printed on failure): packed weights are random bytes (every nibble value), zero
+// points random integers 0..16, scales positive, x and bias uniform in [-1, 1]. Every case
+// runs under every SKU that accepts it (w4a16_gemv for M <= 16, dequant_cublaslt for all),
+// with y poisoned (0xFF: NaN), guard bytes around every device tensor and y's ld padding
+// checked untouched. Cases: M in {1, 2, 7, 13, 16, 17, 31, 128}, odd N (97, 333, 1001, ...),
+// K a multiple of each group size (32, 64, 128, K), s4 and u4 + zeros, bias on / off, f16 and
+// bf16, padded lds (x.ld odd: the scalar staging path of the decode kernel), a large N that
+// needs no split-K and a small N that splits K 30+ ways, the empty M = 0; and the run-time
+// refusals (null, misaligned, aliasing, too-small workspace) with y untouched.
+// Filter: --gtest_filter='*Int4Gemm*'.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "baracuda/reference/gemm_int4.hpp"
+#include "gemm_gpu_util.hpp"
+#include "gpu_harness.hpp"
+#include "test_support.hpp"
+
+namespace baracuda::test {
+namespace {
+
+using reference::HostTensor;
+constexpr auto R = MatrixOrder::kRowMajor;
+
+struct Case {
+  std::int64_t m, n, k, group;
+  DType w = DType::kS4;
+  DType act = DType::kBF16;
+  bool bias = false;
+  std::int64_t pad_x = 0, pad_w = 0, pad_y = 0;  // ld padding in elements
+};
+
+Int4GemmDescriptor desc_of(const Case& c) {
+  Int4GemmDescriptor d;
+  d.x = MatrixLayout{c.act, c.m, c.k, c.k + c.pad_x, R, c.pad_x % 8 == 0 ? 16 : 2};
+  d.w = MatrixLayout{c.w, c.n, c.k, c.k + c.pad_w, R, 16};
+  d.y = MatrixLayout{c.act, c.m, c.n, c.n + c.pad_y, R, c.pad_y % 8 == 0 ? 16 : 2};
+  d.group_size = c.group;
+  d.zeros = c.w == DType::kU4;
+  d.bias = c.bias;
+  return d;
+}
+
+// Host inputs of one case, random.
+struct Inputs {
+  HostTensor x, w, scales, zeros, bias;
+  explicit Inputs(const Int4GemmDescriptor& d)
+      : x(d.x.as_tensor()),
+        w(d.w.as_tensor()),
+        scales(TensorLayout::contiguous(d.x.dtype, {d.n(), d.groups()})),
+        zeros(TensorLayout::contiguous(d.x.dtype, {d.n(), d.groups()})),
+        bias(TensorLayout::contiguous(d.x.dtype, {std::max<std::int64_t>(d.n(), 1)})) {
+    fill_random(x, -1, 1);
+    auto* wb = reinterpret_cast<unsigned char*>(w.storage());
+    for (std::size_t i = 0; i < w.storage_bytes(); ++i) wb[i] = static_cast<unsigned char>(rng()());
+    // |y| stays O(1): s ~ 1 / (8 sqrt(K))
+    const double s = 1.0 / (8.0 * std::sqrt(static_cast<double>(std::max<std::int64_t>(d.k(), 1))));
+    fill_random(scales, 0.25 * s, 2 * s);
+    std::uniform_int_distribution<int> z(0, 16);
+    for (std::int64_t i = 0; i < zeros.layout().numel(); ++i) zeros.set(i, z(rng()));
+    fill_random(bias, -1, 1);
+  }
+};
+
+// Runs one case under every SKU that accepts it; returns the number of SKUs run.
+int run_case(const Case& c) {
+  const Int4GemmDescriptor d = desc_of(c);
+  SCOPED_TRACE(d.to_string() + " seed " + std::to_string(test_seed()));
+  Inputs in(d);
+  HostTensor hy(d.y.as_tensor());
+  const Stream& st = test_stream();
+  DeviceTensor dx(in.x, st), dw(in.w, st), ds(in.scales, st), dz(in.zeros, st), db(in.bias, st), dy(hy, st);
+  auto want = reference::int4_gemm(d, in.x, in.w, in.scales, &in.zeros, &in.bias);
+  EXPECT_TRUE(want.has_value());
+  if (!want) return 0;
+  return for_each_sku<Int4GemmPlan>(
+      d, [&] { dy.poison(0xFF, st); },
+      [&](const Int4GemmPlan& p, Workspace ws) {
+        return p.run(st, ws,
+                     {.x = dx.data(), .w = dw.data(), .scales = ds.data(), .zeros = dz.data(), .bias = db.data(), .y = dy.data()});
+      },
+      [&](const std::string& sku) {
+        SCOPED_TRACE(sku);
+        EXPECT_TRUE(dy.download(hy, st)) << "guard bytes around y";
+        auto cmp = reference::compare_quant_gemm(hy, d.y, *want);
+        EXPECT_TRUE(cmp.ok) << cmp.detail;
+        EXPECT_TRUE(quant_padding_untouched(hy, 0xFF));
+      });
+}
+
+TEST(Int4GemmGpu, EveryMWeightTypeBiasAndDtype) {
+  BARACUDA_REQUIRE_GPU();
+  int runs = 0;
+  for (std::int64_t m : {1, 2, 7, 13, 16, 17, 31, 128})
+    for (DType w : {DType::kS4, DType::kU4})
+      for (DType act : {DType::kBF16, DType::kF16})
+        for (bool bias : {false, true}) runs += run_case({m, 333, 640, 128, w, act, bias});
+  RecordProperty("skus_run", runs);
+}
+
+TEST(Int4GemmGpu, GroupSizesAndOddShapes) {
+  BARACUDA_REQUIRE_GPU();
+  int runs = 0;
+  for (std::int64_t group : {32, 64, 128}) {
+    runs += run_case({5, 97, group * 7, group, DType::kU4, DType::kF16, true});
+    runs += run_case({16, 1001, group * 11, group, DType::kS4, DType::kBF16, false});
+    runs += run_case({37, 211, group * 3, group, DType::kU4, DType::kBF16, true});
+  }
+  // group = K (per-channel scales), K not a multiple of 128 (a partial last chunk)
+  runs += run_case({3, 129, 160, 160, DType::kU4, DType::kBF16, true});
+  runs += run_case({11, 255, 1184, 1184, DType::kS4, DType::kF16, true});
+  RecordProperty("skus_run", runs);
+}
+
+TEST(Int4GemmGpu, PaddedLeadingDimensions) {
+  BARACUDA_REQUIRE_GPU();
+  int runs = 0;
+  // x.ld % 8 != 0: the decode kernel stages x with 2-byte loads; w rows padded by 32 / 64
+  runs += run_case({7, 300, 512, 64, DType::kU4, DType::kBF16, true, 3, 32, 5});
+  runs += run_case({16, 96, 256, 32, DType::kS4, DType::kF16, false, 8, 64, 8});
+  runs += run_case({1, 513, 384, 128, DType::kS4, DType::kBF16, true, 1, 0, 1});
+  runs += run_case({64, 200, 256, 128, DType::kU4, DType::kF16, true, 16, 32, 3});
+  RecordProperty("skus_run", runs);
+}
+
+TEST(Int4GemmGpu, SplitKAndNoSplit) {
+  BARACUDA_REQUIRE_GPU();
+  int runs = 0;
+  // small N, long K: many K slices reduced in the workspace
+  runs += run_case({4, 64, 8192, 128, DType::kS4, DType::kBF16, true});
+  runs += run_case({16, 128, 4096, 64, DType::kU4, DType::kF16, false});
+  // N large enough to fill the device without splitting K (one slice: direct epilogue)
+  runs += run_case({2, 70001, 256, 128, DType::kU4, DType::kBF16, true});
+  // a realistic layer shape at decode sizes
+  runs += run_case({16, 4096, 4096, 128, DType::kS4, DType::kBF16, true});
+  runs += run_case({1, 4096, 4096, 128, DType::kU4, DType::kF16, false});
+  RecordProperty("skus_run", runs);
+}
+
+TEST(Int4GemmGpu, EmptyM) {
+  BARACUDA_REQUIRE_GPU();
+  run_case({0, 64, 128, 128, DType::kS4, DType::kBF16, true});
+}
+
+// ------------------------------------------------------------------------ run-time refusals
+void refusal_table(const char* force) {
+  SCOPED_TRACE(force);
+  Case c{4, 96, 256, 64, DType::kU4, DType::kF16, true};
+  const Int4GemmDescriptor d = desc_of(c);
+  PlanPreference pref;
+  pref.force_sku = force;
+  auto plan = Int4GemmPlan::select(test_stream(), d, pref);
+  ASSERT_TRUE(plan.has_value()) << plan.error().to_string();
+  Inputs in(d);
+  const Stream& s = test_stream();
+  DeviceTensor dx(in.x, s), dw(in.w, s), ds(in.scales, s), dz(in.zeros, s), db(in.bias, s);
+  Untouched y(d.y.as_tensor());
+  const Int4GemmArgs ok{.x = dx.data(), .w = dw.data(), .scales = ds.data(), .zeros = dz.data(), .bias = db.data(), .y = y.data()};
+  const std::size_t need = plan->workspace_size();
+  const Code bad = Code::kInvalidArgument;
+  expect_arg_run_refusals<Int4GemmArgs>(
+      "int4_gemm", ok, [&](Workspace w, const Int4GemmArgs& a) { return plan->run(s, w, a); },
+      test_workspace(need + kWorkspaceAlignment), need,
+      {
+          {"null x", [](Int4GemmArgs& a) { a.x = nullptr; }, bad, "args.x is null"},
+          {"null w", [](Int4GemmArgs& a) { a.w = nullptr; }, bad, "args.w is null"},
+          {"null scales", [](Int4GemmArgs& a) { a.scales = nullptr; }, bad, "args.scales is null"},
+          {"null zeros", [](Int4GemmArgs& a) { a.zeros = nullptr; }, bad, "args.zeros is null"},
+          {"null bias", [](Int4GemmArgs& a) { a.bias = nullptr; }, bad, "args.bias is null"},
+          {"null y", [](Int4GemmArgs& a) { a.y = nullptr; }, bad, "args.y is null"},
+          {"misaligned w", [&](Int4GemmArgs& a) { a.w = static_cast<const char*>(dw.data()) + 8; }, Code::kMisaligned,
+           "is not aligned to w.alignment = 16 bytes"},
+          {"misaligned x", [&](Int4GemmArgs& a) { a.x = static_cast<const char*>(dx.data()) + 2; }, Code::kMisaligned,
+           "is not aligned to x.alignment = 16 bytes"},
+          {"misaligned zeros", [&](Int4GemmArgs& a) { a.zeros = static_cast<const char*>(dz.data()) + 1; }, Code::kMisaligned,
+           "is not aligned to zeros.alignment = 2 bytes"},
+          {"y aliases x", [](Int4GemmArgs& a) { a.x = a.y; }, bad, "args.y overlaps args.x"},
+          {"y aliases scales", [](Int4GemmArgs& a) { a.scales = a.y; }, bad, "args.y overlaps args.scales"},
+      },
+      {&y});
+}
+
+TEST(Int4GemmGpuRefusals, RunTableEverySku) {
+  BARACUDA_REQUIRE_GPU();
+  refusal_table("int4_gemm.fwd.w4a16_gemv*");  // M = 4, N = 96: split-K, so it has workspace rows
+  refusal_table("int4_gemm.fwd.dequant_cublaslt*");
+}
+
+}  // namespace
+}  // namespace baracuda::test

@@ -1,0 +1,328 @@
+// Int4GemmPlan on the CPU: the oracle on known values, the GPTQ / AWQ repack helper against
+// the reference's independent unpacking (random checkpoints packed the way AutoGPTQ and
+// AutoAWQ pack them), select's SKUs and workspace from caps alone (sm_80 / sm_89 / sm_90),
+// the select-time refusals naming field and value, the repack refusals, and the run-time
+// argument checks (null, misaligned, aliasing) on fake pointers.
+// Filter: --gtest_filter='*Int4Gemm*'.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "baracuda/baracuda.hpp"
+#include "baracuda/reference/gemm_int4.hpp"
+#include "gemm/quant_checks.hpp"
+#include "select_refusals.hpp"
+
+namespace baracuda {
+namespace {
+
+using reference::HostTensor;
+constexpr auto R = MatrixOrder::kRowMajor;
+
+DeviceCaps caps(int sm) { return DeviceCaps::for_arch(sm).value(); }
+
+Int4GemmDescriptor i4_desc(std::int64_t m, std::int64_t n, std::int64_t k, DType w = DType::kS4, DType act = DType::kBF16,
+                           std::int64_t group = 128) {
+  Int4GemmDescriptor d;
+  d.x = MatrixLayout{act, m, k, k, R, 16};
+  d.w = MatrixLayout{w, n, k, k, R, 16};
+  d.y = MatrixLayout{act, m, n, n, R, 16};
+  d.group_size = group;
+  d.zeros = w == DType::kU4;
+  return d;
+}
+
+void set_nibble(HostTensor& w, const MatrixLayout& l, std::int64_t n, std::int64_t k, int v) {
+  auto* b = static_cast<unsigned char*>(w.data());
+  const std::int64_t e = n * l.ld + k;
+  const int sh = 4 * static_cast<int>(e % 2);
+  b[e / 2] = static_cast<unsigned char>((b[e / 2] & ~(0xF << sh)) | ((v & 0xF) << sh));
+}
+
+// ------------------------------------------------------------------------ reference
+TEST(Int4GemmReference, KnownValues) {
+  // M = 1, N = 2, K = 32, one group; s4: row 0 all -8 (nibble 0x8), row 1 alternating 7 / -1
+  auto d = i4_desc(1, 2, 32, DType::kS4, DType::kF16, 32);
+  d.bias = true;
+  HostTensor x(d.x.as_tensor()), w(d.w.as_tensor()), s(TensorLayout::contiguous(DType::kF16, {2, 1})),
+      b(TensorLayout::contiguous(DType::kF16, {2}));
+  for (int k = 0; k < 32; ++k) {
+    x.set(k, 1.0 + (k % 2));  // 1, 2, 1, 2, ...
+    set_nibble(w, d.w, 0, k, 8);
+    set_nibble(w, d.w, 1, k, k % 2 ? 0xF : 7);
+  }
+  s.set(0, 0.5);
+  s.set(1, 0.25);
+  b.set(0, 1.0);
+  b.set(1, -1.0);
+  auto deq = reference::int4_dequant(d, w, s, nullptr);
+  EXPECT_EQ(deq[0], -4.0);
+  EXPECT_EQ(deq[32], 1.75);
+  EXPECT_EQ(deq[33], -0.25);
+  auto o = reference::int4_gemm(d, x, w, s, nullptr, &b);
+  ASSERT_TRUE(o.has_value());
+  // row 0: -4 * (16 * 1 + 16 * 2) + 1 = -191; row 1: 16 * (1.75 * 1 - 0.25 * 2) - 1 = 19
+  EXPECT_EQ(o->d, (std::vector<double>{-191.0, 19.0}));
+  EXPECT_GT(o->bound[0], 0.0);
+  // u4 with zero points: (q - z) * s, q = 3, z = 5 -> -2 * 0.5
+  auto du = i4_desc(1, 1, 32, DType::kU4, DType::kBF16, 32);
+  HostTensor wu(du.w.as_tensor()), su(TensorLayout::contiguous(DType::kBF16, {1, 1})),
+      zu(TensorLayout::contiguous(DType::kBF16, {1, 1}));
+  for (int k = 0; k < 32; ++k) set_nibble(wu, du.w, 0, k, 3);
+  su.set(0, 0.5);
+  zu.set(0, 5.0);
+  EXPECT_EQ(reference::int4_dequant(du, wu, su, &zu)[7], -1.0);
+}
+
+// ------------------------------------------------------------------------ repack
+// Packs q [N][K] and zeros [N][G] the way AutoGPTQ / AutoAWQ write checkpoints.
+struct Checkpoint {
+  std::vector<std::int32_t> qweight, qzeros;
+  std::vector<std::uint16_t> scales;
+};
+Checkpoint pack_checkpoint(Int4CheckpointFormat f, std::int64_t N, std::int64_t K, std::int64_t group,
+                           const std::vector<int>& q, const std::vector<int>& zstored, const std::vector<std::uint16_t>& s) {
+  static constexpr int kOrder[8] = {0, 2, 4, 6, 1, 3, 5, 7};  // AutoAWQ's order_map
+  const std::int64_t G = K / group;
+  Checkpoint c;
+  c.scales = s;
+  c.qzeros.assign(static_cast<std::size_t>(G * N / 8), 0);
+  if (f == Int4CheckpointFormat::kGptq) {
+    c.qweight.assign(static_cast<std::size_t>(K / 8 * N), 0);
+    for (std::int64_t r = 0; r < K / 8; ++r)
+      for (std::int64_t n = 0; n < N; ++n) {
+        std::uint32_t word = 0;
+        for (int j = 0; j < 8; ++j) word |= static_cast<std::uint32_t>(q[n * K + 8 * r + j]) << (4 * j);
+        c.qweight[r * N + n] = static_cast<std::int32_t>(word);
+      }
+    for (std::int64_t g = 0; g < G; ++g)
+      for (std::int64_t cc = 0; cc < N / 8; ++cc) {
+        std::uint32_t word = 0;
+        for (int j = 0; j < 8; ++j) word |= static_cast<std::uint32_t>(zstored[(8 * cc + j) * G + g]) << (4 * j);
+        c.qzeros[g * (N / 8) + cc] = static_cast<std::int32_t>(word);
+      }
+  } else {
+    c.qweight.assign(static_cast<std::size_t>(K * N / 8), 0);
+    for (std::int64_t k = 0; k < K; ++k)
+      for (std::int64_t cc = 0; cc < N / 8; ++cc) {
+        std::uint32_t word = 0;
+        for (int i = 0; i < 8; ++i) word |= static_cast<std::uint32_t>(q[(8 * cc + kOrder[i]) * K + k]) << (4 * i);
+        c.qweight[k * (N / 8) + cc] = static_cast<std::int32_t>(word);
+      }
+    for (std::int64_t g = 0; g < G; ++g)
+      for (std::int64_t cc = 0; cc < N / 8; ++cc) {
+        std::uint32_t word = 0;
+        for (int i = 0; i < 8; ++i) word |= static_cast<std::uint32_t>(zstored[(8 * cc + kOrder[i]) * G + g]) << (4 * i);
+        c.qzeros[g * (N / 8) + cc] = static_cast<std::int32_t>(word);
+      }
+  }
+  return c;
+}
+
+void check_repack(Int4CheckpointFormat f, std::int64_t N, std::int64_t K, std::int64_t group, DType sdt, bool plus_one) {
+  SCOPED_TRACE(std::string(int4_checkpoint_format_name(f)) + " N=" + std::to_string(N) + " K=" + std::to_string(K) +
+               " group=" + std::to_string(group));
+  std::mt19937_64 rng(std::random_device{}());
+  std::uniform_int_distribution<int> nib(0, 15);
+  const std::int64_t G = K / group;
+  std::vector<int> q(static_cast<std::size_t>(N * K)), z(static_cast<std::size_t>(N * G));
+  for (auto& v : q) v = nib(rng);
+  for (auto& v : z) v = nib(rng);
+  std::vector<std::uint16_t> s(static_cast<std::size_t>(G * N));
+  for (std::size_t i = 0; i < s.size(); ++i) s[i] = static_cast<std::uint16_t>(0x3000 + (rng() & 0x3FF));
+  const Checkpoint c = pack_checkpoint(f, N, K, group, q, z, s);
+  Int4RepackSource src{.format = f, .k = K, .n = N, .group_size = group, .scale_dtype = sdt, .qweight = c.qweight.data(),
+                       .qzeros = c.qzeros.data(), .scales = c.scales.data(), .gptq_zero_plus_one = plus_one};
+  const auto ref = reference::int4_unpack_checkpoint(src);
+  // the reference's unpacking recovers what was packed
+  ASSERT_EQ(ref.q, q);
+  for (std::int64_t n = 0; n < N; ++n)
+    for (std::int64_t g = 0; g < G; ++g) {
+      ASSERT_EQ(ref.zero[n * G + g], z[n * G + g] + (f == Int4CheckpointFormat::kGptq && plus_one ? 1 : 0));
+      ASSERT_EQ(ref.scale_bits[n * G + g], s[g * N + n]);
+    }
+  std::vector<std::uint8_t> w(int4_packed_bytes(N, K), 0xAB);
+  std::vector<std::uint16_t> rs(int4_group_count(N, K, group)), rz(int4_group_count(N, K, group));
+  ASSERT_TRUE(int4_repack(src, {.w = w.data(), .scales = rs.data(), .zeros = rz.data()}).is_ok());
+  auto d = int4_repacked_descriptor(src, 1);
+  EXPECT_EQ(d.w.dtype, DType::kU4);
+  EXPECT_TRUE(d.zeros);
+  HostTensor hw(d.w.as_tensor());
+  ASSERT_EQ(hw.storage_bytes(), w.size());
+  std::memcpy(hw.data(), w.data(), w.size());
+  HostTensor hs(TensorLayout::contiguous(sdt, {N, G})), hz(TensorLayout::contiguous(sdt, {N, G}));
+  std::memcpy(hs.data(), rs.data(), rs.size() * 2);
+  std::memcpy(hz.data(), rz.data(), rz.size() * 2);
+  // our packing: byte k / 2 of row n, element k in nibble k % 2
+  for (std::int64_t n = 0; n < N; ++n)
+    for (std::int64_t k = 0; k < K; ++k)
+      ASSERT_EQ((w[n * (K / 2) + k / 2] >> (4 * (k % 2))) & 0xF, ref.q[n * K + k]) << "n=" << n << " k=" << k;
+  EXPECT_EQ(rs, ref.scale_bits);
+  for (std::int64_t i = 0; i < N * G; ++i) ASSERT_EQ(hz.get(i), ref.zero[i]) << i;
+  // and the dequantized weight the plan sees is (q - z) * s of the checkpoint
+  const auto deq = reference::int4_dequant(d, hw, hs, &hz);
+  for (std::int64_t n = 0; n < N; n += 7)
+    for (std::int64_t k = 0; k < K; k += 5) {
+      const std::int64_t gi = n * G + k / group;
+      const double sv = sdt == DType::kF16 ? f16_bits_to_f32(ref.scale_bits[gi]) : bf16_bits_to_f32(ref.scale_bits[gi]);
+      ASSERT_EQ(deq[n * K + k], (ref.q[n * K + k] - ref.zero[gi]) * sv);
+    }
+}
+
+TEST(Int4GemmRepack, GptqMatchesReferenceUnpacking) {
+  check_repack(Int4CheckpointFormat::kGptq, 24, 256, 128, DType::kF16, true);
+  check_repack(Int4CheckpointFormat::kGptq, 40, 96, 32, DType::kBF16, false);
+  check_repack(Int4CheckpointFormat::kGptq, 8, 64, 64, DType::kF16, true);
+  check_repack(Int4CheckpointFormat::kGptq, 16, 160, 160, DType::kF16, true);  // group = K
+}
+
+TEST(Int4GemmRepack, AwqMatchesReferenceUnpacking) {
+  check_repack(Int4CheckpointFormat::kAwq, 24, 256, 128, DType::kF16, true);
+  check_repack(Int4CheckpointFormat::kAwq, 40, 96, 32, DType::kBF16, true);
+  check_repack(Int4CheckpointFormat::kAwq, 56, 128, 64, DType::kF16, false);
+}
+
+TEST(Int4GemmRepack, RefusalsNameFieldAndValue) {
+  std::vector<std::int32_t> qw(64 * 16), qz(16);
+  std::vector<std::uint16_t> sc(64);
+  std::vector<std::uint8_t> w(64 * 32, 0x5A);
+  std::vector<std::uint16_t> s(64), z(64);
+  const Int4RepackSource ok{.format = Int4CheckpointFormat::kGptq, .k = 64, .n = 16, .group_size = 32,
+                            .qweight = qw.data(), .qzeros = qz.data(), .scales = sc.data()};
+  const Int4RepackTarget tgt{.w = w.data(), .scales = s.data(), .zeros = z.data()};
+  ASSERT_TRUE(int4_repack(ok, tgt).is_ok());
+  std::fill(w.begin(), w.end(), 0x5A);
+  struct Case {
+    std::function<void(Int4RepackSource&, Int4RepackTarget&)> change;
+    std::string needle;
+  };
+  const std::vector<Case> cases = {
+      {[](auto& s, auto&) { s.k = 48; }, "k = 48"},
+      {[](auto& s, auto&) { s.n = 12; }, "n = 12"},
+      {[](auto& s, auto&) { s.group_size = 16; }, "group_size = 16"},
+      {[](auto& s, auto&) { s.scale_dtype = DType::kF32; }, "scale_dtype = f32"},
+      {[](auto& s, auto&) { s.qweight = nullptr; }, "src.qweight is null"},
+      {[](auto& s, auto&) { s.qzeros = nullptr; }, "src.qzeros is null"},
+      {[](auto&, auto& t) { t.zeros = nullptr; }, "dst.zeros is null"},
+  };
+  for (const auto& c : cases) {
+    Int4RepackSource src = ok;
+    Int4RepackTarget t = tgt;
+    c.change(src, t);
+    const Status st = int4_repack(src, t);
+    EXPECT_EQ(st.code(), Code::kInvalidArgument) << c.needle;
+    EXPECT_NE(st.message().find(c.needle), std::string::npos) << st.message();
+  }
+  for (auto b : w) ASSERT_EQ(b, 0x5A) << "a refused repack wrote the target";
+}
+
+// ------------------------------------------------------------------------ dispatch
+TEST(Int4GemmSelect, SkusAndWorkspaceFromCaps) {
+  for (int sm : {80, 89, 90}) {
+    SCOPED_TRACE(sm);
+    for (std::int64_t m : {1, 7, 16}) {
+      auto p = Int4GemmPlan::select_for_caps(caps(sm), i4_desc(m, 28672, 8192));
+      ASSERT_TRUE(p.has_value()) << p.error().to_string();
+      EXPECT_EQ(p->sku().name(), "int4_gemm.fwd.w4a16_gemv[s4,f32,bf16].sm80+");
+    }
+    auto big = Int4GemmPlan::select_for_caps(caps(sm), i4_desc(2048, 28672, 8192, DType::kU4, DType::kF16));
+    ASSERT_TRUE(big.has_value()) << big.error().to_string();
+    EXPECT_EQ(big->sku().name(), "int4_gemm.fwd.dequant_cublaslt[u4,f32,f16].sm80+");
+    EXPECT_GE(big->workspace_size(), std::size_t{28672} * 8192 * 2);  // the dequantized weight
+  }
+  // forcing the dequant path for a small M works; the decode kernel refuses M > 16 with a reason
+  PlanPreference pref;
+  pref.force_sku = "int4_gemm.fwd.dequant_cublaslt*";
+  auto p = Int4GemmPlan::select_for_caps(caps(90), i4_desc(3, 256, 512), pref);
+  ASSERT_TRUE(p.has_value()) << p.error().to_string();
+  EXPECT_EQ(p->sku().impl, "dequant_cublaslt");
+  pref.force_sku = "int4_gemm.fwd.w4a16_gemv*";
+  auto q = Int4GemmPlan::select_for_caps(caps(90), i4_desc(17, 256, 512), pref);
+  ASSERT_FALSE(q.has_value());
+  EXPECT_NE(q.error().message().find("M = 17 > 16"), std::string::npos) << q.error().message();
+  // split-K: a small N on many SMs needs partial sums in the workspace; a huge N does not
+  auto small = Int4GemmPlan::select_for_caps(caps(90), i4_desc(4, 256, 4096));
+  ASSERT_TRUE(small.has_value());
+  EXPECT_GT(small->workspace_size(), 0u);
+  EXPECT_EQ(small->workspace_size() % (4 * 256 * 4), 0u);
+  auto nomax = Int4GemmPlan::select_for_caps(caps(90), i4_desc(1, 1 << 17, 256));
+  ASSERT_TRUE(nomax.has_value());
+  EXPECT_EQ(nomax->workspace_size(), 0u);
+}
+
+// ------------------------------------------------------------------------ refusals
+TEST(Int4GemmRefusals, SelectNamesFieldAndValue) {
+  using D = Int4GemmDescriptor;
+  test::expect_select_refusals<Int4GemmPlan>(
+      i4_desc(7, 96, 256, DType::kU4, DType::kBF16, 64),
+      {
+          {"dtype", [](D& d) { d.x.dtype = d.y.dtype = DType::kF32; }, "x.dtype = f32"},
+          {"dtype", [](D& d) { d.y.dtype = DType::kF16; }, "y.dtype = f16 differs from x.dtype = bf16"},
+          {"dtype", [](D& d) { d.w.dtype = DType::kI8; }, "w.dtype = i8"},
+          {"dtype", [](D& d) { d.zeros = false; }, "zeros = false with w.dtype = u4"},
+          {"dtype", [](D& d) { d.w.dtype = DType::kS4; }, "zeros = true with w.dtype = s4"},
+          {"group", [](D& d) { d.group_size = 48; }, "group_size = 48"},
+          {"group", [](D& d) { d.group_size = 0; }, "group_size = 0"},
+          {"group", [](D& d) { d.x.cols = d.w.cols = 224; d.x.ld = d.w.ld = 224; d.group_size = 128; },
+           "K = 224 is not a multiple of group_size = 128"},
+          {"shape", [](D& d) { d.x.cols = d.w.cols = 40; d.x.ld = d.w.ld = 64; }, "K = 40 is not a positive multiple of 32"},
+          {"shape", [](D& d) { d.w.cols = 128; }, "w.cols = 128 differs from x.cols = K = 256"},
+          {"shape", [](D& d) { d.w.rows = 95; }, "w.rows = 95 differs from y.cols = N = 96"},
+          {"shape", [](D& d) { d.y.rows = 8; }, "y.rows = 8 differs from x.rows = M = 7"},
+          {"stride", [](D& d) { d.x.ld = 100; }, "x.ld = 100 is below the minimum 256"},
+          {"stride", [](D& d) { d.w.ld = 272; }, "w.ld = 272 is not a multiple of 32"},
+          {"order", [](D& d) { d.w.order = MatrixOrder::kColMajor; d.w.ld = 96; }, "w.order = column-major"},
+          {"order", [](D& d) { d.y.order = MatrixOrder::kColMajor; d.y.ld = 7; }, "y.order = column-major"},
+          {"alignment", [](D& d) { d.w.alignment = 8; }, "w.alignment = 8 bytes is below 16"},
+          {"alignment", [](D& d) { d.x.alignment = 1; }, "x.alignment = 1"},
+      });
+}
+
+TEST(Int4GemmRefusals, RunArgsNullMisalignedAliasing) {
+  auto d = i4_desc(4, 64, 128, DType::kU4, DType::kF16, 32);
+  d.bias = true;
+  alignas(256) static unsigned char x[4 * 128 * 2], w[64 * 64], s[64 * 4 * 2], z[64 * 4 * 2], b[64 * 2], y[4 * 64 * 2];
+  const Int4GemmArgs ok{.x = x, .w = w, .scales = s, .zeros = z, .bias = b, .y = y};
+  EXPECT_TRUE(gemm::check_int4_gemm_args(d, ok).is_ok());
+  struct Case {
+    std::function<void(Int4GemmArgs&)> change;
+    Code code;
+    std::string needle;
+  };
+  const std::vector<Case> cases = {
+      {[](auto& a) { a.x = nullptr; }, Code::kInvalidArgument, "args.x is null"},
+      {[](auto& a) { a.w = nullptr; }, Code::kInvalidArgument, "args.w is null"},
+      {[](auto& a) { a.scales = nullptr; }, Code::kInvalidArgument, "args.scales is null"},
+      {[](auto& a) { a.zeros = nullptr; }, Code::kInvalidArgument, "args.zeros is null"},
+      {[](auto& a) { a.bias = nullptr; }, Code::kInvalidArgument, "args.bias is null"},
+      {[](auto& a) { a.y = nullptr; }, Code::kInvalidArgument, "args.y is null"},
+      {[](auto& a) { a.w = w + 8; }, Code::kMisaligned, "is not aligned to w.alignment = 16 bytes"},
+      {[](auto& a) { a.x = x + 2; }, Code::kMisaligned, "is not aligned to x.alignment = 16 bytes"},
+      {[](auto& a) { a.scales = s + 1; }, Code::kMisaligned, "is not aligned to scales.alignment = 2 bytes"},
+      {[](auto& a) { a.y = const_cast<void*>(a.x); }, Code::kInvalidArgument, "args.y overlaps args.x"},
+      {[](auto& a) { a.y = const_cast<void*>(a.w); }, Code::kInvalidArgument, "args.y overlaps args.w"},
+      {[](auto& a) { a.bias = a.y; }, Code::kInvalidArgument, "args.y overlaps args.bias"},
+  };
+  for (const auto& c : cases) {
+    Int4GemmArgs a = ok;
+    c.change(a);
+    const Status st = gemm::check_int4_gemm_args(d, a);
+    EXPECT_EQ(st.code(), c.code) << c.needle << ": " << st.to_string();
+    EXPECT_NE(st.message().find(c.needle), std::string::npos) << st.message();
+  }
+  // s4 without zeros: a null zeros pointer is fine
+  auto s4 = i4_desc(4, 64, 128, DType::kS4, DType::kF16, 32);
+  Int4GemmArgs a = ok;
+  a.zeros = nullptr;
+  a.bias = nullptr;
+  EXPECT_TRUE(gemm::check_int4_gemm_args(s4, a).is_ok());
+}
+
+}  // namespace
+}  // namespace baracuda
