@@ -31,6 +31,7 @@
 #include "baracuda/core/plan.hpp"
 #include "baracuda/ops/elementwise.hpp"
 #include "baracuda/ops/gemm.hpp"
+#include "baracuda/ops/gemm_bin.hpp"
 #include "baracuda/ops/gemm_grouped.hpp"
 #include "baracuda/ops/gemm_int4.hpp"
 #include "baracuda/ops/gemm_quant.hpp"

@@ -10,6 +10,7 @@
 #include "baracuda/core/status.hpp"
 #include "baracuda/core/tensor.hpp"
 #include "baracuda/ops/gemm.hpp"
+#include "baracuda/ops/gemm_bin.hpp"
 #include "baracuda/ops/gemm_int4.hpp"
 #include "baracuda/ops/gemm_quant.hpp"
 
@@ -42,5 +43,6 @@ Status check_quant_operands(const std::vector<QuantOperand>& ops);
 Status check_int_gemm_args(const IntGemmDescriptor& d, const IntGemmArgs& a);
 Status check_fp8_gemm_args(const Fp8GemmDescriptor& d, const Fp8GemmArgs& a);
 Status check_int4_gemm_args(const Int4GemmDescriptor& d, const Int4GemmArgs& a);  // int4_gemm.cpp
+Status check_bin_gemm_args(const BinGemmDescriptor& d, const BinGemmArgs& a);     // bin_gemm.cpp
 
 }  // namespace baracuda::gemm
