@@ -30,7 +30,8 @@
 //       .and.popc), 128 x 128 block tile, 8 warps of 64 x 32 (kernels/bin_gemm.cuh).
 //   bin_gemm.fwd.popc_tile[u32,i32,i32] CUDA cores: 128 x 128 block tile, each thread 8 x 8
 //       outputs, __popc over words combined three at a time with a bitwise full adder.
-// (the SKU's `in` dtype is a.dtype: u32 or i32.) N is limited to 65535 * 128 block columns.
+// (the SKU's `in` dtype is a.dtype: with i32 words the names read [i32,i32].) N is
+// limited to 65535 * 128 (block columns).
 // run() allocates nothing and never synchronizes.
 #pragma once
 
