@@ -11,6 +11,7 @@
 #include "baracuda/reference/batch_norm.hpp"
 #include "baracuda/reference/gumbel_softmax.hpp"
 #include "baracuda/reference/gemm_int4.hpp"
+#include "baracuda/reference/gemm_bin.hpp"
 #include "baracuda/reference/normalization.hpp"
 #include "baracuda/reference/pack.hpp"
 #include "baracuda/reference/prelu.hpp"
@@ -867,6 +868,48 @@ std::vector<CheckRow> check_int4_gemm(const Stream& s, DType t, std::mt19937_64&
   return rows;
 }
 
+// ---- bin_gemm: BinGemmPlan against reference::bin_gemm (exact), every accepting SKU; random
+// bits everywhere (also past K and in the ld padding: the kernels must mask them).
+BinGemmDescriptor bin_problem(std::int64_t m, std::int64_t n, std::int64_t k, BinGemmOp op, bool acc, std::int64_t pad = 0) {
+  const std::int64_t w = (k + 31) / 32;
+  BinGemmDescriptor d;
+  d.a = MatrixLayout{DType::kU32, m, w, w + pad, kRow, 4};
+  d.b = MatrixLayout{DType::kU32, n, w, w + pad, kRow, 4};
+  d.d = MatrixLayout{DType::kI32, m, n, n + pad, kRow, 4};
+  d.k = k;
+  d.op = op;
+  d.accumulate = acc;
+  return d;
+}
+
+std::vector<CheckRow> check_bin_gemm(const Stream& s, DType, std::mt19937_64& rng) {
+  std::vector<CheckRow> rows;
+  const BinGemmDescriptor cases[] = {bin_problem(256, 256, 1024, BinGemmOp::kXnorDot, false),
+                                     bin_problem(131, 257, 1000, BinGemmOp::kXnorCount, true, 3),
+                                     bin_problem(7, 333, 33, BinGemmOp::kAndCount, true),
+                                     bin_problem(129, 5, 1, BinGemmOp::kXnorDot, false, 1)};
+  for (const auto& d : cases) {
+    HostTensor ha(d.a.as_tensor()), hb(d.b.as_tensor()), hc(d.d.as_tensor()), hd(d.d.as_tensor());
+    for (HostTensor* t : {&ha, &hb, &hc}) {
+      auto* p = reinterpret_cast<unsigned char*>(t->storage());
+      for (std::size_t i = 0; i < t->storage_bytes(); ++i) p[i] = static_cast<unsigned char>(rng());
+    }
+    auto want = reference::bin_gemm(d, ha, hb, &hc).value();
+    DeviceCopy da(ha, s), db(hb, s), dc(hc, s), dd(hd, s);
+    run_every_sku<BinGemmPlan>(
+        s, d, rows,
+        [&](const BinGemmPlan& p, Workspace ws) {
+          dd.poison(s);
+          return p.run(s, ws, {.a = da.data(), .b = db.data(), .c = d.accumulate ? dc.data() : nullptr, .d = dd.data()});
+        },
+        [&] {
+          (void)dd.download(hd, s);
+          return reference::compare_bin_gemm(hd, d.d, want);
+        });
+  }
+  return rows;
+}
+
 // ---- scans (cumsum, cummax, logcumsumexp forward; cumsum backward) against reference::scan
 // with compare's tolerance (the error scales of reference/scan.hpp); cummax bit-exact.
 std::vector<CheckRow> check_scan(const Stream& s, DType t, std::mt19937_64& rng) {
@@ -1536,6 +1579,17 @@ const std::vector<FamilyEntry>& families() {
          return rows;
        },
        check_int4_gemm},
+      {"bin_gemm", {DType::kU32},
+       "BinGemmPlan (1-bit K-major words -> i32): xnor_dot xnor_count and_count; accumulate (D = result + C, in place allowed)",
+       [](const DeviceCaps& c, DType) {
+         std::vector<InfoRow> rows;
+         for (std::int64_t m : {1, 4096, 8192})
+           for (BinGemmOp op : {BinGemmOp::kXnorDot, BinGemmOp::kAndCount})
+             rows.push_back(info_row<BinGemmPlan>("bin_gemm", c, bin_problem(m, 8192, 8192, op, false), DType::kU32,
+                                                  (std::string(bin_gemm_op_name(op)) + " M=" + std::to_string(m) + " N=8192 K=8192").c_str()));
+         return rows;
+       },
+       check_bin_gemm},
       {"softmax", kMathTypes, "softmax log_softmax (any axis, any strides)",
        [](const DeviceCaps& c, DType t) {
          const auto x = TensorLayout::contiguous(t, {4096, 8192});
