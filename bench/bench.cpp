@@ -39,6 +39,7 @@
 #include "baracuda/ops/softmax.hpp"
 #include "baracuda/ops/gumbel_softmax.hpp"
 #include "baracuda/ops/sparsemax.hpp"
+#include "baracuda/ops/gemm_bin.hpp"
 #include "baracuda/ops/gemm_int4.hpp"
 #include "baracuda/ops/gemm_quant.hpp"
 
@@ -51,7 +52,7 @@ using Shape = std::vector<std::int64_t>;
 enum class Family { kCopy, kGemm, kBinary, kUnary, kUnaryBwd, kBinaryBwd, kCast, kCmp, kLerp, kGated, kPRelu,
                     kTernary, kWhere, kFill, kAffine, kUnaryParam, kUnaryParamBwd, kLerpBwd, kTernaryBwd, kWhereBwd,
                     kGatedBwd, kPReluBwd, kPack, kUnpack, kGemmPlan, kSoftmax, kSoftmaxBwd, kSoftmaxMore, kNorm, kNormBwd, kQuantGemm, kReduce, kScan,
-                    kChanNorm, kInt4Gemm };
+                    kChanNorm, kInt4Gemm, kBinGemm };
 
 struct OpSpec {
   const char* name;
@@ -182,6 +183,11 @@ const OpSpec kOps[] = {
     // the bf16 matmul of the same shape (what the 4-bit weight replaces)
     {"w4a16", Family::kInt4Gemm, 0},
     {"w4a16_u4", Family::kInt4Gemm, 1},
+    // BinGemmPlan (--dtype u32, shape MxNxK with K in bits): A [M, K/32] and B [N, K/32] words,
+    // D [M,N] i32; kind 0 xnor_dot, kind 1 and_count. The TFLOP/s column counts 2 M N K bit
+    // operations (TOPS); the PyTorch twin is torch._int_mm of the same M, N, K in int8
+    {"bin_gemm", Family::kBinGemm, 0},
+    {"bin_gemm_and", Family::kBinGemm, 1},
 };
 
 const OpSpec* find_op(std::string_view name) {
@@ -193,12 +199,14 @@ const OpSpec* find_op(std::string_view name) {
 // Defaults when --op is given alone.
 const char* default_dtype(const OpSpec& op) {
   if (op.family == Family::kQuantGemm) return op.kind == 0 ? "i8:i32" : "e4m3:bf16";
+  if (op.family == Family::kBinGemm) return "u32";
   return op.family == Family::kCast ? "f32:bf16" : "bf16";
 }
 const char* default_shape(const OpSpec& op) {
   if (op.family == Family::kCopy) return "1073741824";  // 2 GiB of bf16
   if (op.family == Family::kGemm || op.family == Family::kGemmPlan || op.family == Family::kQuantGemm) return "8192x8192x8192";
   if (op.family == Family::kInt4Gemm) return "16x28672x8192";
+  if (op.family == Family::kBinGemm) return "8192x8192x8192";
   return "16384x8192";
 }
 constexpr int kDefaultReps = 50;
@@ -227,7 +235,7 @@ const SuiteSpec kSuites[] = {
      "1024x1024", 10},
     {"elementwise", "the foundation ops plus a spread of unary and binary kinds, bf16 16384x8192", "1073741824", "8192x8192x8192",
      "16384x8192", 50},
-    {"gemm", "GemmPlan (issue 4): bf16/f16 4096^3 and 8192^3, LLM shapes (bf16), fused bias+gelu vs separate passes, int8 and fp8 8192^3, W4A16 M=1/16/2048 on 28672x8192 next to bf16",
+    {"gemm", "GemmPlan (issue 4): bf16/f16 4096^3 and 8192^3, LLM shapes (bf16), fused bias+gelu vs separate passes, int8 and fp8 8192^3, W4A16 M=1/16/2048 on 28672x8192 next to bf16, bin_gemm (1-bit) xnor 8192^3 / 4096^3 and and-popcount 8192^3",
      "1073741824", "8192x8192x8192", "", 50},
     {"softmax", "softmax / log_softmax forward and softmax backward, gumbel_softmax (soft, hard, backward), sparsemax (and backward), bf16 16384x8192 and 4096x131072", "1073741824", "",
      "", 50},
@@ -339,6 +347,8 @@ Expected<Case> make_case(std::string_view op_name, std::string_view dtype, std::
   if (c.op->family == Family::kGemmPlan && c.shape.size() != 3) return bad(std::string(c.op->name) + " takes --shape MxNxK");
   if (c.op->family == Family::kInt4Gemm && (c.shape.size() != 3 || (c.in != DType::kBF16 && c.in != DType::kF16)))
     return bad(std::string(c.op->name) + " takes --dtype bf16 or f16 and --shape MxNxK");
+  if (c.op->family == Family::kBinGemm && (c.shape.size() != 3 || c.in != DType::kU32))
+    return bad(std::string(c.op->name) + " takes --dtype u32 and --shape MxNxK (K in bits)");
   return c;
 }
 
@@ -450,6 +460,9 @@ Expected<std::vector<Case>> suite_cases(const SuiteSpec& s) {
       BARACUDA_TRY(add("gemm", "bf16", sh));
     }
     BARACUDA_TRY(add("w4a16_u4", "bf16", "16x28672x8192"));
+    // BinGemmPlan (issue 4): xnor 8192^3 and 4096^3 bits, and-popcount 8192^3
+    for (const char* sh : {"8192x8192x8192", "4096x4096x4096"}) BARACUDA_TRY(add("bin_gemm", "u32", sh));
+    BARACUDA_TRY(add("bin_gemm_and", "u32", "8192x8192x8192"));
     return cases;
   }
   for (const char* op : kSuiteOps) BARACUDA_TRY(add(op, "bf16", s.shape));
@@ -945,6 +958,22 @@ Expected<Workload> int4_gemm_workload(const Case& c, const Stream& s) {
   return w;
 }
 
+// BinGemmPlan: A [M, ceil(K/32)] and B [N, ceil(K/32)] u32 words (K bits per row), D [M,N]
+// i32; kind 0 xnor_dot, kind 1 and_count. "FLOPs" 2MNK: one AND/XOR and one add per bit pair.
+Expected<Workload> bin_gemm_workload(const Case& c, const Stream& s) {
+  const std::int64_t m = c.shape[0], n = c.shape[1], k = c.shape[2], words = (k + 31) / 32;
+  BinGemmDescriptor d;
+  d.a = MatrixLayout{DType::kU32, m, words, words, MatrixOrder::kRowMajor, 16};
+  d.b = MatrixLayout{DType::kU32, n, words, words, MatrixOrder::kRowMajor, 16};
+  d.d = MatrixLayout{DType::kI32, m, n, n, MatrixOrder::kRowMajor, 16};
+  d.k = k;
+  d.op = c.op->kind == 0 ? BinGemmOp::kXnorDot : BinGemmOp::kAndCount;
+  auto w = plan_workload<BinGemmPlan>(s, d, {d.a.as_tensor(), d.b.as_tensor()}, {d.d.as_tensor()},
+                                      [](const Ptrs& p) { return BinGemmArgs{.a = p[0], .b = p[1], .d = p[2]}; });
+  if (w) w->flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  return w;
+}
+
 // ---------------------------------------------------------------------------- plan families
 Expected<Workload> make_workload(const Case& c, const Stream& s) {
   const TensorLayout t = TensorLayout::contiguous(c.in, c.shape);
@@ -970,6 +999,8 @@ Expected<Workload> make_workload(const Case& c, const Stream& s) {
       return quant_gemm_workload(c, s);
     case Family::kInt4Gemm:
       return int4_gemm_workload(c, s);
+    case Family::kBinGemm:
+      return bin_gemm_workload(c, s);
     case Family::kReduce:
       return reduce_workload(c, s);
     case Family::kScan:

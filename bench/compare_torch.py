@@ -28,6 +28,7 @@ DTYPES = {
     'f64': torch.float64, 'f32': torch.float32, 'f16': torch.float16, 'bf16': torch.bfloat16,
     'e4m3': torch.float8_e4m3fn, 'e5m2': torch.float8_e5m2,
     'i64': torch.int64, 'i32': torch.int32, 'i16': torch.int16, 'i8': torch.int8, 'u8': torch.uint8,
+    'u32': torch.uint32,  # bin_gemm's packed-bit words (only parsed: its twin runs in int8)
 }
 WARMUP_MS = 25.0
 MIN_WARMUP = 3
@@ -232,6 +233,13 @@ def torch_case(op, dt_in, dt_out, shape):
     if op in ('w4a16', 'w4a16_u4'):  # Int4GemmPlan: the twin is the bf16 (dt_in) matmul x @ W^T it replaces
         m, n, k = shape
         return [Operand((m, k), dt_in), Operand((n, k), dt_in)], lambda x, w: torch.matmul(x, w.t())
+    if op in ('bin_gemm', 'bin_gemm_and'):
+        # BinGemmPlan (1-bit, K in bits): PyTorch has no binary GEMM, so the twin is the int8
+        # GEMM torch._int_mm of the same M, N, K (A [M,K] and B [N,K] int8, D int32): the
+        # closest thing PyTorch offers, moving 8x the operand bytes of the packed bits
+        m, n, k = shape
+        return ([Operand((m, k), torch.int8), Operand((n, k), torch.int8)],
+                lambda a, w: torch._int_mm(a, w.t()))
     raise ValueError(f'no PyTorch equivalent for op {op!r}')
 
 
@@ -428,7 +436,7 @@ def compare(rec, reps_override, interleave=None, rounds=2):
     ms, ms_min = time_case(operands, fn, rec['bytes'], reps, rec.get('timing') == 'graph')
     torch.cuda.empty_cache()
     if interleave and op not in ('copy', 'gemm_bf16', 'gemm', 'gemm_bias_gelu', 'gemm_then_bias_gelu', 'int_gemm',
-                                 'fp8_gemm', 'w4a16', 'w4a16_u4'):
+                                 'fp8_gemm', 'w4a16', 'w4a16_u4', 'bin_gemm', 'bin_gemm_and'):
         # A/B/A/B: alternate fresh baracuda and torch measurements of the case, so clock and
         # thermal drift between the two programs does not decide a near tie; each side
         # reports the mean of its rounds (baracuda's original record counts as one).
