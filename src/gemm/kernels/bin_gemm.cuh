@@ -59,10 +59,12 @@ __device__ __forceinline__ std::uint32_t bin_combine(std::uint32_t a, std::uint3
 // d of one element from its popcount s (op as BinGemmParams::op), + C when accumulating.
 __device__ __forceinline__ void bin_store(const BinGemmParams& p, std::int64_t row, std::int64_t col, int s) {
   if (row >= p.m || col >= p.n) return;
-  int v = p.op == 0 ? p.k - 2 * s : (p.op == 1 ? p.k - s : s);
+  // unsigned arithmetic: 2s may exceed 2^31 - 1 (K near 2^31) while K - 2s still fits int32
+  const unsigned k = static_cast<unsigned>(p.k), u = static_cast<unsigned>(s);
+  unsigned v = p.op == 0 ? k - 2u * u : (p.op == 1 ? k - u : u);
   const std::int64_t at = row * p.ldd + col;
-  if (p.c != nullptr) v = static_cast<int>(static_cast<unsigned>(v) + static_cast<unsigned>(p.c[at]));
-  p.d[at] = v;
+  if (p.c != nullptr) v += static_cast<unsigned>(p.c[at]);  // accumulate wraps mod 2^32
+  p.d[at] = static_cast<int>(v);
 }
 
 // Register staging of one chunk of kChunk words of the block's 128 rows of A and of B:
