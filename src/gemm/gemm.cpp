@@ -550,6 +550,8 @@ struct DactCandidate {
     pr.sku.impl = kTf32 ? "cublaslt_tf32_dact" : "cublaslt_dact";
     pr.sku.backend = Backend::kHand;  // a cuBLASLt GEMM, our gradient pass and reduction
     if (!g.epilogue.activation_grad) pr.rejection = "only for an activation backward (epilogue.activation_grad)";
+    else if (g.epilogue.bias_grad == GemmBiasGrad::kD && batch_of(d) > 65535)
+      pr.rejection = "batch = " + std::to_string(batch_of(d)) + " > 65535 with the bias-gradient reduction (one grid row per batch)";
     else if (kTf32 && g.d.dtype != DType::kF32) pr.rejection = "tf32 applies to f32 only (dtype " + dt(g.d.dtype) + ")";
     else pr.rejection = lt_rejection(gemm_of(plain(d)));
     return pr;
@@ -579,6 +581,7 @@ struct DactCandidate {
   }
   static Status launch(const void* state, const Desc&, const GemmArgs& a, Workspace ws, cudaStream_t s) {
     const auto& st = *static_cast<const DactState*>(state);
+    if (st.act.batch == 0 || st.act.outer == 0 || st.act.inner == 0) return Status::ok();  // empty: nothing is written
     BARACUDA_TRY(lt_launch(st.lt.get(), a, ws, s));
     ActEpilogueParams p = st.act;
     p.d = a.d;
