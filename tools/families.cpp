@@ -786,7 +786,8 @@ void check_gemm_backward(const Stream& s, const GemmBackwardDescriptor& d, doubl
 // 37x53x71 in each order of A and B: plain, with C (alpha, beta) and padded lds, the bias
 // epilogues (not f64: cuBLASLt has none), the B bias gradient (B row-major, where cuBLASLt's
 // fused BGRADB finds an algorithm, so the fused and the reduction SKUs both run); 3 batches
-// with B broadcast; the backward with and without grad_bias.
+// with B broadcast; the backward with and without grad_bias; the activation backward
+// (activation_grad, every activation, with and without bgrad_d).
 std::vector<CheckRow> check_gemm(const Stream& s, DType t, std::mt19937_64& rng) {
   using A = GemmActivation;
   std::vector<CheckRow> rows;

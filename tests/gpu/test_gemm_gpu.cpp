@@ -6,6 +6,7 @@
 // batches with broadcast (stride 0) operands; every SKU forced, outputs poisoned, guard bytes
 // around them and the ld padding of D checked untouched; the run-time refusals (null,
 // misaligned, aliasing, workspace) with outputs untouched. Filter: --gtest_filter='*Gemm*'.
+// The aux / activation-backward tests (GemmAuxGpu.*, GemmAuxRefusals.*): '*GemmAux*'.
 #include <gtest/gtest.h>
 
 #include <array>
