@@ -252,7 +252,8 @@ Status validate_batched(const BatchedGemmDescriptor& b) {
   if (g.epilogue.bias_grad != GemmBiasGrad::kNone)
     BARACUDA_TRY(check_output_stride(b.batch, b.stride_bias, g.bias_grad.numel(), "bias"));
   if (g.epilogue.aux) {
-    BARACUDA_TRY(check_output_stride(b.batch, b.stride_aux, span_of(g.aux), "aux"));
+    if (!g.epilogue.activation_grad)  // an output of the forward; the backward only reads it
+      BARACUDA_TRY(check_output_stride(b.batch, b.stride_aux, span_of(g.aux), "aux"));
     const std::int64_t multiple = g.epilogue.activation == GemmActivation::kRelu ? 128 : 8;
     if (b.batch > 1 && !is_composite_activation(g.epilogue.activation) && b.stride_aux % multiple != 0)
       return invalid("stride_aux = " + str(b.stride_aux) + " is not a multiple of " + str(multiple) + " (cuBLASLt's rule)");
