@@ -130,6 +130,16 @@ const OpSpec kOps[] = {
     {"gemm", Family::kGemmPlan, 0},
     {"gemm_bias_gelu", Family::kGemmPlan, 1},
     {"gemm_then_bias_gelu", Family::kGemmPlan, 2},
+    // the activation backward of an MLP, dX_pre = (dY W) .* act'(X_pre) with db = column sums
+    // (A = dY [M,K], B = W [K,N], aux = X_pre [M,N]): 3 fused DGELU_BGRAD (gelu_tanh), 4 the
+    // same as a plain GEMM, UnaryBackwardPlan gelu_tanh and a column-sum ReducePlan, 5 fused
+    // DRELU_BGRAD (aux = bit mask), 6 dsilu + bgrad (composite SKU cublaslt_dact); 7 the
+    // forward bias + gelu_tanh with its aux output (GELU_AUX_BIAS)
+    {"gemm_dgelu_bgrad", Family::kGemmPlan, 3},
+    {"gemm_then_dgelu_bgrad", Family::kGemmPlan, 4},
+    {"gemm_drelu_bgrad", Family::kGemmPlan, 5},
+    {"gemm_dsilu_bgrad", Family::kGemmPlan, 6},
+    {"gemm_bias_gelu_aux", Family::kGemmPlan, 7},
     // issue 5, rows along the last dim: softmax / log_softmax forward, softmax backward (reads
     // grad_y and y); layer_norm (affine, saves mean / rstd), rms_norm (weight), add_rms_norm
     // (h = x + residual -> residual_out, y = rms_norm(h)); their backward (grad_x and the
@@ -235,7 +245,7 @@ const SuiteSpec kSuites[] = {
      "1024x1024", 10},
     {"elementwise", "the foundation ops plus a spread of unary and binary kinds, bf16 16384x8192", "1073741824", "8192x8192x8192",
      "16384x8192", 50},
-    {"gemm", "GemmPlan (issue 4): bf16/f16 4096^3 and 8192^3, LLM shapes (bf16), fused bias+gelu vs separate passes, int8 and fp8 8192^3, W4A16 M=1/16/2048 on 28672x8192 next to bf16, bin_gemm (1-bit) xnor 8192^3 / 4096^3 and and-popcount 8192^3",
+    {"gemm", "GemmPlan (issue 4): bf16/f16 4096^3 and 8192^3, LLM shapes (bf16), fused bias+gelu vs separate passes, the activation backward (dgelu/drelu/dsilu + bgrad, dgelu vs separate ops) and gelu aux output, int8 and fp8 8192^3, W4A16 M=1/16/2048 on 28672x8192 next to bf16, bin_gemm (1-bit) xnor 8192^3 / 4096^3 and and-popcount 8192^3",
      "1073741824", "8192x8192x8192", "", 50},
     {"softmax", "softmax / log_softmax forward and softmax backward, gumbel_softmax (soft, hard, backward), sparsemax (and backward), bf16 16384x8192 and 4096x131072", "1073741824", "",
      "", 50},
@@ -450,6 +460,14 @@ Expected<std::vector<Case>> suite_cases(const SuiteSpec& s) {
     for (const char* sh : kGemmFusionShapes) {
       BARACUDA_TRY(add("gemm_bias_gelu", "bf16", sh));
       BARACUDA_TRY(add("gemm_then_bias_gelu", "bf16", sh));
+    }
+    // the activation backward epilogues (fused vs separate ops) and the forward's aux output
+    for (const char* sh : {"4096x4096x4096", "2048x14336x4096"}) {
+      BARACUDA_TRY(add("gemm_dgelu_bgrad", "bf16", sh));
+      BARACUDA_TRY(add("gemm_then_dgelu_bgrad", "bf16", sh));
+      BARACUDA_TRY(add("gemm_drelu_bgrad", "bf16", sh));
+      BARACUDA_TRY(add("gemm_dsilu_bgrad", "bf16", sh));
+      BARACUDA_TRY(add("gemm_bias_gelu_aux", "bf16", sh));
     }
     BARACUDA_TRY(add("int_gemm", "i8:i32", "8192x8192x8192"));
     BARACUDA_TRY(add("fp8_gemm", "e4m3:bf16", "8192x8192x8192"));
@@ -682,6 +700,66 @@ Expected<Workload> gemm_workload(const Case& c, const Stream& stream) {
 // Row-major D[M,N] = A[M,K] B[K,N] (torch.matmul(a, b)); kind 1 fuses bias + gelu_tanh in the
 // epilogue, kind 2 runs the plain GEMM then BinaryPlan (bias add, in place) and UnaryPlan
 // (gelu_tanh, in place): the same result in three passes.
+// The aux cases of the gemm suite (kinds 3..7 of gemm_plan_workload): g is the plain
+// row-major problem. Inputs a, b, aux (X_pre in D's dtype, or relu's bit mask with ld
+// rounded up to 128 bits; the forward's bias instead of aux for kind 7); outputs d and
+// bias_grad [N] (the forward's aux for kind 7).
+Expected<Workload> gemm_aux_workload(const Case& c, const Stream& s, GemmDescriptor g) {
+  const DType t = g.d.dtype;
+  const std::int64_t m = g.m(), n = g.n();
+  const TensorLayout ta = g.a.as_tensor(), tb = g.b.as_tensor(), td = g.d.as_tensor();
+  const TensorLayout vec = TensorLayout::contiguous(t, {n});
+  const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(g.k());
+  const int kind = c.op->kind;
+  if (kind == 4) {  // separate ops: GEMM, gelu_tanh backward in place, column sums
+    auto t0 = std::chrono::steady_clock::now();
+    auto gemm = GemmPlan::select(s, g, g_preference);
+    if (!gemm) return Status(gemm.error()).add_context("select gemm");
+    auto dgelu = UnaryBackwardPlan::select(s, UnaryBackwardDescriptor{UnaryKind::kGeluTanh, td, td, td});
+    if (!dgelu) return Status(dgelu.error()).add_context("select gelu_tanh backward");
+    auto colsum = ReducePlan::select(s, ReduceDescriptor{td, vec, ReduceAxes::of({0}), false, ReduceKind::kSum});
+    if (!colsum) return Status(colsum.error()).add_context("select column sum");
+    Workload w;
+    w.select_us = micros_since(t0);
+    w.inputs = {ta, tb, td};
+    w.outputs = {td, vec};
+    w.sku = gemm->sku().name() + " + " + dgelu->sku().name() + " + " + colsum->sku().name();
+    w.workspace_bytes = std::max(gemm->workspace_size(), colsum->workspace_size());
+    w.flops = flops;
+    w.run = [gp = *gemm, up = *dgelu, rp = *colsum](const Stream& st, const Ptrs& p, Workspace ws) -> Status {
+      BARACUDA_TRY(gp.run(st, ws, GemmArgs{.a = p[0], .b = p[1], .d = p[3]}));
+      BARACUDA_TRY(up.run(st, {}, UnaryBackwardArgs{p[3], p[2], p[3]}));
+      return rp.run(st, ws, ReduceArgs{p[3], p[4]});
+    };
+    return w;
+  }
+  if (kind == 7) {  // forward: bias + gelu_tanh with the pre-activation as aux
+    g.epilogue = {GemmActivation::kGeluTanh, true, true, GemmBiasGrad::kNone};
+    g.bias = vec;
+    g.aux = g.d;
+    auto w = plan_workload<GemmPlan>(s, g, {ta, tb, vec}, {td, td}, [](const Ptrs& p) {
+      return GemmArgs{.a = p[0], .b = p[1], .d = p[3], .bias = p[2], .aux = p[4]};
+    });
+    if (w) w->flops = flops;
+    return w;
+  }
+  const GemmActivation act = kind == 3 ? GemmActivation::kGeluTanh : kind == 5 ? GemmActivation::kRelu : GemmActivation::kSilu;
+  g.epilogue = GemmEpilogue::activation_backward(act, true);
+  g.bias_grad = vec;
+  TensorLayout taux = td;
+  if (act == GemmActivation::kRelu) {
+    g.aux = MatrixLayout{DType::kBit, m, n, (n + 127) / 128 * 128, MatrixOrder::kRowMajor, 16};
+    taux = TensorLayout::contiguous(DType::kU8, {m, g.aux.ld / 8});  // the mask's bytes (random bits)
+  } else {
+    g.aux = g.d;
+  }
+  auto w = plan_workload<GemmPlan>(s, g, {ta, tb, taux}, {td, vec}, [](const Ptrs& p) {
+    return GemmArgs{.a = p[0], .b = p[1], .d = p[3], .bias_grad = p[4], .aux = p[2]};
+  });
+  if (w) w->flops = flops;
+  return w;
+}
+
 Expected<Workload> gemm_plan_workload(const Case& c, const Stream& s) {
   const std::int64_t m = c.shape[0], n = c.shape[1], k = c.shape[2];
   const DType t = c.in;
@@ -697,6 +775,7 @@ Expected<Workload> gemm_plan_workload(const Case& c, const Stream& s) {
     g.epilogue.activation = GemmActivation::kGeluTanh;
     g.bias = bias;
   }
+  if (c.op->kind >= 3) return gemm_aux_workload(c, s, g);
   if (c.op->kind != 2) {
     auto w = c.op->kind == 0
                  ? plan_workload<GemmPlan>(s, g, {ta, tb}, {td}, [](const Ptrs& p) { return GemmArgs{.a = p[0], .b = p[1], .d = p[2]}; })

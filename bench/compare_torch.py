@@ -222,6 +222,25 @@ def torch_case(op, dt_in, dt_out, shape):
             return [a, b], torch.matmul
         # torch: addmm (cuBLASLt bias epilogue) then a separate gelu pass, for both baracuda forms
         return [a, b, Operand((n,), dt_in)], lambda x, w, bias: F.gelu(torch.addmm(bias, x, w), approximate='tanh')
+    if op in GEMM_AUX_OPS:  # the activation backward of an MLP: dX_pre = (dY W) .* act'(X_pre), db = column sums
+        m, n, k = shape
+        dy, w, pre = Operand((m, k), dt_in), Operand((k, n), dt_in), Operand((m, n), dt_in)
+        aten = torch.ops.aten
+        if op == 'gemm_bias_gelu_aux':  # forward keeping the pre-activation (what autograd saves)
+            def fwd(x, w_, bias):
+                p = torch.addmm(bias, x, w_)
+                return F.gelu(p, approximate='tanh'), p
+            return [dy, w, Operand((n,), dt_in)], fwd
+        grads = {'gemm_dgelu_bgrad': lambda g, p: aten.gelu_backward(g, p, approximate='tanh'),
+                 'gemm_then_dgelu_bgrad': lambda g, p: aten.gelu_backward(g, p, approximate='tanh'),
+                 'gemm_drelu_bgrad': lambda g, p: aten.threshold_backward(g, p, 0),
+                 'gemm_dsilu_bgrad': lambda g, p: aten.silu_backward(g, p)}
+        act_grad = grads[op]
+
+        def bwd(g_out, w_, p):
+            dx = act_grad(torch.matmul(g_out, w_), p)
+            return dx, dx.sum(0)
+        return [dy, w, pre], bwd
     if op == 'int_gemm':  # IntGemmPlan: A [M,K] int8 @ the [N,K] weight transposed -> int32
         m, n, k = shape
         return [Operand((m, k), dt_in), Operand((n, k), dt_in)], lambda a, w: torch._int_mm(a, w.t())
@@ -241,6 +260,12 @@ def torch_case(op, dt_in, dt_out, shape):
         return ([Operand((m, k), torch.int8), Operand((n, k), torch.int8)],
                 lambda a, w: torch._int_mm(a, w.t()))
     raise ValueError(f'no PyTorch equivalent for op {op!r}')
+
+
+# GemmPlan's aux cases (baracuda-bench --suite gemm): the fused activation backward, the same
+# as separate ops, and the forward keeping its pre-activation; torch runs each the eager way.
+GEMM_AUX_OPS = ('gemm_dgelu_bgrad', 'gemm_then_dgelu_bgrad', 'gemm_drelu_bgrad', 'gemm_dsilu_bgrad',
+                'gemm_bias_gelu_aux')
 
 
 def norm_case(op, dt, shape, x):
@@ -436,7 +461,7 @@ def compare(rec, reps_override, interleave=None, rounds=2):
     ms, ms_min = time_case(operands, fn, rec['bytes'], reps, rec.get('timing') == 'graph')
     torch.cuda.empty_cache()
     if interleave and op not in ('copy', 'gemm_bf16', 'gemm', 'gemm_bias_gelu', 'gemm_then_bias_gelu', 'int_gemm',
-                                 'fp8_gemm', 'w4a16', 'w4a16_u4', 'bin_gemm', 'bin_gemm_and'):
+                                 'fp8_gemm', 'w4a16', 'w4a16_u4', 'bin_gemm', 'bin_gemm_and') + GEMM_AUX_OPS:
         # A/B/A/B: alternate fresh baracuda and torch measurements of the case, so clock and
         # thermal drift between the two programs does not decide a near tie; each side
         # reports the mean of its rounds (baracuda's original record counts as one).

@@ -24,6 +24,32 @@ double gelu_tanh(double x) {
 double gelu_erf(double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }
 double silu(double x) { return x / (1 + std::exp(-x)); }
 
+// The activation backward's factor act'(x) and the bound of its f32 evaluation.
+//  gelu_tanh: t = tanh(k (x + c x^3)) may come from the hardware tanh.approx.f32 (absolute
+//    error < 2^-11 since |t| <= 1); d act' / dt = 0.5 - x t k (1 + 3 c x^2), so the error is
+//    2^-11 (0.5 + k |x| (1 + 3 c x^2)), plus 2^-21 for the f32 roundings.
+//  gelu_erf, silu: erff / expf within 2 ulp and a few f32 roundings: 2^-21 (1 + |x|).
+struct ActGrad {
+  double value, eval_bound;
+};
+ActGrad act_grad(GemmActivation a, double x) {
+  const double k = std::sqrt(2.0 / M_PI), c = 0.044715;
+  switch (a) {
+    case GemmActivation::kGeluTanh: {
+      const double t = std::tanh(k * (x + c * x * x * x));
+      return {0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * c * x * x),
+              std::ldexp(1.0, -11) * (0.5 + k * std::fabs(x) * (1 + 3 * c * x * x)) + std::ldexp(1.0, -21)};
+    }
+    case GemmActivation::kGeluErf:
+      return {0.5 * (1 + std::erf(x / std::sqrt(2.0))) + x * std::exp(-0.5 * x * x) / std::sqrt(2 * M_PI),
+              std::ldexp(1.0, -21) * (1 + std::fabs(x))};
+    default: {  // silu
+      const double sg = 1 / (1 + std::exp(-x));
+      return {sg * (1 + x * (1 - sg)), std::ldexp(1.0, -21) * (1 + std::fabs(x))};
+    }
+  }
+}
+
 // Element (i, j) of matrix p of a batched operand.
 struct MatrixReader {
   const HostTensor& t;
@@ -47,18 +73,23 @@ TensorLayout batched_layout(const MatrixLayout& m, std::int64_t batch, std::int6
 }
 
 Expected<GemmOracle> batched_gemm(const BatchedGemmDescriptor& bd, const HostTensor& a, const HostTensor& b,
-                                  const HostTensor* c, const HostTensor* bias, double alpha, double beta, bool tf32) {
+                                  const HostTensor* c, const HostTensor* bias, double alpha, double beta, bool tf32,
+                                  const HostTensor* aux) {
   const GemmDescriptor& g = bd.gemm;
   const GemmEpilogue& e = g.epilogue;
   if ((g.with_c && !c) || (e.bias && !bias))
     return Status(Code::kInvalidArgument, "reference::batched_gemm: c or bias missing");
+  if (e.activation_grad && (!aux || e.activation == GemmActivation::kNone || e.bias || g.with_c))
+    return Status(Code::kInvalidArgument, "reference::batched_gemm: activation_grad needs aux and an activation, no bias or C");
   const std::int64_t M = g.m(), N = g.n(), K = g.k(), P = bd.batch;
   const DType out = g.d.dtype;
   const double u = out == DType::kF64 ? unit_roundoff(DType::kF64) : unit_roundoff(DType::kF32);
   const double g_pre = gamma(K + 3, u) + (tf32 ? std::ldexp(1.0, -10) : 0.0);
   const double u_out = unit_roundoff(out), atol = smallest_subnormal(out);
   const bool has_epilogue = e.bias || e.activation != GemmActivation::kNone;
-  const bool rounds_before_epilogue = has_epilogue && (out == DType::kF16 || out == DType::kBF16);
+  // the activation backward: cuBLASLt's 16-bit epilogues round first (as measured for the
+  // forward), and the cublaslt_dact SKU stores the product in D's dtype before its pass
+  const bool rounds_before_epilogue = e.activation_grad || (has_epilogue && (out == DType::kF16 || out == DType::kBF16));
   GemmOracle o;
   o.batch = P;
   o.m = M;
@@ -104,7 +135,22 @@ Expected<GemmOracle> batched_gemm(const BatchedGemmDescriptor& bd, const HostTen
           }
           const double pre_err = g_pre * scale + early_rounding;
           double v = pre, err = pre_err;
-          if (e.activation == GemmActivation::kRelu) {
+          if (e.activation_grad) {
+            // D = pre .* act'(aux): the relu mask selects exactly; otherwise act'(x) of the
+            // stored pre-activation x (exact input) times pre with its error, plus the
+            // factor's evaluation error times |pre|
+            const std::int64_t at = p * bd.stride_aux + element(g.aux, i, j);
+            if (e.activation == GemmActivation::kRelu) {
+              const auto* bytes = static_cast<const unsigned char*>(aux->data());
+              const bool bit = (bytes[at / 8] >> (at % 8)) & 1;
+              v = bit ? pre : 0.0;
+              err = bit ? pre_err : 0.0;
+            } else {
+              const ActGrad f = act_grad(e.activation, load_as_double(g.aux.dtype, aux->data(), at));
+              v = pre * f.value;
+              err = std::fabs(f.value) * pre_err + f.eval_bound * (std::fabs(pre) + pre_err);
+            }
+          } else if (e.activation == GemmActivation::kRelu) {
             v = pre > 0 ? pre : 0.0;
           } else if (e.activation == GemmActivation::kGeluTanh) {
             v = gelu_tanh(pre);
@@ -124,7 +170,21 @@ Expected<GemmOracle> batched_gemm(const BatchedGemmDescriptor& bd, const HostTen
           o.d_bound[idx] = err * (1 + u_out) + u_out * std::fabs(v) + atol;
         }
     });
-    if (e.bias_grad != GemmBiasGrad::kNone) {
+    if (e.bias_grad == GemmBiasGrad::kD) {
+      // column sums of D: each element's bound (whether the sum sees D before or after its
+      // rounding), the f32 accumulation over M, and the output rounding
+      for (std::int64_t j = 0; j < N; ++j) {
+        double s = 0, sa = 0, sb = 0;
+        for (std::int64_t i = 0; i < M; ++i) {
+          const auto idx = static_cast<std::size_t>((p * M + i) * N + j);
+          s += o.d[idx];
+          sa += std::fabs(o.d[idx]);
+          sb += o.d_bound[idx];
+        }
+        o.bias_grad.push_back(s);
+        o.bias_grad_bound.push_back((sb + gamma(M, unit_roundoff(DType::kF32)) * sa) * (1 + u_out) + u_out * std::fabs(s) + atol);
+      }
+    } else if (e.bias_grad != GemmBiasGrad::kNone) {
       const bool of_a = e.bias_grad == GemmBiasGrad::kA;
       const std::int64_t len = of_a ? M : N;
       for (std::int64_t r = 0; r < len; ++r) {
@@ -143,10 +203,10 @@ Expected<GemmOracle> batched_gemm(const BatchedGemmDescriptor& bd, const HostTen
 }
 
 Expected<GemmOracle> gemm(const GemmDescriptor& d, const HostTensor& a, const HostTensor& b, const HostTensor* c,
-                          const HostTensor* bias, double alpha, double beta, bool tf32) {
+                          const HostTensor* bias, double alpha, double beta, bool tf32, const HostTensor* aux) {
   BatchedGemmDescriptor bd;
   bd.gemm = d;
-  return batched_gemm(bd, a, b, c, bias, alpha, beta, tf32);
+  return batched_gemm(bd, a, b, c, bias, alpha, beta, tf32, aux);
 }
 
 Expected<GemmOracle> grouped_gemm(const GroupedGemmDescriptor& d, const HostTensor& a, const HostTensor& b, double alpha) {

@@ -710,6 +710,12 @@ void check_gemm_case(const Stream& s, const BatchedGemmDescriptor& bd, double al
   HostTensor hbg(reference::batched_layout(bgrad ? g.bias_grad : unused, P, bd.stride_bias));
   HostTensor haux(reference::batched_layout(e.aux ? g.aux : MatrixLayout{g.d.dtype, 1, 1, 1, kRow, 16}, P, bd.stride_aux));
   for (HostTensor* h : {&ha, &hb, &hc, &hbias}) reference::fill_random(*h, rng, -1, 1, false);
+  // the activation backward reads aux: random mask bits, or pre-activations in [-3, 3]
+  if (e.activation_grad && e.activation == GemmActivation::kRelu) {
+    for (std::size_t i = 0; i < haux.storage_bytes(); ++i) haux.storage()[i] = static_cast<std::byte>(rng() & 0xFF);
+  } else if (e.activation_grad) {
+    reference::fill_random(haux, rng, -3, 3, false);
+  }
   DeviceCopy da(ha, s), db(hb, s), dc(hc, s), dd(hd, s), dbias(hbias, s), dbg(hbg, s), daux(haux, s);
   const GemmArgs args{.a = da.data(), .b = db.data(), .c = g.with_c ? dc.data() : nullptr, .d = dd.data(),
                       .bias = e.bias ? dbias.data() : nullptr, .bias_grad = bgrad ? dbg.data() : nullptr,
@@ -719,15 +725,16 @@ void check_gemm_case(const Stream& s, const BatchedGemmDescriptor& bd, double al
     tf32 = p.sku().precision.uses_tf32;
     dd.poison(s);
     dbg.poison(s);
-    daux.poison(s);
+    if (!e.activation_grad) daux.poison(s);  // an input of the backward
     return p.run(s, ws, args);
   };
   auto verify = [&] {
-    auto o = reference::batched_gemm(bd, ha, hb, g.with_c ? &hc : nullptr, e.bias ? &hbias : nullptr, alpha, beta, tf32);
+    auto o = reference::batched_gemm(bd, ha, hb, g.with_c ? &hc : nullptr, e.bias ? &hbias : nullptr, alpha, beta, tf32,
+                                     e.activation_grad ? &haux : nullptr);
     if (!o) return reference::Comparison{.ok = false, .detail = "reference: " + o.error().to_string()};
     (void)dd.download(hd, s);
     auto c = reference::compare_gemm_d(hd, *o);
-    if (c.ok && e.aux) {
+    if (c.ok && e.aux && !e.activation_grad) {
       (void)daux.download(haux, s);
       c = e.activation == GemmActivation::kRelu ? reference::compare_gemm_relu_mask(haux, *o, g.aux.ld, bd.stride_aux, g.aux.order == kRow)
                                                 : reference::compare_gemm_aux_pre(haux, *o);
@@ -780,7 +787,8 @@ void check_gemm_backward(const Stream& s, const GemmBackwardDescriptor& d, doubl
 // 37x53x71 in each order of A and B: plain, with C (alpha, beta) and padded lds, the bias
 // epilogues (not f64: cuBLASLt has none), the B bias gradient (B row-major, where cuBLASLt's
 // fused BGRADB finds an algorithm, so the fused and the reduction SKUs both run); 3 batches
-// with B broadcast; the backward with and without grad_bias.
+// with B broadcast; the backward with and without grad_bias; the activation backward
+// (activation_grad, every activation, with and without bgrad_d).
 std::vector<CheckRow> check_gemm(const Stream& s, DType t, std::mt19937_64& rng) {
   using A = GemmActivation;
   std::vector<CheckRow> rows;
@@ -798,6 +806,12 @@ std::vector<CheckRow> check_gemm(const Stream& s, DType t, std::mt19937_64& rng)
       check_gemm_case<GemmPlan>(s, batch1(with_epilogue(wc, {A::kRelu, true, true, GemmBiasGrad::kNone})), 0.75, -0.5, rng, rows);
     }
     if (o[1] == kRow) check_gemm_case<GemmPlan>(s, batch1(with_epilogue(plain, {A::kNone, false, false, GemmBiasGrad::kB})), 1.0, 0.0, rng, rows);
+    // the activation backward (DRELU / DGELU (+ BGRAD) and cublaslt_dact), every activation
+    if (t != DType::kF64)
+      for (A act : {A::kRelu, A::kGeluTanh, A::kGeluErf, A::kSilu})
+        for (bool bgrad : {false, true})
+          check_gemm_case<GemmPlan>(s, batch1(with_epilogue(plain, GemmEpilogue::activation_backward(act, bgrad))),
+                                    bgrad ? 1.0 : 1.5, 0.0, rng, rows);
 
     BatchedGemmDescriptor b = batch1(wc);
     const auto span = [](const MatrixLayout& m) { return m.as_tensor().element_span().end_offset; };
@@ -1533,8 +1547,9 @@ const std::vector<FamilyEntry>& families() {
        },
        check_fill},
       {"gemm", kMathTypes,
-       "GemmPlan BatchedGemmPlan GemmBackwardPlan; epilogues bias relu gelu_tanh (+aux), bgrad_a bgrad_b (f64: bias gradients "
-       "only); f32 in TF32 only with math.allow_tf32",
+       "GemmPlan BatchedGemmPlan GemmBackwardPlan; epilogues bias relu gelu_tanh gelu_erf silu (+aux), bgrad_a bgrad_b, "
+       "activation backward drelu dgelu_tanh dgelu_erf dsilu (+bgrad_d) (f64: bias gradients only); f32 in TF32 only with "
+       "math.allow_tf32",
        [](const DeviceCaps& c, DType t) {
          using A = GemmActivation;
          std::vector<InfoRow> rows;
@@ -1554,6 +1569,15 @@ const std::vector<FamilyEntry>& families() {
          rows.push_back(info_row<GemmPlan>(
              "gemm", c, with_epilogue(gemm_problem(t, 4096, 4096, 4096, kCol, kRow), {A::kNone, false, false, GemmBiasGrad::kB}), t,
              "CRR 4096^3 bgrad_b"));
+         if (t != DType::kF64) {
+           const GemmDescriptor mlp = gemm_problem(t, 4096, 4096, 4096, kRow, kRow);  // dY W, W [N2, H] row-major
+           rows.push_back(info_row<GemmPlan>("gemm", c, with_epilogue(mlp, GemmEpilogue::activation_backward(A::kGeluTanh, true)),
+                                             t, "RRR 4096^3 dgelu_tanh+bgrad_d"));
+           rows.push_back(info_row<GemmPlan>("gemm", c, with_epilogue(mlp, GemmEpilogue::activation_backward(A::kRelu, true)),
+                                             t, "RRR 4096^3 drelu+bgrad_d"));
+           rows.push_back(info_row<GemmPlan>("gemm", c, with_epilogue(mlp, GemmEpilogue::activation_backward(A::kSilu, false)),
+                                             t, "RRR 4096^3 dsilu (composite)"));
+         }
          BatchedGemmDescriptor b{.gemm = gemm_problem(t, 2048, 2048, 128, kRow, kCol), .batch = 32};
          b.stride_a = b.stride_b = 2048 * 128;
          b.stride_d = 2048 * 2048;

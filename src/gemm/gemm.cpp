@@ -1,12 +1,17 @@
 // GemmPlan and BatchedGemmPlan: descriptor validation, the candidate table, run-time
-// argument checks. Four candidates, in this order:
+// argument checks. Eight candidates, in this order:
 //  * "cublaslt": cuBLASLt, strict compute (f64 for f64, f32 for the others: no TF32);
 //  * "cublaslt_tf32": f32 only, CUBLAS_COMPUTE_32F_FAST_TF32 (PrecisionInfo::uses_tf32, so
 //    select takes it only when PlanPreference::math.allow_tf32, and then after the strict one
 //    unless that is skipped or another SKU is forced);
 //  * "cublaslt_bgrad_reduce" / "cublaslt_tf32_bgrad_reduce": bias-gradient epilogues only,
 //    the GEMM above without the epilogue followed by our reduction (bias_grad.hpp), where
-//    cuBLASLt's BGRADA / BGRADB find no algorithm.
+//    cuBLASLt's BGRADA / BGRADB find no algorithm;
+//  * "cublaslt_act" / "cublaslt_tf32_act": forward gelu_erf and silu (no cuBLASLt epilogue):
+//    the plain GEMM, then our activation pass (act_epilogue.hpp);
+//  * "cublaslt_dact" / "cublaslt_tf32_dact": the activation backward (activation_grad) where
+//    cuBLASLt's DRELU / DGELU (+ BGRAD) cannot: the plain GEMM, our act'(aux) pass, and the
+//    bias_grad.hpp reduction over D's columns for bias_grad kD.
 // The cuBLASLt frame change, heuristic and launch are in lt_gemm.cpp.
 #include <algorithm>
 #include <array>
@@ -38,7 +43,10 @@ const char* gemm_activation_name(GemmActivation a) noexcept {
 }
 
 std::string GemmEpilogue::to_string() const {
-  if (bias_grad != GemmBiasGrad::kNone) return bias_grad == GemmBiasGrad::kA ? "bgrad_a" : "bgrad_b";
+  if (activation_grad)
+    return "d" + std::string(gemm_activation_name(activation)) + (bias_grad == GemmBiasGrad::kD ? "+bgrad_d" : "");
+  if (bias_grad != GemmBiasGrad::kNone)
+    return bias_grad == GemmBiasGrad::kA ? "bgrad_a" : bias_grad == GemmBiasGrad::kB ? "bgrad_b" : "bgrad_d";
   std::string s;
   if (bias) s = "bias";
   if (activation != GemmActivation::kNone) s += (s.empty() ? "" : "+") + std::string(gemm_activation_name(activation));
@@ -60,7 +68,7 @@ std::size_t GemmDescriptor::hash() const noexcept {
   h = detail::hash_combine(h, bias_grad.hash());
   const std::size_t e = static_cast<std::size_t>(epilogue.activation) | (std::size_t{epilogue.bias} << 4) |
                         (std::size_t{epilogue.aux} << 5) | (static_cast<std::size_t>(epilogue.bias_grad) << 6) |
-                        (std::size_t{with_c} << 8);
+                        (std::size_t{with_c} << 8) | (std::size_t{epilogue.activation_grad} << 9);
   return detail::hash_combine(h, e);
 }
 
@@ -141,6 +149,24 @@ Status check_vector(const TensorLayout& v, const char* field, std::int64_t n, co
   return check_alignment_covers_element(v.alignment, t, field);
 }
 
+// The activation backward (DRELU / DGELU (+ BGRAD) and our composite): what it excludes.
+Status validate_activation_grad(const GemmDescriptor& g) {
+  const GemmEpilogue& e = g.epilogue;
+  const std::string name = e.to_string();
+  if (e.activation == GemmActivation::kNone)
+    return invalid("epilogue.activation_grad = true with activation none: name the forward's activation");
+  if (!e.aux)
+    return invalid("epilogue " + name + " needs epilogue.aux = true (aux is its input: the forward's relu mask or "
+                   "pre-activation)");
+  if (e.bias)
+    return invalid("epilogue.bias = true with activation_grad: the backward adds no bias (bias_grad = kD gives its gradient)");
+  if (g.with_c) return invalid("with_c = true with epilogue " + name + ": the activation backward takes no C");
+  if (g.d.dtype == DType::kF64)
+    return invalid("d.dtype = f64 with epilogue " + name +
+                   ": cuBLASLt's DRELU / DGELU take f32, f16 and bf16, and so does our activation-gradient pass");
+  return Status::ok();
+}
+
 }  // namespace
 
 Status validate_gemm(const GemmDescriptor& g) {
@@ -165,7 +191,13 @@ Status validate_gemm(const GemmDescriptor& g) {
     BARACUDA_TRY(check_alignment_covers_element(g.c.alignment, t, "c"));
   }
   const GemmEpilogue& e = g.epilogue;
-  if (e.bias_grad != GemmBiasGrad::kNone) {
+  if (e.activation_grad) BARACUDA_TRY(validate_activation_grad(g));
+  if (e.bias_grad == GemmBiasGrad::kD) {
+    if (!e.activation_grad)
+      return invalid("epilogue.bias_grad = bgrad_d without activation_grad (the column sums of D are the activation "
+                     "backward's bias gradient; use kA / kB for an operand's sums)");
+    BARACUDA_TRY(check_vector(g.bias_grad, "bias_grad", g.d.cols, "N, sums of D's columns", t));
+  } else if (e.bias_grad != GemmBiasGrad::kNone) {
     if (e.bias || e.aux || e.activation != GemmActivation::kNone)
       return invalid("epilogue.bias_grad with bias, an activation or aux: the bias gradient epilogue stands alone");
     const bool of_a = e.bias_grad == GemmBiasGrad::kA;
@@ -220,7 +252,8 @@ Status validate_batched(const BatchedGemmDescriptor& b) {
   if (g.epilogue.bias_grad != GemmBiasGrad::kNone)
     BARACUDA_TRY(check_output_stride(b.batch, b.stride_bias, g.bias_grad.numel(), "bias"));
   if (g.epilogue.aux) {
-    BARACUDA_TRY(check_output_stride(b.batch, b.stride_aux, span_of(g.aux), "aux"));
+    if (!g.epilogue.activation_grad)  // an output of the forward; the backward only reads it
+      BARACUDA_TRY(check_output_stride(b.batch, b.stride_aux, span_of(g.aux), "aux"));
     const std::int64_t multiple = g.epilogue.activation == GemmActivation::kRelu ? 128 : 8;
     if (b.batch > 1 && !is_composite_activation(g.epilogue.activation) && b.stride_aux % multiple != 0)
       return invalid("stride_aux = " + str(b.stride_aux) + " is not a multiple of " + str(multiple) + " (cuBLASLt's rule)");
@@ -251,15 +284,18 @@ Status check_gemm_args(const BatchedGemmDescriptor& b, const GemmArgs& a) {
   const GemmEpilogue& e = g.epilogue;
   const bool bgrad = e.bias_grad != GemmBiasGrad::kNone;
   const std::int64_t n = b.batch;
-  const std::array<Operand, 4> inputs = {{
+  // aux is the forward's output, and the activation backward's input
+  const TensorLayout aux_span = gemm_batched_layout(g.aux.as_tensor(), n, b.stride_aux);
+  const std::array<Operand, 5> inputs = {{
       {"a", a.a, gemm_batched_layout(g.a.as_tensor(), n, b.stride_a), true},
       {"b", a.b, gemm_batched_layout(g.b.as_tensor(), n, b.stride_b), true},
       {"c", a.c, gemm_batched_layout(g.c.as_tensor(), n, b.stride_c), g.with_c},
       {"bias", a.bias, gemm_batched_layout(g.bias, n, b.stride_bias), e.bias},
+      {"aux", a.aux, aux_span, e.aux && e.activation_grad},
   }};
   const std::array<Operand, 3> outputs = {{
       {"d", a.d, gemm_batched_layout(g.d.as_tensor(), n, b.stride_d), true},
-      {"aux", a.aux, gemm_batched_layout(g.aux.as_tensor(), n, b.stride_aux), e.aux},
+      {"aux", a.aux, aux_span, e.aux && !e.activation_grad},
       {"bias_grad", a.bias_grad, gemm_batched_layout(g.bias_grad, n, b.stride_bias), bgrad},
   }};
   if (g.m() == 0 || g.n() == 0 || n == 0) return Status::ok();  // nothing is read or written
@@ -384,6 +420,7 @@ struct BgradReduceCandidate {
     pr.sku.impl = kTf32 ? "cublaslt_tf32_bgrad_reduce" : "cublaslt_bgrad_reduce";
     pr.sku.backend = Backend::kHand;  // a cuBLASLt GEMM and our reduction kernel
     if (g.epilogue.bias_grad == GemmBiasGrad::kNone) pr.rejection = "only for a bias-gradient epilogue";
+    else if (g.epilogue.activation_grad) pr.rejection = "bias gradient of an activation backward: the cublaslt_dact candidates run it";
     else if (kTf32 && g.d.dtype != DType::kF32) pr.rejection = "tf32 applies to f32 only (dtype " + dt(g.d.dtype) + ")";
     else pr.rejection = lt_rejection(gemm_of(without_bias_grad(d)));
     return pr;
@@ -409,6 +446,31 @@ struct BgradReduceCandidate {
   static constexpr Candidate<Desc, GemmArgs> make() { return {&probe, &prepare_without_preference<Self, Desc>, &launch}; }
 };
 
+// The elementwise pass over D (and aux, in D's order) of the composite candidates; pointers
+// are filled in at launch.
+template <class Desc>
+ActEpilogueParams act_shape(const Desc& d) {
+  const GemmDescriptor& g = gemm_of(d);
+  const bool row = g.d.order == MatrixOrder::kRowMajor;
+  ActEpilogueParams p;
+  p.batch = batch_of(d);
+  p.outer = row ? g.d.rows : g.d.cols;
+  p.inner = row ? g.d.cols : g.d.rows;
+  p.d_ld = g.d.ld;
+  p.aux_ld = g.aux.ld;
+  if constexpr (std::is_same_v<Desc, BatchedGemmDescriptor>) {
+    p.d_batch_stride = d.stride_d;
+    p.aux_batch_stride = d.stride_aux;
+  }
+  switch (g.epilogue.activation) {
+    case GemmActivation::kRelu: p.act = ActKind::kRelu; break;
+    case GemmActivation::kGeluTanh: p.act = ActKind::kGeluTanh; break;
+    case GemmActivation::kSilu: p.act = ActKind::kSilu; break;
+    default: p.act = ActKind::kGeluErf; break;
+  }
+  return p;
+}
+
 struct ActState {
   std::shared_ptr<const void> lt;  // the cuBLASLt GEMM (bias epilogue only)
   ActEpilogueParams shape;         // pointers filled in at launch
@@ -433,7 +495,8 @@ struct ActCandidate {
     pr.sku = lt_sku(g.d.dtype, kTf32);
     pr.sku.impl = kTf32 ? "cublaslt_tf32_act" : "cublaslt_act";
     pr.sku.backend = Backend::kHand;  // a cuBLASLt GEMM and our activation pass
-    if (!is_composite_activation(g.epilogue.activation)) pr.rejection = "only for gelu_erf and silu";
+    if (!is_composite_activation(g.epilogue.activation) || g.epilogue.activation_grad)
+      pr.rejection = "only for the forward of gelu_erf and silu";
     else if (g.d.dtype == DType::kF64) pr.rejection = "activation " + std::string(gemm_activation_name(g.epilogue.activation)) + " with f64: the activation pass takes f32, f16 and bf16";
     else if (kTf32 && g.d.dtype != DType::kF32) pr.rejection = "tf32 applies to f32 only (dtype " + dt(g.d.dtype) + ")";
     else pr.rejection = lt_rejection(gemm_of(without_activation(d)));
@@ -444,21 +507,9 @@ struct ActCandidate {
     if (!inner) return inner.error();
     auto st = std::make_shared<ActState>();
     st->lt = std::move(inner->state);
-    const GemmDescriptor& g = gemm_of(d);
-    const bool row = g.d.order == MatrixOrder::kRowMajor;
-    ActEpilogueParams& p = st->shape;
-    p.batch = batch_of(d);
-    p.outer = row ? g.d.rows : g.d.cols;
-    p.inner = row ? g.d.cols : g.d.rows;
-    p.d_ld = g.d.ld;
-    p.aux_ld = g.aux.ld;
-    if constexpr (std::is_same_v<Desc, BatchedGemmDescriptor>) {
-      p.d_batch_stride = d.stride_d;
-      p.aux_batch_stride = d.stride_aux;
-    }
-    p.act = g.epilogue.activation == GemmActivation::kGeluErf ? ActKind::kGeluErf : ActKind::kSilu;
-    st->dtype = g.d.dtype;
-    if (!g.epilogue.aux) p.aux_ld = 0;
+    st->shape = act_shape(d);
+    st->dtype = gemm_of(d).d.dtype;
+    if (!gemm_of(d).epilogue.aux) st->shape.aux_ld = 0;
     return PreparedCandidate{st, inner->workspace_bytes};
   }
   static Status launch(const void* state, const Desc& d, const GemmArgs& a, Workspace ws, cudaStream_t s) {
@@ -472,11 +523,86 @@ struct ActCandidate {
   static constexpr Candidate<Desc, GemmArgs> make() { return {&probe, &prepare_without_preference<Self, Desc>, &launch}; }
 };
 
-// Fused cuBLASLt first; the bias-gradient reduction only where the fused epilogue is refused.
+struct DactState {
+  std::shared_ptr<const void> lt;  // the plain cuBLASLt GEMM
+  ActEpilogueParams act;           // D = D .* act'(aux)
+  BiasGradParams bias_grad;        // column sums of D
+  bool with_bias_grad = false;
+  DType dtype = DType::kF32;
+};
+
+// The activation backward where cuBLASLt's DRELU / DGELU (+ BGRAD) cannot run it (gelu_erf
+// and silu, which have no cuBLASLt epilogue; bias_grad kD with column-major D; layouts or
+// alignments for which the heuristic finds no fused algorithm): cuBLASLt writes alpha A B to
+// D, our elementwise pass (act_epilogue.hpp) multiplies by act'(aux) in place, and the
+// bias-gradient reduction (bias_grad.hpp, deterministic) sums D's columns.
+template <class Desc, bool kTf32>
+struct DactCandidate {
+  using Self = DactCandidate;
+  static Desc plain(const Desc& d) {
+    Desc p = d;
+    gemm_of(p).epilogue = GemmEpilogue{};
+    return p;
+  }
+  static typename Candidate<Desc, GemmArgs>::Probe probe(const Desc& d, const DeviceCaps&) {
+    typename Candidate<Desc, GemmArgs>::Probe pr;
+    const GemmDescriptor& g = gemm_of(d);
+    pr.sku = lt_sku(g.d.dtype, kTf32);
+    pr.sku.impl = kTf32 ? "cublaslt_tf32_dact" : "cublaslt_dact";
+    pr.sku.backend = Backend::kHand;  // a cuBLASLt GEMM, our gradient pass and reduction
+    if (!g.epilogue.activation_grad) pr.rejection = "only for an activation backward (epilogue.activation_grad)";
+    else if (g.epilogue.bias_grad == GemmBiasGrad::kD && batch_of(d) > 65535)
+      pr.rejection = "batch = " + std::to_string(batch_of(d)) + " > 65535 with the bias-gradient reduction (one grid row per batch)";
+    else if (kTf32 && g.d.dtype != DType::kF32) pr.rejection = "tf32 applies to f32 only (dtype " + dt(g.d.dtype) + ")";
+    else pr.rejection = lt_rejection(gemm_of(plain(d)));
+    return pr;
+  }
+  static Expected<PreparedCandidate> prepare_pref(const Desc& d, const DeviceCaps& caps, const PlanPreference& pref) {
+    auto inner = lt_prepare(lt_problem(plain(d), kTf32), caps, pref);
+    if (!inner) return inner.error();
+    auto st = std::make_shared<DactState>();
+    st->lt = std::move(inner->state);
+    st->act = act_shape(d);
+    const GemmDescriptor& g = gemm_of(d);
+    st->dtype = g.d.dtype;
+    st->with_bias_grad = g.epilogue.bias_grad == GemmBiasGrad::kD;
+    const bool row = g.d.order == MatrixOrder::kRowMajor;
+    BiasGradParams& b = st->bias_grad;  // x = column j of D, y = row i
+    b.x_count = g.d.cols;
+    b.y_count = g.d.rows;
+    b.sx = row ? 1 : g.d.ld;
+    b.sy = row ? g.d.ld : 1;
+    b.out_stride = g.bias_grad.strides[0];
+    b.batch = batch_of(d);
+    if constexpr (std::is_same_v<Desc, BatchedGemmDescriptor>) {
+      b.in_batch_stride = d.stride_d;
+      b.out_batch_stride = d.stride_bias;
+    }
+    return PreparedCandidate{st, inner->workspace_bytes};
+  }
+  static Status launch(const void* state, const Desc&, const GemmArgs& a, Workspace ws, cudaStream_t s) {
+    const auto& st = *static_cast<const DactState*>(state);
+    if (st.act.batch == 0 || st.act.outer == 0 || st.act.inner == 0) return Status::ok();  // empty: nothing is written
+    BARACUDA_TRY(lt_launch(st.lt.get(), a, ws, s));
+    ActEpilogueParams p = st.act;
+    p.d = a.d;
+    p.aux = a.aux;
+    BARACUDA_TRY(launch_act_grad_epilogue(st.dtype, p, s));
+    if (!st.with_bias_grad) return Status::ok();
+    BiasGradParams b = st.bias_grad;
+    b.in = a.d;
+    b.out = a.bias_grad;
+    return launch_bias_grad(st.dtype, b, s);
+  }
+  static constexpr Candidate<Desc, GemmArgs> make() { return {&probe, &prepare_without_preference<Self, Desc>, &launch}; }
+};
+
+// Fused cuBLASLt first; the composites only where the fused epilogue is refused.
 template <class Desc>
-inline constexpr std::array<Candidate<Desc, GemmArgs>, 6> kCandidates = {
+inline constexpr std::array<Candidate<Desc, GemmArgs>, 8> kCandidates = {
     LtCandidate<Desc, false>::make(),         LtCandidate<Desc, true>::make(),  BgradReduceCandidate<Desc, false>::make(),
-    BgradReduceCandidate<Desc, true>::make(), ActCandidate<Desc, false>::make(), ActCandidate<Desc, true>::make()};
+    BgradReduceCandidate<Desc, true>::make(), ActCandidate<Desc, false>::make(), ActCandidate<Desc, true>::make(),
+    DactCandidate<Desc, false>::make(),       DactCandidate<Desc, true>::make()};
 
 template <class Desc>
 Expected<PreparedCandidate> prepare_candidate(std::size_t i, const Desc& d, const DeviceCaps& caps, const PlanPreference& pref) {
@@ -486,7 +612,9 @@ Expected<PreparedCandidate> prepare_candidate(std::size_t i, const Desc& d, cons
     case 2: return BgradReduceCandidate<Desc, false>::prepare_pref(d, caps, pref);
     case 3: return BgradReduceCandidate<Desc, true>::prepare_pref(d, caps, pref);
     case 4: return ActCandidate<Desc, false>::prepare_pref(d, caps, pref);
-    default: return ActCandidate<Desc, true>::prepare_pref(d, caps, pref);
+    case 5: return ActCandidate<Desc, true>::prepare_pref(d, caps, pref);
+    case 6: return DactCandidate<Desc, false>::prepare_pref(d, caps, pref);
+    default: return DactCandidate<Desc, true>::prepare_pref(d, caps, pref);
   }
 }
 

@@ -27,6 +27,10 @@ LtOperand as_column_major(const MatrixLayout& x, bool want_transpose) {
 }
 
 int lt_epilogue(const GemmEpilogue& e, bool swap) {
+  if (e.activation_grad) {  // DRELU / DGELU (+ BGRAD: bias gradient along cuBLASLt's rows, N for row-major D)
+    const int v = e.activation == GemmActivation::kRelu ? CUBLASLT_EPILOGUE_DRELU : CUBLASLT_EPILOGUE_DGELU;
+    return e.bias_grad == GemmBiasGrad::kD ? (v | 16) : v;
+  }
   if (e.bias_grad == GemmBiasGrad::kA) return swap ? CUBLASLT_EPILOGUE_BGRADB : CUBLASLT_EPILOGUE_BGRADA;
   if (e.bias_grad == GemmBiasGrad::kB) return swap ? CUBLASLT_EPILOGUE_BGRADA : CUBLASLT_EPILOGUE_BGRADB;
   int v = 0;
@@ -89,13 +93,16 @@ std::string lt_rejection(const GemmDescriptor& g) {
   const bool has_epilogue = e.activation != GemmActivation::kNone || e.bias || e.aux || e.bias_grad != GemmBiasGrad::kNone;
   if (g.k() == 0) return "k = 0 (a.cols): cuBLASLt needs k >= 1";
   if (is_composite_activation(e.activation))
-    return "activation " + std::string(gemm_activation_name(e.activation)) +
-           " is not a cuBLASLt epilogue (the cublaslt_act candidates run it)";
+    return "activation " + std::string(gemm_activation_name(e.activation)) + " is not a cuBLASLt epilogue (the " +
+           (e.activation_grad ? "cublaslt_dact" : "cublaslt_act") + " candidates run it)";
   if (has_epilogue && g.d.dtype == DType::kF64)
     return "epilogue " + e.to_string() + " with f64: cuBLASLt's epilogues take f32, f16 and bf16";
   if (e.bias && g.d.order != MatrixOrder::kRowMajor)
     return "epilogue bias with d column-major: cuBLASLt broadcasts its bias along D's rows in its column-major "
            "frame, which is bias[j] (j < N) only for row-major D";
+  if (e.bias_grad == GemmBiasGrad::kD && g.d.order != MatrixOrder::kRowMajor)
+    return "epilogue " + e.to_string() + " with d column-major: cuBLASLt's BGRAD sums along D's rows in its "
+           "column-major frame, which is bias_grad[j] (j < N) only for row-major D (the cublaslt_dact candidates run it)";
   return "";
 }
 

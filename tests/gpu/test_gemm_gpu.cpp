@@ -6,8 +6,10 @@
 // batches with broadcast (stride 0) operands; every SKU forced, outputs poisoned, guard bytes
 // around them and the ld padding of D checked untouched; the run-time refusals (null,
 // misaligned, aliasing, workspace) with outputs untouched. Filter: --gtest_filter='*Gemm*'.
+// The aux / activation-backward tests (GemmAuxGpu.*, GemmAuxRefusals.*): '*GemmAux*'.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstring>
 #include <cuda_runtime_api.h>
 #include <string>
@@ -67,6 +69,7 @@ void set_epilogue(GemmCase& c, GemmEpilogue e) {
     g.bias_grad = TensorLayout::contiguous(t, {e.bias_grad == GemmBiasGrad::kA ? g.m() : g.n()});
     c.alpha = 1.0;  // run() refuses alpha != 1 with a bias gradient
   }
+  if (e.activation_grad) g.with_c = false;  // the activation backward takes no C
   if (e.aux) {
     const bool relu = e.activation == GemmActivation::kRelu;
     const std::int64_t inner = g.d.order == R ? g.n() : g.m();
@@ -96,6 +99,14 @@ int run_case(const GemmCase& c, bool batched) {
   fill_random(hb, -1, 1);
   fill_random(hc, -1, 1);
   fill_random(hbias, -1, 1);
+  // the activation backward reads aux: random mask bits, or pre-activations in [-3, 3]
+  // (gelu's and silu's derivatives vary most there)
+  if (e.activation_grad && e.activation == GemmActivation::kRelu) {
+    for (std::size_t i = 0; i < haux.storage_bytes(); ++i) haux.storage()[i] = static_cast<std::byte>(rng()() & 0xFF);
+  } else if (e.activation_grad) {
+    fill_random(haux, -3, 3);
+  }
+  const HostTensor aux_in = haux;
   const Stream& s = test_stream();
   DeviceTensor da(ha, s), db(hb, s), dc(hc, s), dd(hd, s), dbias(hbias, s), dbg(hbg, s), daux(haux, s);
   int ran = 0;
@@ -112,9 +123,11 @@ int run_case(const GemmCase& c, bool batched) {
     pref.force_sku = r.sku.name();
     // cuBLASLt's fused BGRADA / BGRADB find no algorithm for many layouts: the fused SKU may
     // decline at select (the bgrad_reduce SKU then covers the case); nothing else may.
+    // Likewise DRELU / DGELU (+ BGRAD): the cublaslt_dact SKU then covers the case.
     const auto fused_bias_grad_declined = [&](const Status& err) {
-      return e.bias_grad != GemmBiasGrad::kNone && r.sku.name().find("bgrad_reduce") == std::string::npos &&
-             err.code() == Code::kNotSupported && err.message().find("found no algorithm") != std::string::npos;
+      const bool fallback = r.sku.name().find("bgrad_reduce") != std::string::npos || r.sku.name().find("dact") != std::string::npos;
+      return (e.bias_grad != GemmBiasGrad::kNone || e.activation_grad) && !fallback && err.code() == Code::kNotSupported &&
+             err.message().find("found no algorithm") != std::string::npos;
     };
     GemmArgs args{.a = da.data(), .b = db.data(), .c = g.with_c ? dc.data() : nullptr, .d = dd.data(),
                   .bias = e.bias ? dbias.data() : nullptr, .bias_grad = e.bias_grad != GemmBiasGrad::kNone ? dbg.data() : nullptr,
@@ -125,7 +138,7 @@ int run_case(const GemmCase& c, bool batched) {
     } else {
       dd.poison(0xFF, s);
     }
-    daux.poison(0xFF, s);
+    if (!e.activation_grad) daux.poison(0xFF, s);  // an output, except for the backward
     dbg.poison(0xFF, s);
     Status st;
     std::size_t ws_bytes = 0;
@@ -149,14 +162,17 @@ int run_case(const GemmCase& c, bool batched) {
     EXPECT_TRUE(st.is_ok()) << st.to_string();
     if (!st) continue;
     auto oracle = reference::batched_gemm(bd, ha, hb, g.with_c ? &hc : nullptr, e.bias ? &hbias : nullptr, c.alpha, c.beta,
-                                          is_tf32(r.sku.name()));
+                                          is_tf32(r.sku.name()), e.activation_grad ? &aux_in : nullptr);
     EXPECT_TRUE(oracle.has_value());
     if (!oracle) continue;
     EXPECT_TRUE(dd.download(hd, s)) << "guard bytes around d";
     auto cmp = reference::compare_gemm_d(hd, *oracle);
     EXPECT_TRUE(cmp.ok) << cmp.detail << " (workspace " << ws_bytes << ")";
     if (!c.in_place) EXPECT_TRUE(quant_padding_untouched(hd, 0xFF));
-    if (e.aux) {
+    if (e.activation_grad) {  // an input: read, never written
+      EXPECT_TRUE(daux.download(haux, s)) << "guard bytes around aux";
+      EXPECT_EQ(std::memcmp(haux.storage(), aux_in.storage(), aux_in.storage_bytes()), 0) << "aux (an input) was written";
+    } else if (e.aux) {
       EXPECT_TRUE(daux.download(haux, s)) << "guard bytes around aux";
       auto ca = e.activation == GemmActivation::kRelu
                     ? reference::compare_gemm_relu_mask(haux, *oracle, g.aux.ld, bd.stride_aux, g.aux.order == R)
@@ -400,6 +416,187 @@ TEST_P(GemmGpu, Backward) {
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, GemmGpu, ::testing::Values(DType::kF64, DType::kF32, DType::kF16, DType::kBF16),
                          [](const auto& info) { return std::string(dtype_name(info.param)); });
+
+// ------------------------------------------------------------------------ aux and activation backward
+// Filter --gtest_filter='*GemmAux*'. The activation backward (DRELU / DGELU (+ BGRAD) fused,
+// cublaslt_dact for the rest) over layouts, odd shapes, alpha, padded and odd aux lds, column-
+// major D, batches, every accepting SKU forced (run_case); the forward's aux fed to the
+// backward on the device (the mask and pre-activation formats agree); run-time refusals.
+class GemmAuxGpu : public ::testing::TestWithParam<DType> {};
+
+const GemmActivation kAuxActs[] = {GemmActivation::kRelu, GemmActivation::kGeluTanh, GemmActivation::kGeluErf,
+                                   GemmActivation::kSilu};
+
+TEST_P(GemmAuxGpu, Backward) {
+  BARACUDA_REQUIRE_GPU();
+  const DType t = GetParam();
+  for (GemmActivation act : kAuxActs)
+    for (bool bgrad : {false, true}) {
+      const GemmEpilogue e = GemmEpilogue::activation_backward(act, bgrad);
+      if (t == DType::kF64) {  // neither cuBLASLt nor our pass: refused, naming dtype and epilogue
+        auto c = make_case(t, 64, 64, 64, R, R, R);
+        set_epilogue(c, e);
+        auto p = GemmPlan::select(test_stream(), c.desc.gemm);
+        ASSERT_FALSE(p.has_value());
+        EXPECT_EQ(p.error().code(), Code::kInvalidArgument);
+        EXPECT_NE(p.error().message().find("d.dtype = f64 with epilogue " + e.to_string()), std::string::npos)
+            << p.error().message();
+        continue;
+      }
+      for (const auto& lo : kLayouts)
+        for (MatrixOrder od : {R, C}) {
+          auto odd = make_case(t, 127, 131, 257, lo[0], lo[1], od);
+          set_epilogue(odd, e);
+          if (!bgrad) odd.alpha = 1.5;  // alpha scales the product before act'
+          run_case(odd, false);
+          auto skinny = make_case(t, 7, 264, 96, lo[0], lo[1], od, 3);  // padded lds
+          set_epilogue(skinny, e);
+          run_case(skinny, false);
+        }
+      for (auto [m, n, k] : {std::array<std::int64_t, 3>{1, 4096, 64}, {64, 64, 64}, {13, 1, 7}, {0, 64, 64},
+                             {1024, 2048, 512}}) {
+        if (m == 0 && bgrad) continue;  // empty D: nothing is written, bias_grad included (docs/gemm.md)
+        auto c = make_case(t, m, n, k, R, C, R);
+        set_epilogue(c, e);
+        run_case(c, false);
+      }
+      // aux ld padded past cuBLASLt's unit (and, for the composites' own aux, an odd ld)
+      auto padded = make_case(t, 65, 96, 33, R, R, R);
+      set_epilogue(padded, e);
+      padded.desc.gemm.aux.ld += act == GemmActivation::kRelu ? 128 : 8;
+      run_case(padded, false);
+      if (act == GemmActivation::kGeluErf || act == GemmActivation::kSilu) {
+        auto odd_ld = make_case(t, 65, 96, 33, C, R, C);
+        set_epilogue(odd_ld, e);
+        odd_ld.desc.gemm.aux.ld = 67;
+        run_case(odd_ld, false);
+      }
+    }
+}
+
+TEST_P(GemmAuxGpu, BatchedBackward) {
+  BARACUDA_REQUIRE_GPU();
+  const DType t = GetParam();
+  if (t == DType::kF64) GTEST_SKIP() << "f64 refused (GemmAuxGpu.Backward checks the refusal)";
+  for (GemmActivation act : kAuxActs)
+    for (bool bgrad : {false, true})
+      for (MatrixOrder od : {R, C}) {
+        auto c = make_case(t, 33, 72, 40, R, C, od);
+        set_epilogue(c, GemmEpilogue::activation_backward(act, bgrad));
+        BatchedGemmDescriptor& b = c.desc;
+        b.batch = 3;
+        b.stride_a = 33 * 40;
+        b.stride_b = 0;  // one weight for every batch
+        b.stride_d = 33 * 72 + 8;
+        b.stride_bias = 80;
+        const std::int64_t unit = act == GemmActivation::kRelu ? 128 : 8;
+        b.stride_aux = (b.gemm.aux.as_tensor().element_span().end_offset / unit + 1) * unit;
+        run_case(c, true);
+      }
+}
+
+// The forward with aux output (relu mask / pre-activation, with bias), its aux kept on the
+// device and fed to the backward plan: both checked against the oracle (the backward's with
+// the aux the forward wrote).
+TEST_P(GemmAuxGpu, ForwardAuxFeedsBackward) {
+  BARACUDA_REQUIRE_GPU();
+  const DType t = GetParam();
+  if (t == DType::kF64) GTEST_SKIP() << "f64 refused (GemmAuxGpu.Backward checks the refusal)";
+  const Stream& s = test_stream();
+  for (GemmActivation act : kAuxActs)
+    for (auto [m, h, k, n2] : {std::array<std::int64_t, 4>{96, 200, 72, 48}, {1, 64, 8, 16}, {129, 257, 31, 65}}) {
+      // forward: X_pre = x W1 + b1 (m x h), aux = mask / X_pre
+      auto f = make_case(t, m, h, k, R, C, R);
+      set_epilogue(f, {act, true, true, GemmBiasGrad::kNone});
+      // backward: dX_pre = (dY W2^T) .* act'(X_pre), dY m x n2, W2^T n2 x h; bias gradient [h]
+      auto bw = make_case(t, m, h, n2, R, C, R);
+      set_epilogue(bw, GemmEpilogue::activation_backward(act, true));
+      bw.desc.gemm.aux = f.desc.gemm.aux;
+      SCOPED_TRACE(std::string(gemm_activation_name(act)) + " " + f.name + " / " + bw.name);
+      const GemmDescriptor& fg = f.desc.gemm;
+      const GemmDescriptor& bg = bw.desc.gemm;
+      auto one = [](const auto& l) { return reference::batched_layout(l, 1, 0); };
+      HostTensor x(one(fg.a)), w1(one(fg.b)), b1(one(fg.bias)), y(one(fg.d)), aux(one(fg.aux));
+      HostTensor dy(one(bg.a)), w2(one(bg.b)), dx(one(bg.d)), db1(one(bg.bias_grad));
+      for (HostTensor* h_ : {&x, &w1, &b1, &dy, &w2}) fill_random(*h_, -1, 1);
+      DeviceTensor dxd(x, s), dw1(w1, s), db1d(b1, s), dyd(y, s), dauxd(aux, s), ddy(dy, s), dw2(w2, s), ddx(dx, s),
+          ddb1(db1, s);
+      for (DeviceTensor* o : {&dyd, &dauxd, &ddx, &ddb1}) o->poison(0xFF, s);
+      auto fp = GemmPlan::select(s, fg);
+      ASSERT_TRUE(fp.has_value()) << fp.error().to_string();
+      auto bp = GemmPlan::select(s, bg);
+      ASSERT_TRUE(bp.has_value()) << bp.error().to_string();
+      ASSERT_TRUE(fp->run(s, test_workspace(fp->workspace_size()),
+                          GemmArgs{.a = dxd.data(), .b = dw1.data(), .d = dyd.data(), .bias = db1d.data(), .aux = dauxd.data()})
+                      .is_ok());
+      ASSERT_TRUE(bp->run(s, test_workspace(bp->workspace_size()),
+                          GemmArgs{.a = ddy.data(), .b = dw2.data(), .d = ddx.data(), .bias_grad = ddb1.data(),
+                                   .aux = dauxd.data()})
+                      .is_ok());
+      ASSERT_TRUE(dyd.download(y, s));
+      ASSERT_TRUE(dauxd.download(aux, s));
+      ASSERT_TRUE(ddx.download(dx, s));
+      ASSERT_TRUE(ddb1.download(db1, s));
+      auto fo = reference::gemm(fg, x, w1, nullptr, &b1, 1.0, 0.0, false);
+      ASSERT_TRUE(fo.has_value());
+      auto cy = reference::compare_gemm_d(y, *fo);
+      EXPECT_TRUE(cy.ok) << "forward d (" << fp->sku().name() << "): " << cy.detail;
+      auto ca = act == GemmActivation::kRelu ? reference::compare_gemm_relu_mask(aux, *fo, fg.aux.ld, 0, true)
+                                             : reference::compare_gemm_aux_pre(aux, *fo);
+      EXPECT_TRUE(ca.ok) << "forward aux: " << ca.detail;
+      auto bo = reference::gemm(bg, dy, w2, nullptr, nullptr, 1.0, 0.0, false, &aux);
+      ASSERT_TRUE(bo.has_value());
+      auto cd = reference::compare_gemm_d(dx, *bo);
+      EXPECT_TRUE(cd.ok) << "backward d (" << bp->sku().name() << "): " << cd.detail;
+      auto cb = reference::compare_gemm_bias_grad(db1, *bo);
+      EXPECT_TRUE(cb.ok) << "backward bias_grad: " << cb.detail;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, GemmAuxGpu, ::testing::Values(DType::kF64, DType::kF32, DType::kF16, DType::kBF16),
+                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+
+// Run-time refusals of the backward, outputs (d, bias_grad) untouched, for the fused and the
+// composite SKU.
+TEST(GemmAuxRefusals, BackwardRunTable) {
+  BARACUDA_REQUIRE_GPU();
+  const DType t = DType::kBF16;
+  for (const char* sku : {"gemm.fwd.cublaslt[*", "gemm.fwd.cublaslt_dact*"}) {
+    SCOPED_TRACE(sku);
+    auto c = make_case(t, 64, 128, 96, R, C, R);
+    set_epilogue(c, GemmEpilogue::activation_backward(GemmActivation::kGeluTanh, true));
+    const GemmDescriptor& g = c.desc.gemm;
+    PlanPreference pref;
+    pref.force_sku = sku;
+    auto plan = GemmPlan::select(test_stream(), g, pref);
+    if (!plan && std::string(sku).find("dact") == std::string::npos &&
+        plan.error().message().find("found no algorithm") != std::string::npos)
+      continue;  // cuBLASLt may decline the fused epilogue
+    ASSERT_TRUE(plan.has_value()) << plan.error().to_string();
+    HostTensor ha(g.a.as_tensor()), hb(g.b.as_tensor()), haux(g.aux.as_tensor());
+    fill_random(ha, -1, 1);
+    fill_random(hb, -1, 1);
+    fill_random(haux, -3, 3);
+    const Stream& s = test_stream();
+    DeviceTensor da(ha, s), db(hb, s), daux(haux, s);
+    Untouched d(g.d.as_tensor()), bias_grad(g.bias_grad);
+    const GemmArgs ok{.a = da.data(), .b = db.data(), .d = d.data(), .bias_grad = bias_grad.data(), .aux = daux.data()};
+    const std::size_t need = plan->workspace_size();
+    const Code bad = Code::kInvalidArgument;
+    expect_arg_run_refusals<GemmArgs>(
+        "gemm", ok, [&](Workspace w, const GemmArgs& a) { return plan->run(s, w, a); },
+        test_workspace(need + kWorkspaceAlignment), need,
+        {
+            {"null aux", [](GemmArgs& a) { a.aux = nullptr; }, bad, "args.aux is null"},
+            {"null bias_grad", [](GemmArgs& a) { a.bias_grad = nullptr; }, bad, "args.bias_grad is null"},
+            {"misaligned aux", [&](GemmArgs& a) { a.aux = static_cast<char*>(daux.data()) + 2; }, Code::kMisaligned,
+             "is not aligned to aux.alignment = 16 bytes"},
+            {"d aliases aux", [](GemmArgs& a) { a.d = a.aux; }, bad, "args.d overlaps args.aux"},
+            {"alpha with bias gradient", [](GemmArgs& a) { a.alpha = 0.5; }, bad, "args.alpha = 0.500000 with epilogue"},
+        },
+        {&d, &bias_grad});
+  }
+}
 
 // ------------------------------------------------------------------------ run-time refusals
 TEST(GemmRefusals, RunTable) {

@@ -19,6 +19,14 @@
 // product: kA gives bias_grad[i] = sum_k A[i, k] (length M), kB bias_grad[j] = sum_k B[k, j]
 // (length N), in D's dtype. Epilogues need f32, f16 or bf16.
 //
+// Activation backward (epilogue.activation_grad; cuBLASLt's DRELU, DGELU, DRELU_BGRAD,
+// DGELU_BGRAD): D = (alpha A B) .* act'(aux), aux being what the forward epilogue saved (the
+// relu bit mask, or the pre-activation for the gelus and silu) and now an input, with
+// optionally bias_grad[j] = sum_i D[i, j] (GemmBiasGrad::kD, length N). This is the GEMM of an
+// MLP backward computing dX_pre = (dY W) .* act'(X_pre) and the bias gradient of the layer that
+// produced X_pre: A = dY (M x N2), B = W ([N2, H] row-major as N2 x H), D = aux = M x H.
+// GemmEpilogue::activation_backward(act, with_bias_grad) builds the epilogue.
+//
 // Row-major D is computed as the column-major product D^T = B^T A^T (the usual transpose
 // trick; docs/gemm.md), so no operand is ever copied or transposed in memory.
 //
@@ -41,15 +49,29 @@ namespace baracuda {
 // PyTorch's exact gelu) and silu (x sigmoid(x)) are composites: cuBLASLt (with its bias
 // epilogue) then one elementwise pass of ours over D (SKU impl "cublaslt_act").
 enum class GemmActivation : std::uint8_t { kNone, kRelu, kGeluTanh, kGeluErf, kSilu };
-enum class GemmBiasGrad : std::uint8_t { kNone, kA, kB };
+// kA, kB: sums of an operand (standalone bias-gradient epilogues); kD: column sums of D after
+// the activation gradient (only with activation_grad).
+enum class GemmBiasGrad : std::uint8_t { kNone, kA, kB, kD };
 const char* gemm_activation_name(GemmActivation a) noexcept;
 
 struct GemmEpilogue {
   GemmActivation activation = GemmActivation::kNone;
   bool bias = false;  // add bias[j] (length N) before the activation
   bool aux = false;   // write the activation's backward input to aux (needs an activation)
-  GemmBiasGrad bias_grad = GemmBiasGrad::kNone;  // not with bias / activation / aux
-  std::string to_string() const;                 // "bias+gelu_tanh+aux", "none", "bgrad_a"
+  GemmBiasGrad bias_grad = GemmBiasGrad::kNone;  // kA / kB: not with bias / activation / aux
+  // Backward of `activation`: D = (alpha A B) .* act'(aux); needs aux = true (aux is then an
+  // input: the forward's relu mask or pre-activation), no bias, no C; bias_grad kD or kNone.
+  bool activation_grad = false;
+  std::string to_string() const;                 // "bias+gelu_tanh+aux", "none", "bgrad_a", "drelu+bgrad_d"
+  // {activation = a, aux = true, activation_grad = true, bias_grad = kD when with_bias_grad}
+  static GemmEpilogue activation_backward(GemmActivation a, bool with_bias_grad) noexcept {
+    GemmEpilogue e;
+    e.activation = a;
+    e.aux = true;
+    e.activation_grad = true;
+    e.bias_grad = with_bias_grad ? GemmBiasGrad::kD : GemmBiasGrad::kNone;
+    return e;
+  }
   friend bool operator==(const GemmEpilogue&, const GemmEpilogue&) = default;
 };
 
@@ -61,8 +83,11 @@ struct GemmDescriptor {
   bool with_c = false;  // D = alpha A B + beta C (else beta is ignored)
   GemmEpilogue epilogue;
   TensorLayout bias;       // [N], D's dtype, unit stride: when epilogue.bias
-  TensorLayout bias_grad;  // [M] (kA) or [N] (kB), D's dtype, unit stride: output
-  MatrixLayout aux;        // M x N in D's order: dtype bit (relu) or D's dtype (the gelus, silu)
+  TensorLayout bias_grad;  // [M] (kA) or [N] (kB, kD), D's dtype, unit stride: output
+  // M x N in D's order: dtype bit (relu: bit (i, j) at i * ld + j for row-major D, j * ld + i
+  // for column-major; ld a multiple of 128 bits) or D's dtype (the gelus, silu: gelu_tanh's ld
+  // a multiple of 8 elements, cuBLASLt's rules). Output of the forward, input of activation_grad.
+  MatrixLayout aux;
 
   std::int64_t m() const noexcept { return d.rows; }
   std::int64_t n() const noexcept { return d.cols; }
@@ -81,7 +106,7 @@ struct GemmArgs {
   void* d = nullptr;
   const void* bias = nullptr;  // when epilogue.bias
   void* bias_grad = nullptr;   // when epilogue.bias_grad != kNone
-  void* aux = nullptr;         // when epilogue.aux
+  void* aux = nullptr;         // when epilogue.aux (read, never written, under activation_grad)
   double alpha = 1.0;
   double beta = 0.0;
 };

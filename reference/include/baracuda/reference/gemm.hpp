@@ -14,6 +14,12 @@
 //                   pre-activation is stored in D's dtype, then evaluated in f32);
 //   stored output   + u_out |exact| (round to nearest) + the smallest subnormal of the dtype;
 //   bias gradient   g_K * sum_k |a_ik| (or |b_kj|), then the same output rounding.
+//   activation backward (activation_grad: D = pre .* act'(aux), pre = alpha A B rounded to D's
+//                   dtype first: pre bound + u_out |pre|): relu selects exactly; otherwise
+//                   |act'(x)| * that + e(x) |pre| with e the f32 evaluation bound of act'
+//                   (gelu_tanh: 2^-11 (0.5 + k |x| (1 + 3 c x^2)) + 2^-21 allowing the hardware
+//                   tanh; gelu_erf, silu: 2^-21 (1 + |x|)); its bias gradient (kD, column sums
+//                   of D): the sum of the elements' bounds + g_M(2^-24) sum |d_ij| + rounding.
 // The relu mask is checked where |pre| exceeds its bound (elsewhere either bit is right).
 #pragma once
 
@@ -41,10 +47,13 @@ TensorLayout batched_layout(const TensorLayout& v, std::int64_t batch, std::int6
 
 // a, b, c, bias: host tensors with batched_layout(...) of the descriptor's operands (c and
 // bias ignored unless used). `tf32`: the plan multiplies f32 in TF32 (widens the bound).
+// aux: the activation backward's input (epilogue.activation_grad; batched_layout of g.aux,
+// the relu mask read bit by bit at stride_aux * p + its element offset).
 Expected<GemmOracle> batched_gemm(const BatchedGemmDescriptor& d, const HostTensor& a, const HostTensor& b,
-                                  const HostTensor* c, const HostTensor* bias, double alpha, double beta, bool tf32);
+                                  const HostTensor* c, const HostTensor* bias, double alpha, double beta, bool tf32,
+                                  const HostTensor* aux = nullptr);
 Expected<GemmOracle> gemm(const GemmDescriptor& d, const HostTensor& a, const HostTensor& b, const HostTensor* c,
-                          const HostTensor* bias, double alpha, double beta, bool tf32);
+                          const HostTensor* bias, double alpha, double beta, bool tf32, const HostTensor* aux = nullptr);
 
 // The backward (GemmBackwardPlan): grad_a = alpha grad_d B^T, grad_b = alpha A^T grad_d, each
 // as a forward oracle over B and A read transposed; grad_bias = column sums of grad_d (the
