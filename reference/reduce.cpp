@@ -389,6 +389,7 @@ Expected<Result> reduce_backward(const ReduceBackwardDescriptor& d, const HostTe
     const double gv = gys[static_cast<std::size_t>(g)], yv = ys.empty() ? 0.0 : ys[static_cast<std::size_t>(g)];
     L sum = 0, count = 0, zeros = 0, prod_nz = 1;
     double sumc = 0;  // naive mean in the compute type
+    double sum_abs = 0;  // for the error of a computed mean
     float sumf = 0;
     float prodf = 1;
     double prodd = 1;
@@ -396,6 +397,7 @@ Expected<Result> reduce_backward(const ReduceBackwardDescriptor& d, const HostTe
       const double xv = xs[static_cast<std::size_t>(b + G.red_off[static_cast<std::size_t>(e)])];
       sum += xv;
       sumc += xv;
+      sum_abs += std::fabs(xv);
       sumf += static_cast<float>(xv);
       count += ((abs_tie ? std::fabs(xv) : xv) == yv) ? 1 : 0;
       if (xv == 0) zeros += 1;
@@ -423,10 +425,15 @@ Expected<Result> reduce_backward(const ReduceBackwardDescriptor& d, const HostTe
       r.naive[oi] = round_to(d.grad_x.dtype, nv);
       double sc = 0;
       const double ag = std::fabs(gv);
+      // x - mean: the device's mean is a sum of n terms in a tree of depth ~log2(n), its error up
+      // to depth * u * sum|x| / n, which |mean| does not bound when x is centred on 0.
+      const double mean_err = (std::ceil(std::log2(static_cast<double>(std::max<std::int64_t>(G.n, 1)))) + 2) *
+                              sum_abs / static_cast<double>(std::max<std::int64_t>(G.n, 1));
+      const double centred = std::fabs(xv) + std::fabs(static_cast<double>(mean)) + mean_err;
       switch (d.kind) {
-        case ReduceKind::kVar: sc = 2 * ag / std::fabs(static_cast<double>(div)) * (std::fabs(xv) + std::fabs(static_cast<double>(mean))); break;
+        case ReduceKind::kVar: sc = 2 * ag / std::fabs(static_cast<double>(div)) * centred; break;
         case ReduceKind::kStd:
-          sc = yv != 0 ? ag / (std::fabs(static_cast<double>(div)) * std::fabs(yv)) * (std::fabs(xv) + std::fabs(static_cast<double>(mean))) : 0;
+          sc = yv != 0 ? ag / (std::fabs(static_cast<double>(div)) * std::fabs(yv)) * centred : 0;
           break;
         case ReduceKind::kLogSumExp: sc = std::fabs(static_cast<double>(ex)) * (std::fabs(xv) + std::fabs(yv) + 1); break;
         case ReduceKind::kProd: sc = std::fabs(static_cast<double>(ex)) * static_cast<double>(G.n); break;

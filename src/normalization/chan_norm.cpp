@@ -501,14 +501,17 @@ struct PtrOperand {
   TensorLayout layout;
   const char* field;
   bool output;
+  bool in_place_ok = false;  // x / y / grad_y / grad_x: an output may be the same tensor as an input
 };
 std::string hex(const void* p) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%p", p);
   return buf;
 }
-// Null, declared alignment, and aliasing (an output may overlap an input only as the same
-// pointer with the identical layout; outputs never overlap each other).
+// Null, declared alignment, and aliasing: outputs never overlap each other; an output may
+// overlap an input only when both are the big [N, C, ...] tensors and as the same pointer with
+// the identical layout (the per-channel arrays and statistics are read and written at other
+// times by other blocks, so they never share memory with anything).
 Status check_operand_pointers(const std::vector<PtrOperand>& ops) {
   for (const auto& o : ops) {
     if (o.layout.numel() == 0) continue;
@@ -526,10 +529,13 @@ Status check_operand_pointers(const std::vector<PtrOperand>& ops) {
       if (ops[j].output)
         return Status(Code::kInvalidArgument, std::string("args.") + ops[i].field + " and args." + ops[j].field +
                                                   " overlap (outputs must be distinct)");
-      if (!(ops[i].ptr == ops[j].ptr && ops[i].layout == ops[j].layout))
-        return Status(Code::kInvalidArgument, std::string("args.") + ops[i].field + " overlaps args." + ops[j].field +
-                                                  " without the identical layout (unsafe aliasing; in-place needs the "
-                                                  "same pointer, dtype and strides)");
+      if (!(ops[i].in_place_ok && ops[j].in_place_ok && ops[i].ptr == ops[j].ptr && ops[i].layout == ops[j].layout))
+        return Status(Code::kInvalidArgument,
+                      std::string("args.") + ops[i].field + " overlaps args." + ops[j].field +
+                          (ops[i].in_place_ok && ops[j].in_place_ok
+                               ? " without the identical layout (unsafe aliasing; in-place needs the same pointer, "
+                                 "dtype and strides)"
+                               : " (unsafe aliasing: per-channel arrays and statistics share memory with nothing)"));
     }
   }
   return Status::ok();
@@ -556,8 +562,8 @@ struct RunPtrs {
   const void* rstd = nullptr;
 };
 Status check_run_pointers(const View& v, const RunPtrs& r, const char* mean_field, const char* rstd_field) {
-  std::vector<PtrOperand> ops = {{r.x, *v.x, "x", false}, {r.io, *v.io, v.io_field, !v.bwd}};
-  if (v.gx) ops.push_back({r.gx, *v.gx, "grad_x", true});
+  std::vector<PtrOperand> ops = {{r.x, *v.x, "x", false, true}, {r.io, *v.io, v.io_field, !v.bwd, true}};
+  if (v.gx) ops.push_back({r.gx, *v.gx, "grad_x", true, true});
   const std::pair<const ChanArray*, const void*> arrs[] = {{&v.w, r.w},   {&v.b, r.b},   {&v.rm, r.rm},
                                                           {&v.rv, r.rv}, {&v.gw, r.gw}, {&v.gb, r.gb}};
   for (const auto& [a, ptr] : arrs)

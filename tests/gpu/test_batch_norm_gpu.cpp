@@ -214,6 +214,7 @@ TEST_P(ChanNormGpu, BatchNormEval) {
 TEST_P(ChanNormGpu, BatchNormMixedParams) {  // f32 weight / running stats with 16-bit x
   BARACUDA_REQUIRE_GPU();
   const DType t = GetParam();
+  if (t == DType::kF64) return;  // f32 parameters with f64 x are refused (SelectRefusals in the unit tests)
   const auto cases = chan_cases(t);
   for (const auto& c : {cases[0], cases[4], cases[10]}) {
     SCOPED_TRACE(c.name);
