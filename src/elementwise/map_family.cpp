@@ -6,12 +6,13 @@
 
 namespace baracuda::elementwise {
 
-namespace {
 std::string hex_ptr(const void* p) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%p", p);
   return buf;
 }
+
+namespace {
 
 template <class F>
 void for_each_operand(const MapOperands& ops, F&& f) {

@@ -48,6 +48,8 @@ const char* map_path_impl(MapPath path);  // "vec16_contig", "vec16_rows", "stri
 // Null pointers, alignment, and aliasing (an output may alias an input only with the
 // identical layout; outputs never overlap each other). `ops` describes the layouts.
 Status check_map_pointers(const MapOperands& ops, const MapPointers& ptrs);
+// A pointer as text ("0x7f...") for error messages.
+std::string hex_ptr(const void* p);
 
 // Output layouts must not map two elements to one address.
 bool layout_is_non_overlapping(const TensorLayout& t) noexcept;

@@ -24,6 +24,7 @@
 #include "elementwise/checks.hpp"
 #include "elementwise/map_family.hpp"
 #include "normalization/chan_norm_params.hpp"
+#include "normalization/pointer_checks.hpp"
 
 namespace baracuda {
 
@@ -496,51 +497,6 @@ KernelSku sku_of(const View& v, const ImplInfo& info) {
 }
 
 // ---- run: pointers
-struct PtrOperand {
-  const void* ptr;
-  TensorLayout layout;
-  const char* field;
-  bool output;
-  bool in_place_ok = false;  // x / y / grad_y / grad_x: an output may be the same tensor as an input
-};
-std::string hex(const void* p) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%p", p);
-  return buf;
-}
-// Null, declared alignment, and aliasing: outputs never overlap each other; an output may
-// overlap an input only when both are the big [N, C, ...] tensors and as the same pointer with
-// the identical layout (the per-channel arrays and statistics are read and written at other
-// times by other blocks, so they never share memory with anything).
-Status check_operand_pointers(const std::vector<PtrOperand>& ops) {
-  for (const auto& o : ops) {
-    if (o.layout.numel() == 0) continue;
-    if (o.ptr == nullptr) return Status(Code::kInvalidArgument, std::string("args.") + o.field + " is null");
-    if (reinterpret_cast<std::uintptr_t>(o.ptr) % static_cast<std::uintptr_t>(o.layout.alignment) != 0)
-      return Status(Code::kMisaligned, std::string("args.") + o.field + " = " + hex(o.ptr) + " is not aligned to " +
-                                           o.field + ".alignment = " + std::to_string(o.layout.alignment) + " bytes");
-  }
-  for (std::size_t i = 0; i < ops.size(); ++i) {
-    if (!ops[i].output || ops[i].layout.numel() == 0) continue;
-    for (std::size_t j = 0; j < ops.size(); ++j) {
-      if (j == i || ops[j].layout.numel() == 0) continue;
-      if (ops[j].output && j < i) continue;  // each pair of outputs once
-      if (!byte_ranges_overlap(ops[i].ptr, ops[i].layout, ops[j].ptr, ops[j].layout)) continue;
-      if (ops[j].output)
-        return Status(Code::kInvalidArgument, std::string("args.") + ops[i].field + " and args." + ops[j].field +
-                                                  " overlap (outputs must be distinct)");
-      if (!(ops[i].in_place_ok && ops[j].in_place_ok && ops[i].ptr == ops[j].ptr && ops[i].layout == ops[j].layout))
-        return Status(Code::kInvalidArgument,
-                      std::string("args.") + ops[i].field + " overlaps args." + ops[j].field +
-                          (ops[i].in_place_ok && ops[j].in_place_ok
-                               ? " without the identical layout (unsafe aliasing; in-place needs the same pointer, "
-                                 "dtype and strides)"
-                               : " (unsafe aliasing: per-channel arrays and statistics share memory with nothing)"));
-    }
-  }
-  return Status::ok();
-}
-
 // The saved statistics: [count] contiguous in the compute type.
 TensorLayout stats_layout(const View& v) {
   const DType cd = compute_of(v.x->dtype);
@@ -562,18 +518,19 @@ struct RunPtrs {
   const void* rstd = nullptr;
 };
 Status check_run_pointers(const View& v, const RunPtrs& r, const char* mean_field, const char* rstd_field) {
-  std::vector<PtrOperand> ops = {{r.x, *v.x, "x", false, true}, {r.io, *v.io, v.io_field, !v.bwd, true}};
-  if (v.gx) ops.push_back({r.gx, *v.gx, "grad_x", true, true});
+  using norm::PtrOperand;
+  std::vector<PtrOperand> ops = {{r.x, *v.x, "x", false}, {r.io, *v.io, v.io_field, !v.bwd}};
+  if (v.gx) ops.push_back({r.gx, *v.gx, "grad_x", true});
   const std::pair<const ChanArray*, const void*> arrs[] = {{&v.w, r.w},   {&v.b, r.b},   {&v.rm, r.rm},
                                                           {&v.rv, r.rv}, {&v.gw, r.gw}, {&v.gb, r.gb}};
   for (const auto& [a, ptr] : arrs)
-    if (a->l) ops.push_back({ptr, *a->l, a->field, a->output});
+    if (a->l) ops.push_back({ptr, *a->l, a->field, a->output, false});
   const bool stats = v.bwd ? v.op != ChanOp::kEval : v.save_stats;
   if (stats) {
-    ops.push_back({r.mean, stats_layout(v), mean_field, !v.bwd});
-    ops.push_back({r.rstd, stats_layout(v), rstd_field, !v.bwd});
+    ops.push_back({r.mean, stats_layout(v), mean_field, !v.bwd, false});
+    ops.push_back({r.rstd, stats_layout(v), rstd_field, !v.bwd, false});
   }
-  return check_operand_pointers(ops);
+  return norm::check_operand_pointers(ops);
 }
 
 Status launch_params(ChanNormParams p, DType t, Workspace ws, cudaStream_t s) {

@@ -24,6 +24,7 @@
 #include "elementwise/checks.hpp"
 #include "elementwise/map_family.hpp"
 #include "normalization/norm_params.hpp"
+#include "normalization/pointer_checks.hpp"
 
 namespace baracuda {
 
@@ -394,46 +395,6 @@ struct NormFamily {
 template <class Desc, class Args>
 inline constexpr auto kCandidates = rows::kRowCandidates<NormFamily, Desc, Args>;
 
-// Pointer checks: null, declared alignment, and aliasing (an output may overlap an input
-// only as the same pointer with the identical layout; outputs never overlap each other).
-struct PtrOperand {
-  const void* ptr;
-  TensorLayout layout;
-  const char* field;
-  bool output;
-};
-std::string hex(const void* p) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%p", p);
-  return buf;
-}
-Status check_pointers(const std::vector<PtrOperand>& ops) {
-  for (const auto& o : ops) {
-    if (o.layout.numel() == 0) continue;
-    if (o.ptr == nullptr) return Status(Code::kInvalidArgument, std::string("args.") + o.field + " is null");
-    if (reinterpret_cast<std::uintptr_t>(o.ptr) % static_cast<std::uintptr_t>(o.layout.alignment) != 0)
-      return Status(Code::kMisaligned, std::string("args.") + o.field + " = " + hex(o.ptr) + " is not aligned to " +
-                                           o.field + ".alignment = " + std::to_string(o.layout.alignment) + " bytes");
-  }
-  for (std::size_t i = 0; i < ops.size(); ++i) {
-    if (!ops[i].output || ops[i].layout.numel() == 0) continue;
-    for (std::size_t j = 0; j < ops.size(); ++j) {
-      if (j == i || ops[j].layout.numel() == 0) continue;
-      if (!byte_ranges_overlap(ops[i].ptr, ops[i].layout, ops[j].ptr, ops[j].layout)) continue;
-      if (ops[j].output) {
-        if (j < i) continue;  // reported once
-        return Status(Code::kInvalidArgument, std::string("args.") + ops[i].field + " and args." + ops[j].field +
-                                                  " overlap (outputs must be distinct)");
-      }
-      if (!(ops[i].ptr == ops[j].ptr && ops[i].layout == ops[j].layout))
-        return Status(Code::kInvalidArgument, std::string("args.") + ops[i].field + " overlaps args." + ops[j].field +
-                                                  " without the identical layout (unsafe aliasing; in-place needs the "
-                                                  "same pointer, dtype and strides)");
-    }
-  }
-  return Status::ok();
-}
-
 TensorLayout stats_layout(const NormShape& s) {
   const TensorLayout& x = *s.rows[1].layout;
   std::int64_t rows = 1;
@@ -454,7 +415,7 @@ Status check_fwd_args(const NormDescriptor& d, const NormArgs& a) {
     if (d.kind == NormKind::kLayerNorm) ops.push_back({a.mean, stats_layout(s), "mean", true});
     ops.push_back({a.rstd, stats_layout(s), "rstd", true});
   }
-  return check_pointers(ops);
+  return check_operand_pointers(ops);
 }
 Status check_bwd_args(const NormBackwardDescriptor& d, const NormBackwardArgs& a) {
   const NormShape s = shape_of(d);
@@ -467,7 +428,7 @@ Status check_bwd_args(const NormBackwardDescriptor& d, const NormBackwardArgs& a
     ops.push_back({a.grad_weight, d.grad_weight, "grad_weight", true});
   }
   if (d.has_bias) ops.push_back({a.grad_bias, d.grad_bias, "grad_bias", true});
-  return check_pointers(ops);
+  return check_operand_pointers(ops);
 }
 
 Status validate_eps(double eps) {
