@@ -32,15 +32,10 @@ enum class NormImpl : std::uint8_t { kWarpRow, kBlockRow, kClusterRow, kSplitRow
 inline constexpr int kTmaMaxThreads = 512;
 inline constexpr int kTmaVecsPerThread = 4;
 inline constexpr int kTmaMaxStages = 8;
-// Dynamic shared memory of a tma_row block (kernels/norm_tma.cuh). Forward: weight and bias
-// (`params`, both slots when either is used), then `stages` x (x[, residual]). Backward:
-// weight (`params`), the two f32/f64 column accumulators (`grads`), then `stages` x
-// (grad_y, x). acc_bytes: the compute type's size.
-constexpr std::size_t tma_smem_bytes(bool bwd, std::int64_t row_bytes, std::int64_t n, int stages, bool params, bool grads,
-                                     bool residual, std::int64_t acc_bytes = 4) {
-  const std::int64_t fixed = bwd ? (params ? row_bytes : 0) + (grads ? 2 * n * acc_bytes : 0) : (params ? 2 * row_bytes : 0);
-  const std::int64_t per_stage = (bwd || residual ? 2 : 1) * row_bytes;
-  return static_cast<std::size_t>(fixed + stages * per_stage);
+// Dynamic shared memory of a tma_row forward block (kernels/norm_tma.cuh): weight and bias
+// (both slots when either is used), then `stages` x (x[, residual]).
+constexpr std::size_t tma_smem_bytes(std::int64_t row_bytes, int stages, bool params, bool residual) {
+  return static_cast<std::size_t>((params ? 2 * row_bytes : 0) + stages * (residual ? 2 : 1) * row_bytes);
 }
 // Blocks of `threads` an SM can hold at the kernel's register cap of 128 (64 Ki registers).
 constexpr int tma_blocks_per_sm(int threads) {
