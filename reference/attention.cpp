@@ -236,7 +236,7 @@ void forward_pass(const Prob& P, std::vector<double>& o, std::vector<double>& ls
           acc += row.prob[js] * row.mult[js] * static_cast<R>(vv);
           mag += std::fabs(static_cast<double>(row.prob[js] * row.mult[js]) * vv);
         }
-        const auto oi = static_cast<std::size_t>(P.oi(b, h, i, d));
+        const auto oi = static_cast<std::size_t>(P.oi(b, h, i, P.Dv) + d);
         o[oi] = static_cast<double>(acc);
         if (o_scale) (*o_scale)[oi] = mag * row.A;
       }
