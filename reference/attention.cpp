@@ -195,6 +195,8 @@ void row_probs(const Prob& P, std::int64_t b, std::int64_t h, std::int64_t i, Ro
     m = std::max(m, xv);
     row.A = std::max(row.A, mag + 1);
   }
+  // the rounding depth of the row's sums (as the softmax reference's scale)
+  row.A += std::log2(static_cast<double>(std::max<std::int64_t>(skv, 2))) + 4;
   if (m == static_cast<R>(kNegInf)) {
     row.lse = static_cast<R>(kNegInf);
     return;

@@ -10,7 +10,7 @@
 // `o` it is given (the one the device backward reads).
 //
 // Error scales (Result::scale): with A_i = max_j |terms of logit_ij| (sum_d |scale q_id k_jd|
-// + |bias| + |alibi|) + 1, o_id: A_i * sum_j p~_ij |v_jd|; lse_i: A_i; the gradients the same
+// + |bias| + |alibi|) + 1 + log2(Skv) + 4 (the sums' rounding depth), o_id: A_i * sum_j p~_ij |v_jd|; lse_i: A_i; the gradients the same
 // way from |dS_ij| (+ |p_ij| (|dP_ij| + |delta_i|)) and the operands they multiply.
 #pragma once
 
