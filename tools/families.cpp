@@ -631,15 +631,7 @@ std::vector<CheckRow> check_sdpa(const Stream& s, DType t, std::mt19937_64& rng)
           auto c = reference::compare(ho, want->o, false);
           return c.ok ? reference::compare(hl, want->lse, false) : c;
         });
-    SdpaBackwardDescriptor g;
-    g.q = g.grad_q = d.q;
-    g.k = g.grad_k = d.k;
-    g.v = g.grad_v = d.v;
-    g.o = g.grad_o = d.o;
-    g.lse = d.lse;
-    g.bias = d.bias;
-    g.alibi_slopes = d.alibi_slopes;
-    g.options = d.options;
+    const SdpaBackwardDescriptor g = reference::sdpa_backward_of(d);
     HostTensor hro(d.o), hrl(d.lse);
     for (std::int64_t i = 0; i < d.o.numel(); ++i) hro.set(i, want->o.exact[static_cast<std::size_t>(i)]);
     for (std::int64_t i = 0; i < d.lse.numel(); ++i) hrl.set(i, want->lse.exact[static_cast<std::size_t>(i)]);
