@@ -206,7 +206,7 @@ __device__ __forceinline__ void load_rows(Compute<T>* dst, const void* base, con
   }
 }
 
-// acc[k] += sum_d A[row_k][dc + d] * tile[lane][d] over one chunk (rows row_k = w + 4k < R).
+// acc[k] += sum_d A[row_k][dc + d] * tile[lane][d] over one chunk (rows row_k = w + 8k < R).
 template <class C>
 __device__ __forceinline__ void dot_chunk(C (&acc)[kMaxRowsPerWarp], const C* A, std::int64_t D, std::int64_t dc,
                                           const C* tile, int R, int w, int lane) {
@@ -266,6 +266,7 @@ __global__ void __launch_bounds__(kGeneralThreads) sdpa_general_fwd(GeneralParam
   load_rows<T>(Qs, g.q, p.q, b, h, c.seq.tq0, i0, c.seq.sq, R, p.dk);
   if (!kStatsOnly)
     for (std::int64_t idx = threadIdx.x; idx < R * p.dv; idx += kGeneralThreads) Os[idx] = C(0);
+  __syncthreads();  // Os is read by other threads than the ones that zeroed it (even with no key tile)
 
   C m[kMaxRowsPerWarp], l[kMaxRowsPerWarp];
 #pragma unroll
@@ -322,7 +323,8 @@ __global__ void __launch_bounds__(kGeneralThreads) sdpa_general_fwd(GeneralParam
     } else {
       if (lane == 0 && g.lse != nullptr) g.lse[b * p.lse.b + h * p.lse.h + t * p.lse.s] = static_cast<float>(lse);
       const C inv = l[k] > C(0) ? C(1) / l[k] : C(0);
-      for (std::int64_t d = lane; d < p.dv; d += kTile) st<T>(g.o, elem(p.o, b, h, t, d), Os[r * p.dv + d] * inv);
+      for (std::int64_t d = lane; d < p.dv; d += kTile)
+        st<T>(g.o, elem(p.o, b, h, t, d), l[k] > C(0) ? Os[r * p.dv + d] * inv : C(0));
     }
   }
 }
@@ -398,6 +400,7 @@ __global__ void __launch_bounds__(kGeneralThreads) sdpa_general_bwd_dq(GeneralPa
   load_rows<T>(Qs, g.q, p.q, b, h, c.seq.tq0, i0, c.seq.sq, R, p.dk);
   load_rows<T>(dOs, g.grad_o, p.grad_o, b, h, c.seq.tq0, i0, c.seq.sq, R, p.dv);
   for (std::int64_t idx = threadIdx.x; idx < R * p.dk; idx += kGeneralThreads) dQs[idx] = C(0);
+  __syncthreads();
 
   C lse[kMaxRowsPerWarp], delta[kMaxRowsPerWarp];
 #pragma unroll
@@ -489,6 +492,7 @@ __global__ void __launch_bounds__(kGeneralThreads) sdpa_general_bwd_dkdv(General
   load_rows<T>(Vs, g.v, p.v, b, kvh, seq.tk0, j0, seq.skv, R, p.dv);
   for (std::int64_t idx = threadIdx.x; idx < R * p.dk; idx += kGeneralThreads) dKs[idx] = C(0);
   for (std::int64_t idx = threadIdx.x; idx < R * p.dv; idx += kGeneralThreads) dVs[idx] = C(0);
+  __syncthreads();
   const C none[kMaxRowsPerWarp] = {};
 
   for (std::int64_t h = kvh * p.group; h < (kvh + 1) * p.group; ++h) {
