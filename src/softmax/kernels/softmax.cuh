@@ -26,6 +26,7 @@
 
 #include "common/block_reduce.cuh"
 #include "common/device_types.cuh"
+#include "common/mufu.cuh"
 #include "common/row_io.cuh"
 #include "common/vec_io.cuh"
 #include "softmax/softmax_params.hpp"
@@ -42,6 +43,17 @@ template <class C>
 __device__ __forceinline__ C nan_max(C a, C b) {
   return (b > a || b != b) ? b : a;
 }
+__device__ __forceinline__ float nan_max(float a, float b) { return mufu::max_nan(a, b); }
+
+// f16 / bf16 rows take exp(x - m) as 2^((x - m) log2e): FADD, FMUL and one MUFU.EX2 (2^-22
+// relative, and the rounding of the product adds |x - m| 2^-24: far under the 2^-9 / 2^-12
+// of the stored result) where expf costs ~10 instructions. (Not x log2e - m log2e in one
+// FFMA: at |m| ~ 1e30 the rounding of m log2e alone is ~1e22.) With expf the bf16 16384x8192 forward
+// issued about as many instructions as its memory time allows (two exps per element).
+// Non-finite inputs behave as with expf: -inf - (-inf) and inf - inf give NaN, -inf gives 0.
+template <class T>
+inline constexpr bool kFastExp = sizeof(T) == 2;
+__device__ __forceinline__ float exp_shifted(float x, float m) { return mufu::ex2((x - m) * mufu::kLog2e); }
 template <class C>
 __device__ __forceinline__ C neg_inf() {
   return -static_cast<C>(INFINITY);
@@ -83,10 +95,17 @@ struct ThreadStat<false, T, V, K> {
       for (int i = 0; i < V; ++i) m = nan_max(m, to_compute(x[j].v[i]));
     C s = C(0);
     if (m != neg_inf<C>()) {
+      if constexpr (kFastExp<T>) {
 #pragma unroll
-      for (int j = 0; j < K; ++j)
+        for (int j = 0; j < K; ++j)
 #pragma unroll
-        for (int i = 0; i < V; ++i) s += dev_exp(to_compute(x[j].v[i]) - m);
+          for (int i = 0; i < V; ++i) s += exp_shifted(to_compute(x[j].v[i]), m);
+      } else {
+#pragma unroll
+        for (int j = 0; j < K; ++j)
+#pragma unroll
+          for (int i = 0; i < V; ++i) s += dev_exp(to_compute(x[j].v[i]) - m);
+      }
     }
     return {m, s};
   }
@@ -118,6 +137,15 @@ __device__ __forceinline__ void finish(Vec<T, V> (&x)[K], const Vec<T, V> (&)[K]
   constexpr bool kF64 = sizeof(C) == 8;
   const C log_s = (log || kF64) ? dev_log(st.s) : C(0);
   const C inv = kF64 ? C(1) : C(1) / st.s;
+  if constexpr (kFastExp<T>) {
+    if (!log) {
+#pragma unroll
+      for (int j = 0; j < K; ++j)
+#pragma unroll
+        for (int i = 0; i < V; ++i) x[j].v[i] = from_compute<T>(exp_shifted(to_compute(x[j].v[i]), st.m) * inv);
+      return;
+    }
+  }
 #pragma unroll
   for (int j = 0; j < K; ++j)
 #pragma unroll
@@ -134,7 +162,11 @@ __device__ __forceinline__ void finish(Vec<T, V> (&g)[K], const Vec<T, V> (&y)[K
 #pragma unroll
     for (int i = 0; i < V; ++i) {
       const C gv = to_compute(g[j].v[i]), yv = to_compute(y[j].v[i]);
-      g[j].v[i] = from_compute<T>(log ? gv - dev_exp(yv) * sum : yv * (gv - sum));
+      if constexpr (kFastExp<T>) {
+        g[j].v[i] = from_compute<T>(log ? fmaf(-mufu::ex2(yv * mufu::kLog2e), sum, gv) : yv * (gv - sum));
+      } else {
+        g[j].v[i] = from_compute<T>(log ? gv - dev_exp(yv) * sum : yv * (gv - sum));
+      }
     }
 }
 
