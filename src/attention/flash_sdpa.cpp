@@ -205,9 +205,75 @@ Status fwd_launch(const void* state, const SdpaDescriptor&, const SdpaArgs& a, W
 
 constexpr SdpaCandidate kForward[] = {{&fwd_probe, &fwd_prepare, &fwd_launch}};
 
+// ---------------------------------------------------------------- backward
+struct BwdState {
+  FlashBwdParams params;  // everything but the pointers
+  int head_dim = 0;
+  bool varlen = false;
+  std::size_t delta_bytes = 0;  // offset of dq_accum in the workspace
+};
+
+std::int64_t bwd_rows(const SdpaProblem& p) { return p.varlen ? p.total_q : p.batch * p.sq; }
+
+template <bool kDeterministic>
+SdpaBackwardCandidate::Probe bwd_probe(const SdpaBackwardDescriptor& d, const DeviceCaps& caps) {
+  SdpaBackwardCandidate::Probe pr;
+  pr.sku = flash_sku(d.q.dtype, Direction::kBackward, kDeterministic ? "flash_mma_det" : "flash_mma_atomic", kDeterministic);
+  const SdpaProblem p = make_sdpa_problem(d);
+  pr.rejection = common_rejection({&d.q, &d.k, &d.v, &d.o, &d.lse, &d.bias, &d.mask, &d.alibi_slopes, &d.options}, p, caps);
+  if (pr.rejection.empty() && d.lse.rank == 0) pr.rejection = "lse not given: the backward needs the forward's lse";
+  if (pr.rejection.empty() && d.grad_bias.rank > 0)
+    pr.rejection = "grad_bias wanted: the flash SKUs do not return the bias gradient (the general SKU does)";
+  for (auto [x, name] : {std::pair{&d.grad_o, "grad_o"}, {&d.grad_q, "grad_q"}, {&d.grad_k, "grad_k"}, {&d.grad_v, "grad_v"}}) {
+    if (!pr.rejection.empty()) break;
+    if (x->dtype != d.q.dtype)
+      pr.rejection = std::string(name) + ".dtype = " + std::string(dtype_name(x->dtype)) + " differs from q.dtype";
+    else
+      pr.rejection = operand_rejection(*x, name);
+  }
+  if (pr.rejection.empty()) pr.workspace_bytes = flash_bwd_workspace_bytes(p.hq, bwd_rows(p), static_cast<int>(p.dk), kDeterministic);
+  return pr;
+}
+
+template <bool kDeterministic>
+Expected<std::shared_ptr<const void>> bwd_prepare(const SdpaBackwardDescriptor& d, const DeviceCaps&) {
+  auto st = std::make_shared<BwdState>();
+  const SdpaProblem p = make_sdpa_problem(d);
+  FlashBwdParams& f = st->params;
+  fill_fwd_params(f, p);
+  f.do_b = p.grad_o.b, f.do_h = p.grad_o.h, f.do_s = p.grad_o.s;
+  f.dq_b = p.grad_q.b, f.dq_h = p.grad_q.h, f.dq_s = p.grad_q.s;
+  f.dk_b = p.grad_k.b, f.dk_h = p.grad_k.h, f.dk_s = p.grad_k.s;
+  f.dv_b = p.grad_v.b, f.dv_h = p.grad_v.h, f.dv_s = p.grad_v.s;
+  f.rows = bwd_rows(p);
+  f.deterministic = kDeterministic ? 1 : 0;
+  st->head_dim = static_cast<int>(p.dk);
+  st->varlen = p.varlen;
+  st->delta_bytes = flash_bwd_workspace_bytes(p.hq, f.rows, static_cast<int>(p.dk), true);
+  return std::shared_ptr<const void>(std::move(st));
+}
+
+Status bwd_launch(const void* state, const SdpaBackwardDescriptor&, const SdpaBackwardArgs& a, Workspace ws,
+                  cudaStream_t stream) {
+  const auto& st = *static_cast<const BwdState*>(state);
+  FlashBwdParams f = st.params;
+  fill_mask_pointers(f, a, st.varlen);
+  f.q = a.q, f.k = a.k, f.v = a.v, f.o = const_cast<void*>(a.o), f.lse = const_cast<float*>(a.lse);
+  f.dout = a.grad_o, f.dq = a.grad_q, f.dk = a.grad_k, f.dv = a.grad_v;
+  f.delta = static_cast<float*>(ws.data);
+  f.dq_accum = f.deterministic ? nullptr : reinterpret_cast<float*>(static_cast<char*>(ws.data) + st.delta_bytes);
+  return dispatch_head_dim(st.head_dim, f, stream,
+                           [](auto dim, const FlashBwdParams& p, cudaStream_t s) { return launch_flash_bwd<dim.value>(p, s); });
+}
+
+constexpr SdpaBackwardCandidate kBackward[] = {
+    {&bwd_probe<false>, &bwd_prepare<false>, &bwd_launch},
+    {&bwd_probe<true>, &bwd_prepare<true>, &bwd_launch},
+};
+
 }  // namespace
 
 std::span<const SdpaCandidate> flash_sdpa_forward_candidates() { return kForward; }
-std::span<const SdpaBackwardCandidate> flash_sdpa_backward_candidates() { return {}; }
+std::span<const SdpaBackwardCandidate> flash_sdpa_backward_candidates() { return kBackward; }
 
 }  // namespace baracuda::attention

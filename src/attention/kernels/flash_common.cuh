@@ -134,6 +134,12 @@ template <int D, class T>
 __device__ __forceinline__ void load_a(std::uint32_t (&a)[4], const T* tile, int row0, int k0, int lane) {
   ldsm_x4(a, tile + (row0 + (lane & 15)) * SmemTile<D>::kStride + k0 + (lane >> 4) * 8);
 }
+// The A fragment (16 rows x k 16) at (row0, k0) of a tile stored transposed, [k][rows] with
+// row stride kStride (dS^T feeding dQ = dS K).
+template <int kStride, class T>
+__device__ __forceinline__ void load_a_t(std::uint32_t (&a)[4], const T* tile, int row0, int k0, int lane) {
+  ldsm_x4_t(a, tile + (k0 + (lane & 7) + (lane >> 4) * 8) * kStride + row0 + ((lane >> 3) & 1) * 8);
+}
 // B fragments of two n8 blocks (n0, n0 + 8) x k 16 from a tile stored [n][k] (b[0], b[1] for
 // n0; b[2], b[3] for n0 + 8): the "K^T" operand.
 template <int D, class T>
@@ -171,6 +177,54 @@ template <int kTiles>
 __device__ __forceinline__ void zero_acc(float (&acc)[kTiles][4]) {
 #pragma unroll
   for (int i = 0; i < kTiles; ++i) acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.f;
+}
+
+// acc = A_w B^T over the head dim: A rows [row0, row0 + 16) of sA ([rows][D]), B the
+// 8 * kTiles rows of sB ([n][D]) -- S = Q K^T, dP = dO V^T and their transposes.
+template <class T, int D, int kTiles>
+__device__ __forceinline__ void warp_a_bt(float (&acc)[kTiles][4], const T* sA, int row0, const T* sB, int lane) {
+  zero_acc(acc);
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk) {
+    std::uint32_t a[4];
+    load_a<D>(a, sA, row0, kk * 16, lane);
+    mma_row_times<T>(acc, a, [&](std::uint32_t(&bf)[4], int c0) { load_b_nk<D>(bf, sB, c0, kk * 16, lane); });
+  }
+}
+// out += P B: P the warp's 16 x (8 * kK8) register accumulator (P, P^T, dS or dS^T), B the
+// tile sB ([k][D]) -- O += P V, dV += P^T dO, dK += dS^T Q, dQ += dS K.
+template <class T, int D, int kK8, int kTiles>
+__device__ __forceinline__ void warp_p_b(float (&out)[kTiles][4], const float (&pr)[kK8][4], const T* sB, int lane) {
+#pragma unroll
+  for (int k16 = 0; k16 < kK8 / 2; ++k16) {
+    std::uint32_t a[4];
+    acc_to_a<T>(a, pr, k16);
+    mma_row_times<T>(out, a, [&](std::uint32_t(&bf)[4], int c0) { load_b_kn<D>(bf, sB, k16 * 16, c0, lane); });
+  }
+}
+
+// One step of a key loop over K / V tiles nb = n_begin .. n_end - 1 (double buffered at
+// sK / sV + stage * kN rows, stage = (nb - n_begin) & 1): prefetch tile nb + 1 into the other
+// stage, wait for tile nb, barrier; cK / cV point at tile nb.
+template <int kN, int D, int kThreads, class T>
+__device__ __forceinline__ void kv_loop_step(T* sK, T* sV, const T* kg, const T* vg, std::int64_t k_s, std::int64_t v_s,
+                                             int nb, int n_begin, int n_end, int sk, int tid, const T*& cK,
+                                             const T*& cV) {
+  const int stage = (nb - n_begin) & 1;
+  if (nb + 1 < n_end) {
+    const std::int64_t j_next = static_cast<std::int64_t>(nb + 1) * kN;
+    load_tile_async<kN, D, kThreads>(sK + (stage ^ 1) * kN * SmemTile<D>::kStride, kg + j_next * k_s, k_s,
+                                     sk - (nb + 1) * kN, tid);
+    load_tile_async<kN, D, kThreads>(sV + (stage ^ 1) * kN * SmemTile<D>::kStride, vg + j_next * v_s, v_s,
+                                     sk - (nb + 1) * kN, tid);
+    cp_async_commit();
+    cp_async_wait<1>();
+  } else {
+    cp_async_wait<0>();
+  }
+  __syncthreads();
+  cK = sK + stage * kN * SmemTile<D>::kStride;
+  cV = sV + stage * kN * SmemTile<D>::kStride;
 }
 
 // ---------------------------------------------------------------- sequences and masks
@@ -244,15 +298,25 @@ __device__ __forceinline__ bool dropout_keep1(const DropKey& k, std::int64_t bh,
   return ::baracuda::kernels::attention::dropout_keep(k, bh, i, j);
 }
 
-// The natural-unit score of the slow path: softcap, bias, ALiBi applied to scale * qk.
+// The natural-unit score of the slow path for query i, key j of (b, h): softcap, bias, ALiBi
+// applied to scale * qk; *dcap = d(score) / d(scale * qk) (1 - tanh^2 with softcap, else 1).
+// The bias is read only inside the sequence (padded rows and keys are masked or dropped anyway).
 template <class T>
 __device__ __forceinline__ float extra_score(const FlashMaskParams& p, const SeqInfo& s, float qk, int b, int h, int i,
-                                             int j, float slope, const T* bias_row_t, const float* bias_row_f) {
+                                             int j, float slope, float* dcap) {
   float x = qk * p.scale;
-  if (p.softcap > 0.f) x = p.softcap * tanhf(x / p.softcap);
-  if (bias_row_t != nullptr) x += to_float(bias_row_t[j * p.bias_j]);
-  if (bias_row_f != nullptr) x += bias_row_f[j * p.bias_j];
+  float dc = 1.f;
+  if (p.softcap > 0.f) {
+    const float th = tanhf(x / p.softcap);
+    x = p.softcap * th;
+    dc = 1.f - th * th;
+  }
+  if (p.bias != nullptr && i < s.sq && j < s.sk) {
+    const std::int64_t o = b * p.bias_b + h * p.bias_h + i * p.bias_i + j * p.bias_j;
+    x += p.bias_f32 ? static_cast<const float*>(p.bias)[o] : to_float(static_cast<const T*>(p.bias)[o]);
+  }
   if (p.alibi != nullptr) x -= slope * fabsf(static_cast<float>(i + s.off - j));
+  *dcap = dc;
   return x;
 }
 

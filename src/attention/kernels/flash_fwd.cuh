@@ -93,23 +93,11 @@ __global__ void __launch_bounds__(FlashFwdConfig<D>::kThreads, FlashFwdConfig<D>
                                    si.sk - n_begin * kN, tid);
   cp_async_commit();
 
-  // Slow-path per-row state.
+  // Slow-path state.
   float slope = 0.f;
-  const T* bias_t[2] = {nullptr, nullptr};
-  const float* bias_f[2] = {nullptr, nullptr};
   DropKey drop{};
   if constexpr (kExtras) {
     if (p.alibi != nullptr) slope = p.alibi[b * p.alibi_b + h * p.alibi_h];
-    if (p.bias != nullptr) {
-#pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        const std::int64_t o = b * p.bias_b + h * p.bias_h + static_cast<std::int64_t>(m0 + row_local[r]) * p.bias_i;
-        if (m0 + row_local[r] < si.sq) {
-          if (p.bias_f32) bias_f[r] = static_cast<const float*>(p.bias) + o;
-          else bias_t[r] = static_cast<const T*>(p.bias) + o;
-        }
-      }
-    }
     if (p.dropout_p > 0.f) drop = flash_dropout_key(p);
   }
 
@@ -119,31 +107,12 @@ __global__ void __launch_bounds__(FlashFwdConfig<D>::kThreads, FlashFwdConfig<D>
   float row_sum[2] = {0.f, 0.f};
 
   for (int nb = n_begin; nb < n_end; ++nb) {
-    const int stage = (nb - n_begin) & 1;
-    if (nb + 1 < n_end) {
-      const std::int64_t j_next = static_cast<std::int64_t>(nb + 1) * kN;
-      load_tile_async<kN, D, kThreads>(sK + (stage ^ 1) * kN * S, kg + j_next * p.k_s, p.k_s,
-                                       si.sk - (nb + 1) * kN, tid);
-      load_tile_async<kN, D, kThreads>(sV + (stage ^ 1) * kN * S, vg + j_next * p.v_s, p.v_s,
-                                       si.sk - (nb + 1) * kN, tid);
-      cp_async_commit();
-      cp_async_wait<1>();
-    } else {
-      cp_async_wait<0>();
-    }
-    __syncthreads();
-    const T* cK = sK + stage * kN * S;
-    const T* cV = sV + stage * kN * S;
+    const T *cK, *cV;
+    kv_loop_step<kN, D, kThreads>(sK, sV, kg, vg, p.k_s, p.v_s, nb, n_begin, n_end, si.sk, tid, cK, cV);
 
     // S = Q K^T (16 x kN per warp).
     float s[kN / 8][4];
-    zero_acc(s);
-#pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk) {
-      std::uint32_t a[4];
-      load_a<D>(a, sQ, warp * 16, kk * 16, lane);
-      mma_row_times<T>(s, a, [&](std::uint32_t(&bf)[4], int n0) { load_b_nk<D>(bf, cK, n0, kk * 16, lane); });
-    }
+    warp_a_bt<T, D>(s, sQ, warp * 16, cK, lane);
 
     // Scores in log2 units, masked.
     const int j0 = nb * kN;
@@ -155,8 +124,12 @@ __global__ void __launch_bounds__(FlashFwdConfig<D>::kThreads, FlashFwdConfig<D>
         const int i = m0 + row_local[e >> 1];
         const int j = j0 + n8 * 8 + 2 * t + (e & 1);
         float x;
-        if constexpr (kExtras) x = extra_score(p, si, s[n8][e], b, h, i, j, slope, bias_t[e >> 1], bias_f[e >> 1]) * kLog2e;
-        else x = s[n8][e] * p.scale_log2;
+        if constexpr (kExtras) {
+          float dcap;
+          x = extra_score<T>(p, si, s[n8][e], b, h, i, j, slope, &dcap) * kLog2e;
+        } else {
+          x = s[n8][e] * p.scale_log2;
+        }
         if (need_mask && !visible(p, si, i, j)) x = kNegInf;
         s[n8][e] = x;
       }
@@ -207,12 +180,7 @@ __global__ void __launch_bounds__(FlashFwdConfig<D>::kThreads, FlashFwdConfig<D>
     }
 
     // O += P V.
-#pragma unroll
-    for (int k16 = 0; k16 < kN / 16; ++k16) {
-      std::uint32_t a[4];
-      acc_to_a<T>(a, s, k16);
-      mma_row_times<T>(acc_o, a, [&](std::uint32_t(&bf)[4], int n0) { load_b_kn<D>(bf, cV, k16 * 16, n0, lane); });
-    }
+    warp_p_b<T, D>(acc_o, s, cV, lane);
     __syncthreads();  // this stage is refilled by the next iteration's prefetch
   }
 
