@@ -76,6 +76,27 @@ struct FlashBwdParams : FlashFwdParams {
   int deterministic = 0;  // 1: dQ by the per-query-block kernel, no atomics
 };
 
+// Tile shapes of the kernels (kernels/flash_fwd.cuh, flash_bwd.cuh), host-visible so the probe
+// can check the shared memory a head dim needs against the device's opt-in limit.
+struct FlashTiles {
+  static constexpr int stride(int d) { return d + 8; }  // smem row stride, elements
+  // forward: 8 warps x 16 query rows, key tiles of 64 (32 above d128), Q + 2 stages of K and V
+  static constexpr int fwd_m(int) { return 128; }
+  static constexpr int fwd_n(int d) { return d <= 128 ? 64 : 32; }
+  static constexpr int fwd_smem(int d) { return (fwd_m(d) + 4 * fwd_n(d)) * stride(d) * 2; }
+  // backward dK/dV: 64 key rows (4 warps x 16), query steps of 32 (16 at d256), K, V, 2 stages
+  // of Q and dO, dS^T, lse and Delta
+  static constexpr int bwd_n(int) { return 64; }
+  static constexpr int bwd_m(int d) { return d >= 256 ? 16 : 32; }
+  static constexpr int bwd_smem(int d) {
+    return (2 * bwd_n(d) + 4 * bwd_m(d)) * stride(d) * 2 + bwd_n(d) * (bwd_m(d) + 8) * 2 + 4 * bwd_m(d) * 4;
+  }
+  // backward dQ (deterministic): 64 query rows (4 warps x 16), key tiles of 64 (32 above d128)
+  static constexpr int dq_m(int) { return 64; }
+  static constexpr int dq_n(int d) { return d <= 128 ? 64 : 32; }
+  static constexpr int dq_smem(int d) { return (2 * dq_m(d) + 4 * dq_n(d)) * stride(d) * 2; }
+};
+
 // Workspace bytes of the backward (delta, plus dq_accum when atomic).
 std::size_t flash_bwd_workspace_bytes(std::int64_t heads_q, std::int64_t rows, int head_dim, bool deterministic);
 

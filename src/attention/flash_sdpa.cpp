@@ -94,6 +94,16 @@ std::string common_rejection(const Shared& d, const SdpaProblem& p, const Device
   return "";
 }
 
+// The kernels' shared memory against the device's opt-in limit (sm_89 has 99 KB).
+std::string smem_rejection(int d, bool backward, bool deterministic, const DeviceCaps& caps) {
+  int need = FlashTiles::fwd_smem(d);
+  if (backward) need = deterministic ? std::max(FlashTiles::bwd_smem(d), FlashTiles::dq_smem(d)) : FlashTiles::bwd_smem(d);
+  if (caps.smem_per_block_optin > 0 && static_cast<std::size_t>(need) > caps.smem_per_block_optin)
+    return "head dim " + s64(d) + " needs " + s64(need) + " bytes of shared memory per block, " + caps.arch_name() +
+           " allows " + s64(static_cast<std::int64_t>(caps.smem_per_block_optin));
+  return "";
+}
+
 int clamp_window(std::int64_t w) { return w < 0 ? -1 : static_cast<int>(std::min(w, kWindowClamp)); }
 
 void fill_mask_params(FlashMaskParams& m, const SdpaProblem& p) {
@@ -182,6 +192,7 @@ SdpaCandidate::Probe fwd_probe(const SdpaDescriptor& d, const DeviceCaps& caps) 
   pr.sku = flash_sku(d.q.dtype, Direction::kForward, "flash_mma", true);
   const SdpaProblem p = make_sdpa_problem(d);
   pr.rejection = common_rejection({&d.q, &d.k, &d.v, &d.o, &d.lse, &d.bias, &d.mask, &d.alibi_slopes, &d.options}, p, caps);
+  if (pr.rejection.empty()) pr.rejection = smem_rejection(static_cast<int>(p.dk), false, false, caps);
   return pr;
 }
 
@@ -221,6 +232,7 @@ SdpaBackwardCandidate::Probe bwd_probe(const SdpaBackwardDescriptor& d, const De
   pr.sku = flash_sku(d.q.dtype, Direction::kBackward, kDeterministic ? "flash_mma_det" : "flash_mma_atomic", kDeterministic);
   const SdpaProblem p = make_sdpa_problem(d);
   pr.rejection = common_rejection({&d.q, &d.k, &d.v, &d.o, &d.lse, &d.bias, &d.mask, &d.alibi_slopes, &d.options}, p, caps);
+  if (pr.rejection.empty()) pr.rejection = smem_rejection(static_cast<int>(p.dk), true, kDeterministic, caps);
   if (pr.rejection.empty() && d.lse.rank == 0) pr.rejection = "lse not given: the backward needs the forward's lse";
   if (pr.rejection.empty() && d.grad_bias.rank > 0)
     pr.rejection = "grad_bias wanted: the flash SKUs do not return the bias gradient (the general SKU does)";

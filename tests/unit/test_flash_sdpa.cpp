@@ -64,6 +64,15 @@ TEST(FlashSdpaProbe, AcceptsEveryHeadDimAndDtype) {
   }
 }
 
+TEST(FlashSdpaProbe, SharedMemoryLimitOfTheDevice) {
+  // sm_89 allows 99 KB per block: the d64 / d96 kernels fit, the larger forward tiles do not.
+  auto small = SdpaPlan::select_for_caps(caps(89), dense(DType::kF16, 1, 2, 2, 64, 64, 64), flash_only());
+  ASSERT_TRUE(small.has_value()) << small.error().to_string();
+  auto big = SdpaPlan::select_for_caps(caps(89), dense(DType::kF16, 1, 2, 2, 64, 64, 256), flash_only());
+  ASSERT_FALSE(big.has_value());
+  EXPECT_NE(big.error().message().find("bytes of shared memory per block"), std::string::npos) << big.error().message();
+}
+
 TEST(FlashSdpaProbe, AcceptsTheOptions) {
   auto base = dense(DType::kBF16, 2, 8, 4, 128, 256, 128);
   std::vector<std::pair<const char*, std::function<void(SdpaDescriptor&)>>> cases = {

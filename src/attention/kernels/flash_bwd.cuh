@@ -40,15 +40,16 @@ template <int D>
 struct FlashBwdConfig {
   static constexpr int kWarps = 4;
   static constexpr int kThreads = 128;
-  static constexpr int kN = 64;               // KV rows per dkdv CTA (16 per warp)
-  static constexpr int kM = D >= 256 ? 16 : 32;  // query rows per dkdv step (register budget)
+  static constexpr int kN = FlashTiles::bwd_n(D);  // KV rows per dkdv CTA (16 per warp)
+  static_assert(kN == 16 * kWarps);
+  static constexpr int kM = FlashTiles::bwd_m(D);  // query rows per dkdv step (register budget)
   static constexpr bool kTwoPass = D > 128;
   static constexpr int kDsStride = kM + 8;
-  static constexpr int kSmemDkdv =
-      (2 * kN + 4 * kM) * SmemTile<D>::kStride * 2 + kN * kDsStride * 2 + 4 * kM * 4;
-  static constexpr int kMq = 64;              // query rows per dq CTA (16 per warp)
-  static constexpr int kNq = D <= 128 ? 64 : 32;
-  static constexpr int kSmemDq = (2 * kMq + 4 * kNq) * SmemTile<D>::kStride * 2;
+  static constexpr int kSmemDkdv = FlashTiles::bwd_smem(D);
+  static constexpr int kMq = FlashTiles::dq_m(D);  // query rows per dq CTA (16 per warp)
+  static_assert(kMq == 16 * kWarps);
+  static constexpr int kNq = FlashTiles::dq_n(D);
+  static constexpr int kSmemDq = FlashTiles::dq_smem(D);
 };
 
 // Row r of the [rows] query rows of head h: (batch, position) and its element offset in an

@@ -37,11 +37,12 @@ namespace baracuda::attention::kernels {
 template <int D>
 struct FlashFwdConfig {
   static constexpr int kWarps = 8;
-  static constexpr int kN = D <= 128 ? 64 : 32;
-  static constexpr int kM = 16 * kWarps;
+  static constexpr int kM = FlashTiles::fwd_m(D);
+  static_assert(kM == 16 * kWarps);
+  static constexpr int kN = FlashTiles::fwd_n(D);
   static constexpr int kThreads = 32 * kWarps;
   static constexpr int kMinBlocks = D <= 64 ? 2 : 1;
-  static constexpr int kSmemBytes = (kM + 4 * kN) * SmemTile<D>::kStride * 2;
+  static constexpr int kSmemBytes = FlashTiles::fwd_smem(D);
 };
 
 template <class T, int D, bool kExtras>
