@@ -42,6 +42,7 @@
 #include "baracuda/ops/gemm_bin.hpp"
 #include "baracuda/ops/gemm_int4.hpp"
 #include "baracuda/ops/gemm_quant.hpp"
+#include "baracuda/ops/attention.hpp"
 
 namespace baracuda::bench {
 namespace {
@@ -52,7 +53,7 @@ using Shape = std::vector<std::int64_t>;
 enum class Family { kCopy, kGemm, kBinary, kUnary, kUnaryBwd, kBinaryBwd, kCast, kCmp, kLerp, kGated, kPRelu,
                     kTernary, kWhere, kFill, kAffine, kUnaryParam, kUnaryParamBwd, kLerpBwd, kTernaryBwd, kWhereBwd,
                     kGatedBwd, kPReluBwd, kPack, kUnpack, kGemmPlan, kSoftmax, kSoftmaxBwd, kSoftmaxMore, kNorm, kNormBwd, kQuantGemm, kReduce, kScan,
-                    kChanNorm, kInt4Gemm, kBinGemm };
+                    kChanNorm, kInt4Gemm, kBinGemm, kSdpa };
 
 struct OpSpec {
   const char* name;
@@ -198,6 +199,14 @@ const OpSpec kOps[] = {
     // operations (TOPS); the PyTorch twin is torch._int_mm of the same M, N, K in int8
     {"bin_gemm", Family::kBinGemm, 0},
     {"bin_gemm_and", Family::kBinGemm, 1},
+    // SdpaPlan / SdpaBackwardPlan (issue 6), shape BxHxSxD: q, k, v, o [B, H, S, D] contiguous,
+    // lse f32 [B, H, S]; kind 0 forward, 1 forward causal, 2 backward causal (reads q, k, v, o,
+    // grad_o, lse; writes dq, dk, dv), 3 backward. TFLOP/s with flash-attn's count:
+    // 4 B H S^2 D forward, halved for causal, backward 2.5x the forward.
+    {"sdpa_fwd", Family::kSdpa, 0},
+    {"sdpa_fwd_causal", Family::kSdpa, 1},
+    {"sdpa_bwd_causal", Family::kSdpa, 2},
+    {"sdpa_bwd", Family::kSdpa, 3},
 };
 
 const OpSpec* find_op(std::string_view name) {
@@ -227,6 +236,7 @@ struct Case {
   DType out = DType::kBF16;
   Shape shape;
   int reps = kDefaultReps;
+  std::string force;  // a suite's per-case force_sku glob (the attention suite's fused-SKU rows)
 };
 
 // A suite: the two ceilings, then the elementwise ops (bf16) and the f32 -> bf16 cast at one shape.
@@ -256,6 +266,9 @@ const SuiteSpec kSuites[] = {
      "instance_norm bf16 8x512x64x64", "1073741824", "", "", 50},
     {"scan", "cumsum f32 / bf16 at 16384x8192 and 1x268435456 (look-back), cummax and logcumsumexp at 16384x8192",
      "1073741824", "", "", 50},
+    {"attention", "SDPA bf16 d128 B8 H16 S4096 forward causal / non-causal and backward causal, d64 B16 H16 S2048 "
+     "forward causal: the plan's default SKU, then each fused SKU forced (cudnn*, flash*) where one accepts",
+     "1073741824", "8192x8192x8192", "", 10},
 };
 
 // The "gemm" suite: square, LLM shapes M in {1, 16, 128, 2048} x (N, K) in {(4096, 4096),
@@ -419,6 +432,23 @@ Expected<Options> parse_options(int argc, char** argv) {
   return o;
 }
 
+// The SDPA cases of the attention suite (issue 6's shapes): each at the plan's default SKU and
+// with every fused backend forced (rows whose backend accepts nothing are skipped).
+Status add_sdpa_suite(std::vector<Case>& cases, int reps) {
+  const char* const kCases[][2] = {{"sdpa_fwd_causal", "8x16x4096x128"},
+                                   {"sdpa_fwd", "8x16x4096x128"},
+                                   {"sdpa_bwd_causal", "8x16x4096x128"},
+                                   {"sdpa_fwd_causal", "16x16x2048x64"}};
+  for (const auto& sc : kCases)
+    for (const char* force : {"", "*cudnn*", "*flash*"}) {
+      auto c = make_case(sc[0], "bf16", sc[1], reps);
+      if (!c) return c.error();
+      c->force = force;
+      cases.push_back(*c);
+    }
+  return Status::ok();
+}
+
 Expected<std::vector<Case>> suite_cases(const SuiteSpec& s) {
   std::vector<Case> cases;
   auto add = [&](const char* op, const char* dtype, const char* shape) -> Status {
@@ -446,6 +476,10 @@ Expected<std::vector<Case>> suite_cases(const SuiteSpec& s) {
     }
     if (name == "norm")
       for (const auto& c : kChanNormSuite) BARACUDA_TRY(add(c[0], "bf16", c[1]));
+    return cases;
+  }
+  if (name == "attention") {
+    BARACUDA_TRY(add_sdpa_suite(cases, s.reps));
     return cases;
   }
   if (name == "scan") {
@@ -543,8 +577,8 @@ void print_list() {
     auto cases = suite_cases(s);
     if (!cases) continue;
     for (const auto& c : *cases)
-      std::printf("    %-13s %-9s %s (reps %d)\n", c.op->name, dtype_string(c).c_str(), shape_string(c.shape).c_str(),
-                  c.reps);
+      std::printf("    %-13s %-9s %s (reps %d)%s\n", c.op->name, dtype_string(c).c_str(), shape_string(c.shape).c_str(),
+                  c.reps, c.force.empty() ? "" : (" force " + c.force).c_str());
   }
 }
 
@@ -583,9 +617,9 @@ PlanPreference g_preference;
 template <class PlanT, class MakeArgs>
 Expected<Workload> plan_workload(const Stream& stream, const typename PlanT::Descriptor& desc,
                                  std::vector<TensorLayout> inputs, std::vector<TensorLayout> outputs,
-                                 MakeArgs make_args) {
+                                 MakeArgs make_args, const PlanPreference* pref = nullptr) {
   auto t0 = std::chrono::steady_clock::now();
-  auto plan = PlanT::select(stream, desc, g_preference);
+  auto plan = PlanT::select(stream, desc, pref ? *pref : g_preference);
   double select_us = micros_since(t0);
   if (!plan) return Status(plan.error()).add_context("select");
   Workload w;
@@ -1054,6 +1088,56 @@ Expected<Workload> bin_gemm_workload(const Case& c, const Stream& s) {
 }
 
 // ---------------------------------------------------------------------------- plan families
+// SDPA (kinds of the sdpa_* ops): shape BxHxSxD, self-attention (Sq = Skv = S, Hq = Hkv = H).
+Expected<Workload> sdpa_workload(const Case& c, const Stream& s) {
+  if (c.shape.size() != 4) return Status(Code::kInvalidArgument, std::string(c.op->name) + " takes --shape BxHxSxD");
+  const std::int64_t B = c.shape[0], H = c.shape[1], S = c.shape[2], D = c.shape[3];
+  const TensorLayout t = TensorLayout::contiguous(c.in, {B, H, S, D});
+  const TensorLayout lse = TensorLayout::contiguous(DType::kF32, {B, H, S});
+  const bool causal = c.op->kind == 1 || c.op->kind == 2, backward = c.op->kind >= 2;
+  PlanPreference pref = g_preference;
+  if (!c.force.empty()) pref.force_sku = c.force;
+  double flops = 4.0 * static_cast<double>(B * H) * static_cast<double>(S) * static_cast<double>(S) * static_cast<double>(D);
+  if (causal) flops /= 2;
+  SdpaDescriptor d;
+  d.q = d.k = d.v = d.o = t;
+  d.lse = lse;
+  d.options.causal = causal;
+  Expected<Workload> w = Status(Code::kInternal, "unset");
+  if (!backward) {
+    w = plan_workload<SdpaPlan>(s, d, {t, t, t}, {t, lse}, [](const Ptrs& p) {
+      SdpaArgs a;
+      a.q = p[0];
+      a.k = p[1];
+      a.v = p[2];
+      a.o = p[3];
+      a.lse = static_cast<float*>(p[4]);
+      return a;
+    }, &pref);
+  } else {
+    SdpaBackwardDescriptor g;
+    g.q = g.k = g.v = g.o = g.grad_o = g.grad_q = g.grad_k = g.grad_v = t;
+    g.lse = lse;
+    g.options = d.options;
+    flops *= 2.5;
+    w = plan_workload<SdpaBackwardPlan>(s, g, {t, t, t, t, t, lse}, {t, t, t}, [](const Ptrs& p) {
+      SdpaBackwardArgs a;
+      a.q = p[0];
+      a.k = p[1];
+      a.v = p[2];
+      a.o = p[3];
+      a.grad_o = p[4];
+      a.lse = static_cast<const float*>(p[5]);
+      a.grad_q = p[6];
+      a.grad_k = p[7];
+      a.grad_v = p[8];
+      return a;
+    }, &pref);
+  }
+  if (w) w->flops = flops;
+  return w;
+}
+
 Expected<Workload> make_workload(const Case& c, const Stream& s) {
   const TensorLayout t = TensorLayout::contiguous(c.in, c.shape);
   const TensorLayout b = c.op->bias ? bias_layout(c.in, c.shape) : t;
@@ -1078,6 +1162,8 @@ Expected<Workload> make_workload(const Case& c, const Stream& s) {
       return quant_gemm_workload(c, s);
     case Family::kInt4Gemm:
       return int4_gemm_workload(c, s);
+    case Family::kSdpa:
+      return sdpa_workload(c, s);
     case Family::kBinGemm:
       return bin_gemm_workload(c, s);
     case Family::kReduce:
@@ -1595,6 +1681,11 @@ int run_bench(int argc, char** argv) {
   int failures = 0;
   for (const Case& c : ordered) {
     auto r = run_case(c, *opts, *env, *stream);
+    if (!r && !c.force.empty() && r.error().code() == Code::kNotSupported) {  // no SKU of that backend accepts
+      std::fprintf(stderr, "baracuda-bench: %s %s %s: no %s SKU accepts (row skipped)\n", c.op->name,
+                   dtype_string(c).c_str(), shape_string(c.shape).c_str(), c.force.c_str());
+      continue;
+    }
     if (!r) {
       std::fprintf(stderr, "baracuda-bench: %s %s %s: %s\n", c.op->name, dtype_string(c).c_str(),
                    shape_string(c.shape).c_str(), r.error().to_string().c_str());

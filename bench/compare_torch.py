@@ -81,6 +81,36 @@ class Operand:
 TORCH_OUT = 'alloc'
 
 
+# issue 6: SDPA (baracuda-bench --suite attention), shape BxHxSxD, timed once per PyTorch
+# backend (torch.nn.attention.sdpa_kernel: FLASH_ATTENTION and CUDNN_ATTENTION separately).
+SDPA_OPS = ('sdpa_fwd', 'sdpa_fwd_causal', 'sdpa_bwd', 'sdpa_bwd_causal')
+SDPA_BACKENDS = ('flash', 'cudnn')
+
+
+def sdpa_case(op, dt, shape, backend):
+    """q, k, v [B, H, S, D] (and grad_o for the backward); the backward times autograd's
+    backward of one saved forward per buffer set (the flash / cuDNN backward kernels)."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    kernel = {'flash': SDPBackend.FLASH_ATTENTION, 'cudnn': SDPBackend.CUDNN_ATTENTION}[backend]
+    causal = 'causal' in op
+    t = Operand(shape, dt)
+    if op.startswith('sdpa_fwd'):
+        def fwd(q, k, v):
+            with sdpa_kernel([kernel]):
+                return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        return [t, t, t], fwd
+    saved = {}
+
+    def bwd(q, k, v, g):
+        key = (q.data_ptr(), k.data_ptr(), v.data_ptr())
+        if key not in saved:
+            q.requires_grad_(), k.requires_grad_(), v.requires_grad_()
+            with sdpa_kernel([kernel]):
+                saved[key] = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        return torch.autograd.grad(saved[key], (q, k, v), g, retain_graph=True)
+    return [t, t, t, t], bwd
+
+
 def torch_case(op, dt_in, dt_out, shape):
     """(operands, fn): fn(*tensors) runs the PyTorch equivalent of baracuda's case."""
     aten = torch.ops.aten
@@ -452,8 +482,39 @@ def rerun_baracuda(bench, rec):
     return [r for r in runs if r['op'] == rec['op']][-1]['ms']
 
 
+SDPA_TORCH_MS = {}  # (op, dtype, shape, backend) -> (ms, ms_min): one timing per case and backend
+
+
+def compare_sdpa(rec, reps_override):
+    """One row per PyTorch SDPA backend for a baracuda sdpa_* record (its SKU in the op cell)."""
+    op, dtype, shape_s = rec['op'], rec['dtype'], rec['shape']
+    dt, _ = parse_dtype(dtype)
+    shape = tuple(int(d) for d in shape_s.split('x'))
+    reps = reps_override or rec.get('reps') or DEFAULT_REPS
+    rows = []
+    for backend in SDPA_BACKENDS:
+        key = (op, dtype, shape_s, backend)
+        try:
+            if key not in SDPA_TORCH_MS:
+                operands, fn = sdpa_case(op, dt, shape, backend)
+                SDPA_TORCH_MS[key] = time_case(operands, fn, rec['bytes'], reps, False)
+                torch.cuda.empty_cache()
+        except Exception as e:  # the backend refuses the case (or is not built): say so, keep going
+            print(f'# {op} {shape_s}: torch {backend} backend: {e}'.split('\n')[0], flush=True)
+            continue
+        ms, ms_min = SDPA_TORCH_MS[key]
+        rows.append(dict(op=f'{op}/{backend}', dtype=dtype, shape=shape_s, timing=rec.get('timing', 'events'),
+                         sku=rec.get('sku'), torch_backend=backend, baracuda_ms=rec['ms'], torch_ms=ms,
+                         torch_ms_min=ms_min, baracuda_gbps=rec['gbps'], torch_gbps=rec['bytes'] / (ms * 1e6),
+                         baracuda_tflops=rec.get('tflops'), torch_tflops=rec['flops'] / (ms * 1e9),
+                         ratio=ms / rec['ms'], pct_copy=rec.get('pct_copy'), gate='-'))
+    return rows
+
+
 def compare(rec, reps_override, interleave=None, rounds=2):
     op, dtype, shape_s = rec['op'], rec['dtype'], rec['shape']
+    if op in SDPA_OPS:
+        return compare_sdpa(rec, reps_override)
     dt_in, dt_out = parse_dtype(dtype)
     shape = tuple(int(d) for d in shape_s.split('x'))
     operands, fn = torch_case(op, dt_in, dt_out, shape)
@@ -550,11 +611,12 @@ def main():
             print(f'{rec.get("op")} {rec.get("dtype")} {rec.get("shape")}: error: {e}', flush=True)
             torch.cuda.empty_cache()
             continue
-        rows.append(row)
-        print_row(row)
-        if out:
-            out.write(json.dumps(row) + '\n')
-            out.flush()
+        for r in row if isinstance(row, list) else [row]:  # sdpa_*: one row per torch backend
+            rows.append(r)
+            print_row(r)
+            if out:
+                out.write(json.dumps(r) + '\n')
+                out.flush()
     if out:
         out.close()
 
@@ -566,7 +628,7 @@ def main():
     for r in rows:
         if r['torch_tflops'] is not None:
             print(f'# {r["op"]} {r["shape"]}: baracuda {fmt(r["baracuda_tflops"], ".1f")} TFLOP/s, '
-                  f'torch {r["torch_tflops"]:.1f} TFLOP/s')
+                  f'torch {r["torch_tflops"]:.1f} TFLOP/s' + (f' (baracuda SKU {r["sku"]})' if r.get('sku') else ''))
     for op in sorted({r['op'] for r in rows} & NOTES.keys()):
         print('# ' + NOTES[op])
     return 1 if errors else 0

@@ -380,6 +380,21 @@ void backward_pass(const Prob& P, const std::vector<double>& o, const std::vecto
 
 }  // namespace
 
+SdpaBackwardDescriptor sdpa_backward_of(const SdpaDescriptor& d, bool grad_bias) {
+  SdpaBackwardDescriptor g;
+  g.q = g.grad_q = d.q;
+  g.k = g.grad_k = d.k;
+  g.v = g.grad_v = d.v;
+  g.o = g.grad_o = d.o;
+  g.lse = d.lse;
+  g.bias = d.bias;
+  g.mask = d.mask;
+  g.alibi_slopes = d.alibi_slopes;
+  if (grad_bias) g.grad_bias = d.bias;
+  g.options = d.options;
+  return g;
+}
+
 Expected<SdpaGradReference> sdpa_backward(const SdpaBackwardDescriptor& d, const SdpaHostInputs& in, const HostTensor& o,
                                           const HostTensor& grad_o) {
   auto pr = make_prob(d.q, d.k, d.v, d.bias, d.mask, d.alibi_slopes, d.options, in);

@@ -3,11 +3,13 @@
 #include <type_traits>
 
 #include "baracuda/reference/binary.hpp"
+#include "baracuda/ops/attention.hpp"
 #include "baracuda/reference/compare.hpp"
 #include "baracuda/reference/domains.hpp"
 #include "baracuda/reference/elementwise.hpp"
 #include "baracuda/reference/gated.hpp"
 #include "baracuda/reference/gemm.hpp"
+#include "baracuda/reference/attention.hpp"
 #include "baracuda/reference/batch_norm.hpp"
 #include "baracuda/reference/gumbel_softmax.hpp"
 #include "baracuda/reference/gemm_int4.hpp"
@@ -526,6 +528,145 @@ std::vector<CheckRow> check_prelu(const Stream& s, DType t, std::mt19937_64& rng
           (void)dgw.download(hgw, s);
           auto c = reference::compare(hgx, bwant.grad_x, false);
           return c.ok ? reference::compare(hgw, bwant.grad_weight, false) : c;
+        });
+  }
+  return rows;
+}
+
+// ---- sdpa: dense GQA causal (bottom-right) with dropout, bias + ALiBi + softcap, varlen
+// with an empty sequence; forward (o, lse) and backward (dq, dk, dv) under every SKU.
+std::vector<CheckRow> check_sdpa(const Stream& s, DType t, std::mt19937_64& rng) {
+  std::vector<CheckRow> rows;
+  struct Problem {
+    SdpaDescriptor d;
+    std::vector<std::int32_t> cu_q, cu_k;
+  };
+  std::vector<Problem> problems(3);
+  for (auto& pb : problems) {
+    pb.d.q = pb.d.o = TensorLayout::contiguous(t, {2, 4, 37, 64});
+    pb.d.k = pb.d.v = TensorLayout::contiguous(t, {2, 2, 50, 64});
+    pb.d.lse = TensorLayout::contiguous(DType::kF32, {2, 4, 37});
+  }
+  problems[0].d.options.causal = true;
+  problems[0].d.options.align = CausalAlign::kBottomRight;
+  problems[0].d.options.dropout_p = 0.1;
+  problems[1].d.bias = TensorLayout::contiguous(DType::kF32, {37, 50});
+  problems[1].d.alibi_slopes = TensorLayout::contiguous(DType::kF32, {4});
+  problems[1].d.options.softcap = 4.0;
+  SdpaDescriptor& vd = problems[2].d;
+  vd.q = vd.o = TensorLayout::contiguous(t, {40, 4, 64});
+  vd.k = vd.v = TensorLayout::contiguous(t, {45, 2, 64});
+  vd.lse = TensorLayout::contiguous(DType::kF32, {4, 40});
+  vd.options.varlen = true;
+  vd.options.causal = true;
+  vd.options.batch = 3;
+  vd.options.max_seqlen_q = 25;
+  vd.options.max_seqlen_k = 30;
+  problems[2].cu_q = {0, 15, 15, 40};
+  problems[2].cu_k = {0, 10, 15, 45};
+  for (const auto& pb : problems) {
+    const SdpaDescriptor& d = pb.d;
+    const std::int64_t B = d.options.varlen ? d.options.batch : d.q.shape[0];
+    const std::int64_t Sq = d.options.varlen ? d.options.max_seqlen_q : d.q.shape[2];
+    const std::int64_t Skv = d.options.varlen ? d.options.max_seqlen_k : d.k.shape[2];
+    HostTensor hq(d.q), hk(d.k), hv(d.v), ho(d.o), hl(d.lse), hgo(d.o), hgq(d.q), hgk(d.k), hgv(d.v);
+    HostTensor hb(d.bias.rank ? d.bias : TensorLayout::contiguous(DType::kF32, {1}));
+    HostTensor ha(d.alibi_slopes.rank ? d.alibi_slopes : TensorLayout::contiguous(DType::kF32, {1}));
+    reference::fill_random(hq, rng, -3, 3, false);
+    reference::fill_random(hk, rng, -1, 1, false);
+    reference::fill_random(hv, rng, -1, 1, false);
+    reference::fill_random(hgo, rng, -1, 1, false);
+    reference::fill_random(hb, rng, -2, 2, false);
+    reference::fill_random(ha, rng, 0.01, 0.2, false);
+    const auto keep = reference::sdpa_dropout_keep(B, d.q.shape[1], Sq, Skv, d.options.dropout_p, 7, 3);
+    reference::SdpaHostInputs in;
+    in.q = &hq;
+    in.k = &hk;
+    in.v = &hv;
+    if (d.bias.rank) in.bias = &hb;
+    if (d.alibi_slopes.rank) in.alibi = &ha;
+    in.cu_seqlens_q = pb.cu_q;
+    in.cu_seqlens_k = pb.cu_k;
+    in.keep = &keep;
+    auto want = reference::sdpa(d, in);
+    if (!want) {
+      rows.push_back({"-", d.to_string(), false, want.error().to_string()});
+      continue;
+    }
+    HostTensor hcq(TensorLayout::contiguous(DType::kI32, {B + 1}, 4)), hck(hcq.layout());
+    for (std::int64_t i = 0; i < (d.options.varlen ? B + 1 : 0); ++i) {
+      hcq.set(i, pb.cu_q[static_cast<std::size_t>(i)]);
+      hck.set(i, pb.cu_k[static_cast<std::size_t>(i)]);
+    }
+    DeviceCopy dq(hq, s), dk(hk, s), dv(hv, s), dout(ho, s), dl(hl, s), db(hb, s), da(ha, s), dcq(hcq, s), dck(hck, s);
+    SdpaArgs a;
+    a.q = dq.data();
+    a.k = dk.data();
+    a.v = dv.data();
+    a.o = dout.data();
+    a.lse = static_cast<float*>(dl.data());
+    if (d.bias.rank) a.bias = db.data();
+    if (d.alibi_slopes.rank) a.alibi_slopes = static_cast<const float*>(da.data());
+    if (d.options.varlen) {
+      a.cu_seqlens_q = static_cast<const std::int32_t*>(dcq.data());
+      a.cu_seqlens_k = static_cast<const std::int32_t*>(dck.data());
+    }
+    a.seed = 7;
+    a.offset = 3;
+    const bool dropout = d.options.dropout_p > 0;
+    // cuDNN's dropout is its own generator: its rows check nothing but the run (GPU tests: statistics).
+    auto exact_ok = [&](const std::string& sku) { return !dropout || sku.find("cudnn") == std::string::npos; };
+    std::string sku_now;
+    run_every_sku<SdpaPlan>(
+        s, d, rows,
+        [&](const SdpaPlan& p, Workspace ws) {
+          sku_now = p.sku().name();
+          dout.poison(s);
+          return p.run(s, ws, a);
+        },
+        [&] {
+          (void)dout.download(ho, s);
+          (void)dl.download(hl, s);
+          if (!exact_ok(sku_now)) return reference::Comparison{true, 0, 0, "dropout by cuDNN's generator: not compared"};
+          auto c = reference::compare(ho, want->o, false);
+          return c.ok ? reference::compare(hl, want->lse, false) : c;
+        });
+    const SdpaBackwardDescriptor g = reference::sdpa_backward_of(d);
+    HostTensor hro(d.o), hrl(d.lse);
+    for (std::int64_t i = 0; i < d.o.numel(); ++i) hro.set(i, want->o.exact[static_cast<std::size_t>(i)]);
+    for (std::int64_t i = 0; i < d.lse.numel(); ++i) hrl.set(i, want->lse.exact[static_cast<std::size_t>(i)]);
+    auto gwant = reference::sdpa_backward(g, in, hro, hgo);
+    if (!gwant) {
+      rows.push_back({"-", g.to_string(), false, gwant.error().to_string()});
+      continue;
+    }
+    DeviceCopy dro(hro, s), drl(hrl, s), dgo(hgo, s), dgq(hgq, s), dgk(hgk, s), dgv(hgv, s);
+    SdpaBackwardArgs ba{.q = dq.data(), .k = dk.data(), .v = dv.data(), .o = dro.data(), .grad_o = dgo.data(),
+                        .lse = static_cast<const float*>(drl.data()), .grad_q = dgq.data(), .grad_k = dgk.data(),
+                        .grad_v = dgv.data()};
+    ba.bias = a.bias;
+    ba.alibi_slopes = a.alibi_slopes;
+    ba.cu_seqlens_q = a.cu_seqlens_q;
+    ba.cu_seqlens_k = a.cu_seqlens_k;
+    ba.seed = 7;
+    ba.offset = 3;
+    run_every_sku<SdpaBackwardPlan>(
+        s, g, rows,
+        [&](const SdpaBackwardPlan& p, Workspace ws) {
+          sku_now = p.sku().name();
+          dgq.poison(s);
+          dgk.poison(s);
+          dgv.poison(s);
+          return p.run(s, ws, ba);
+        },
+        [&] {
+          (void)dgq.download(hgq, s);
+          (void)dgk.download(hgk, s);
+          (void)dgv.download(hgv, s);
+          if (!exact_ok(sku_now)) return reference::Comparison{true, 0, 0, "dropout by cuDNN's generator: not compared"};
+          auto c = reference::compare(hgq, gwant->grad_q, false);
+          if (c.ok) c = reference::compare(hgk, gwant->grad_k, false);
+          return c.ok ? reference::compare(hgv, gwant->grad_v, false) : c;
         });
   }
   return rows;
@@ -1503,6 +1644,21 @@ const std::vector<FamilyEntry>& families() {
                                          "nc[4096,8192]")};
        },
        check_prelu},
+      {"sdpa", kMathTypes, "scaled dot-product attention (causal, window, mask, bias, alibi, softcap, dropout, GQA, varlen)",
+       [](const DeviceCaps& c, DType t) {
+         SdpaDescriptor d;
+         d.q = d.o = TensorLayout::contiguous(t, {8, 16, 4096, 128});
+         d.k = d.v = d.q;
+         d.lse = TensorLayout::contiguous(DType::kF32, {8, 16, 4096});
+         d.options.causal = true;
+         SdpaBackwardDescriptor g;
+         g.q = g.k = g.v = g.o = g.grad_o = g.grad_q = g.grad_k = g.grad_v = d.q;
+         g.lse = d.lse;
+         g.options = d.options;
+         return std::vector<InfoRow>{info_row<SdpaPlan>("sdpa", c, d, t, "[8,16,4096,128] causal"),
+                                     info_row<SdpaBackwardPlan>("sdpa_backward", c, g, t, "[8,16,4096,128] causal")};
+       },
+       check_sdpa},
       {"ternary", kMathTypes, "clamp fma addcmul addcdiv",
        [](const DeviceCaps& c, DType t) {
          std::vector<InfoRow> rows;

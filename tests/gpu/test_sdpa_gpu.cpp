@@ -88,17 +88,7 @@ Built build(DType t, const SdpaCase& c) {
   if (c.alibi == 1) d.alibi_slopes = TensorLayout::contiguous(DType::kF32, {c.Hq});
   if (c.alibi == 2)
     d.alibi_slopes = TensorLayout::contiguous(DType::kF32, {c.opt.varlen ? d.options.batch : c.B, c.Hq});
-  SdpaBackwardDescriptor& g = b.bwd;
-  g.q = g.grad_q = d.q;
-  g.k = g.grad_k = d.k;
-  g.v = g.grad_v = d.v;
-  g.o = g.grad_o = d.o;
-  g.lse = d.lse;
-  g.bias = d.bias;
-  g.mask = d.mask;
-  g.alibi_slopes = d.alibi_slopes;
-  if (c.grad_bias) g.grad_bias = d.bias;
-  g.options = d.options;
+  b.bwd = reference::sdpa_backward_of(d, c.grad_bias);
   return b;
 }
 

@@ -34,16 +34,7 @@ SdpaDescriptor dense_fwd(DType t = DType::kF32) {
   d.lse = TensorLayout::contiguous(DType::kF32, {2, 8, 16});
   return d;
 }
-SdpaBackwardDescriptor dense_bwd(DType t = DType::kF32) {
-  const SdpaDescriptor f = dense_fwd(t);
-  SdpaBackwardDescriptor d;
-  d.q = d.grad_q = f.q;
-  d.k = d.grad_k = f.k;
-  d.v = d.grad_v = f.v;
-  d.o = d.grad_o = f.o;
-  d.lse = f.lse;
-  return d;
-}
+SdpaBackwardDescriptor dense_bwd(DType t = DType::kF32) { return reference::sdpa_backward_of(dense_fwd(t)); }
 SdpaDescriptor varlen_fwd() {
   SdpaDescriptor d;
   d.q = TensorLayout::contiguous(DType::kBF16, {40, 4, 64});

@@ -46,6 +46,10 @@ struct SdpaReference {
 };
 Expected<SdpaReference> sdpa(const SdpaDescriptor& d, const SdpaHostInputs& in);
 
+// The backward descriptor of a forward one: grads shaped as q / k / v, grad_o as o, the same
+// lse / bias / mask / slopes / options; grad_bias shaped as the bias when `grad_bias`.
+SdpaBackwardDescriptor sdpa_backward_of(const SdpaDescriptor& d, bool grad_bias = false);
+
 struct SdpaGradReference {
   Result grad_q, grad_k, grad_v;
   Result grad_bias;  // empty unless the descriptor asks for it
