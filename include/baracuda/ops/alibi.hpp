@@ -32,9 +32,9 @@ namespace baracuda {
 std::vector<float> alibi_slopes(std::int64_t num_heads);
 
 struct AlibiDescriptor {
-  TensorLayout s;       // rank 0: y is the bias alone
-  TensorLayout y;       // [B, H, Sq, Skv]
-  TensorLayout slopes;  // f32 [H] or [B, H]
+  TensorLayout s{};       // rank 0: y is the bias alone
+  TensorLayout y{};       // [B, H, Sq, Skv]
+  TensorLayout slopes{};  // f32 [H] or [B, H]
   CausalAlign align = CausalAlign::kBottomRight;
   std::size_t hash() const noexcept;
   std::string to_string() const;
@@ -48,9 +48,9 @@ struct AlibiArgs {
 using AlibiPlan = Plan<AlibiDescriptor, AlibiArgs>;
 
 struct AlibiBackwardDescriptor {
-  TensorLayout grad_y;       // [B, H, Sq, Skv]
-  TensorLayout grad_s;       // rank 0: not wanted; else grad_y's shape and dtype (may alias grad_y)
-  TensorLayout grad_slopes;  // rank 0: not wanted; else f32 [H] or [B, H] (the forward slopes' shape)
+  TensorLayout grad_y{};       // [B, H, Sq, Skv]
+  TensorLayout grad_s{};       // rank 0: not wanted; else grad_y's shape and dtype (may alias grad_y)
+  TensorLayout grad_slopes{};  // rank 0: not wanted; else f32 [H] or [B, H] (the forward slopes' shape)
   CausalAlign align = CausalAlign::kBottomRight;
   std::size_t hash() const noexcept;
   std::string to_string() const;

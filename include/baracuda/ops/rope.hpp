@@ -76,11 +76,11 @@ double rope_attention_factor(const RopeOptions& o) noexcept;
 
 // Optional operands have rank 0 when absent.
 struct RopeDescriptor {
-  TensorLayout x, y;           // y: x's shape and dtype
-  TensorLayout x2, y2;         // optional second tensor (k), rotated in the same launch
-  TensorLayout position_ids;   // i32 / i64, [B, S] or [S]
-  TensorLayout cos, sin;       // both or neither: f32 or x's dtype, [max_pos, R / 2]
-  RopeOptions options;
+  TensorLayout x{}, y{};           // y: x's shape and dtype
+  TensorLayout x2{}, y2{};         // optional second tensor (k), rotated in the same launch
+  TensorLayout position_ids{};   // i32 / i64, [B, S] or [S]
+  TensorLayout cos{}, sin{};       // both or neither: f32 or x's dtype, [max_pos, R / 2]
+  RopeOptions options{};
   std::size_t hash() const noexcept;
   std::string to_string() const;
   friend bool operator==(const RopeDescriptor&, const RopeDescriptor&) = default;
@@ -98,11 +98,11 @@ using RopePlan = Plan<RopeDescriptor, RopeArgs>;
 
 // grad_x = R(-t) grad_y (and grad_x2 from grad_y2); grad_x may alias grad_y exactly.
 struct RopeBackwardDescriptor {
-  TensorLayout grad_y, grad_x;
-  TensorLayout grad_y2, grad_x2;  // optional
-  TensorLayout position_ids;
-  TensorLayout cos, sin;
-  RopeOptions options;
+  TensorLayout grad_y{}, grad_x{};
+  TensorLayout grad_y2{}, grad_x2{};  // optional
+  TensorLayout position_ids{};
+  TensorLayout cos{}, sin{};
+  RopeOptions options{};
   std::size_t hash() const noexcept;
   std::string to_string() const;
   friend bool operator==(const RopeBackwardDescriptor&, const RopeBackwardDescriptor&) = default;
