@@ -88,7 +88,7 @@ __device__ __forceinline__ double warp_row(const AlibiParams& p, std::int64_t b,
 }
 
 template <class T, int V, bool kVec>
-__global__ void __launch_bounds__(kAlibiThreads) alibi_rows(const AlibiParams p) {
+__global__ void __launch_bounds__(kAlibiThreads) alibi_rows(const __grid_constant__ AlibiParams p) {
   using C = Compute<T>;
   const std::int64_t wpb = blockDim.x / 32, warp = threadIdx.x / 32;
   const std::int64_t rows = p.batch * p.heads * p.sq;
@@ -102,7 +102,7 @@ __global__ void __launch_bounds__(kAlibiThreads) alibi_rows(const AlibiParams p)
 
 // Pass 1: block (group g, chunk c) sums its rows into partial[g * chunks + c].
 template <class T, int V, bool kVec>
-__global__ void __launch_bounds__(kAlibiThreads) alibi_grad_chunks(const AlibiParams p) {
+__global__ void __launch_bounds__(kAlibiThreads) alibi_grad_chunks(const __grid_constant__ AlibiParams p) {
   __shared__ double smem[33];
   const std::int64_t blk = blockIdx.x;
   const std::int64_t g = blk / p.chunks, c = blk - g * p.chunks;
