@@ -422,8 +422,9 @@ Setup setup_for(Impl impl, const Operands& o) {
   p.pass_units = (p.head_dim - p.rotary_dim + p.vec - 1) / p.vec;
   const std::int64_t units = p.rot_units + p.pass_units;
   const std::int64_t heads = p.t[0].heads + (p.num_tensors > 1 ? p.t[1].heads : 0);
-  p.block_x = static_cast<int>(std::min<std::int64_t>(units, 256));
-  p.block_y = static_cast<int>(std::clamp<std::int64_t>(128 / p.block_x, 1, std::max<std::int64_t>(heads, 1)));
+  // units x heads threads, about 128 (at most kRopeMaxThreads); each thread takes two heads per step
+  p.block_x = static_cast<int>(std::min<std::int64_t>(units, kRopeMaxThreads));
+  p.block_y = static_cast<int>(std::clamp<std::int64_t>(128 / p.block_x, 1, std::max<std::int64_t>((heads + 1) / 2, 1)));
   const std::int64_t positions = p.batch * p.seq;
   p.grid = (heads == 0 || units == 0) ? 0 : std::min<std::int64_t>(positions, 0x7fffffff);
   return r;

@@ -20,6 +20,7 @@ typedef struct CUstream_st* cudaStream_t;
 namespace baracuda::rope {
 
 inline constexpr int kMaxRotaryPairs = 256;  // rotary_dim <= 512 (inv_freq travels in the params)
+inline constexpr int kRopeMaxThreads = 256;  // block_x * block_y (the kernel's launch bound)
 
 struct RopeTensor {
   std::int64_t heads = 0;

@@ -6,7 +6,8 @@
 // Parallel scheme: one block per (batch, seq) position (grid-stride when there are more
 // positions than blocks), block = units x heads threads: threadIdx.x picks a unit of the row
 // (a slice of pairs, or of pass-through elements) and computes its cos / sin once; threadIdx.y
-// walks the heads of x and then of x2, reusing them. So the trig work is per position, not per
+// walks the heads of x and then of x2 two at a time (both loads in flight before the stores),
+// reusing them. So the trig work is per position, not per
 // element, and each element is read once and written once (one pass).
 // Preconditions (checked at select): kVec16: head dim unit-stride in every tensor, every other
 // stride a multiple of V = 16 / sizeof(T), R / 2 (neox) or R (interleaved) a multiple of V,
@@ -105,8 +106,83 @@ __device__ __forceinline__ void pair_trig(const RopeParams& p, std::int64_t posi
   }
 }
 
+// One head vector of x (x2): its input / output rows and head-dim strides.
+template <class T>
+struct RowRef {
+  const T* in;
+  T* out;
+  std::int64_t sdi, sdo;
+  bool in_place;
+};
+template <class T>
+__device__ __forceinline__ RowRef<T> row_of(const RopeParams& p, std::int64_t b, std::int64_t sq, std::int64_t h) {
+  const int k = h < p.t[0].heads ? 0 : 1;
+  const RopeTensor& t = p.t[k];
+  const std::int64_t hh = h - (k ? p.t[0].heads : 0);
+  return {static_cast<const T*>(p.in[k]) + b * t.in_stride[0] + sq * t.in_stride[1] + hh * t.in_stride[2],
+          static_cast<T*>(p.out[k]) + b * t.out_stride[0] + sq * t.out_stride[1] + hh * t.out_stride[2], t.in_stride[3],
+          t.out_stride[3], p.out[k] == p.in[k]};
+}
+
+// Pass-through elements e .. e + V - 1 (clipped to D), skipped in place.
+template <class T, int V, bool kVec>
+__device__ __forceinline__ void copy_unit(const RowRef<T>& r, std::int64_t e, std::int64_t d) {
+  if (r.in_place) return;
+  if (kVec || e + V <= d) {
+    Compute<T> v[V];
+    load_unit<T, V, kVec>(r.in + e * r.sdi, r.sdi, v);
+    store_unit<T, V, kVec>(r.out + e * r.sdo, r.sdo, v);
+  } else {
+    for (std::int64_t j = e; j < d; ++j) r.out[j * r.sdo] = r.in[j * r.sdi];
+  }
+}
+
+// Rotation unit u: neox reads V elements of each half (a, b), interleaved V elements (a). Kept
+// in the storage type until the rotation (half the registers of f32 for 16-bit inputs).
+template <class T, int V, bool kVec>
+__device__ __forceinline__ baracuda::kernels::Vec<T, V> load_raw(const T* p, std::int64_t sd) {
+  if constexpr (kVec) {
+    return baracuda::kernels::load_vec<T, V>(p);
+  } else {
+    baracuda::kernels::Vec<T, V> r;
+#pragma unroll
+    for (int k = 0; k < V; ++k) r.v[k] = p[k * sd];
+    return r;
+  }
+}
 template <class T, int V, bool kVec, bool kInterleaved>
-__global__ void __launch_bounds__(1024) rope_kernel(const __grid_constant__ RopeParams p) {
+__device__ __forceinline__ void load_rot(const RowRef<T>& r, std::int64_t u, std::int64_t half,
+                                         baracuda::kernels::Vec<T, V>& a, baracuda::kernels::Vec<T, V>& b) {
+  a = load_raw<T, V, kVec>(r.in + u * V * r.sdi, r.sdi);
+  if constexpr (!kInterleaved) b = load_raw<T, V, kVec>(r.in + (half + u * V) * r.sdi, r.sdi);
+}
+template <class T, int V, bool kVec, bool kInterleaved, int P>
+__device__ __forceinline__ void store_rot(const RowRef<T>& r, std::int64_t u, std::int64_t half,
+                                          const baracuda::kernels::Vec<T, V>& a, const baracuda::kernels::Vec<T, V>& b,
+                                          const Compute<T> (&cs)[P], const Compute<T> (&sn)[P]) {
+  Compute<T> ra[V], rb[V];
+  if constexpr (kInterleaved) {
+#pragma unroll
+    for (int q = 0; q < P; ++q) {
+      const Compute<T> x0 = to_compute(a.v[2 * q]), x1 = to_compute(a.v[2 * q + 1]);
+      ra[2 * q] = x0 * cs[q] - x1 * sn[q];
+      ra[2 * q + 1] = x1 * cs[q] + x0 * sn[q];
+    }
+    store_unit<T, V, kVec>(r.out + u * V * r.sdo, r.sdo, ra);
+  } else {
+#pragma unroll
+    for (int q = 0; q < V; ++q) {
+      const Compute<T> x0 = to_compute(a.v[q]), x1 = to_compute(b.v[q]);
+      ra[q] = x0 * cs[q] - x1 * sn[q];
+      rb[q] = x1 * cs[q] + x0 * sn[q];
+    }
+    store_unit<T, V, kVec>(r.out + u * V * r.sdo, r.sdo, ra);
+    store_unit<T, V, kVec>(r.out + (half + u * V) * r.sdo, r.sdo, rb);
+  }
+}
+
+template <class T, int V, bool kVec, bool kInterleaved>
+__global__ void __launch_bounds__(kRopeMaxThreads) rope_kernel(const __grid_constant__ RopeParams p) {
   using C = Compute<T>;
   constexpr int P = kInterleaved ? V / 2 : V;  // pairs per rotation unit
   const std::int64_t positions = p.batch * p.seq;
@@ -127,46 +203,22 @@ __global__ void __launch_bounds__(1024) rope_kernel(const __grid_constant__ Rope
       const bool rot = u < p.rot_units;
       C cs[P], sn[P];
       if (rot) pair_trig<T, P>(p, position, u * P, cs, sn);
-      for (std::int64_t h = threadIdx.y; h < heads; h += blockDim.y) {
-        const int k = h < p.t[0].heads ? 0 : 1;
-        const RopeTensor& t = p.t[k];
-        const std::int64_t hh = h - (k ? p.t[0].heads : 0);
-        const T* in = static_cast<const T*>(p.in[k]) + b * t.in_stride[0] + sq * t.in_stride[1] + hh * t.in_stride[2];
-        T* out = static_cast<T*>(p.out[k]) + b * t.out_stride[0] + sq * t.out_stride[1] + hh * t.out_stride[2];
-        const std::int64_t sdi = t.in_stride[3], sdo = t.out_stride[3];
+      // two heads per step: both heads' loads are issued before either's stores
+      for (std::int64_t h = threadIdx.y; h < heads; h += 2 * static_cast<std::int64_t>(blockDim.y)) {
+        const bool two = h + blockDim.y < heads;
+        const RowRef<T> r0 = row_of<T>(p, b, sq, h);
+        const RowRef<T> r1 = two ? row_of<T>(p, b, sq, h + blockDim.y) : r0;
         if (!rot) {  // pass-through elements R + (u - rot_units) * V ..: copied unless in place
-          if (p.out[k] == p.in[k]) continue;
           const std::int64_t e = p.rotary_dim + (u - p.rot_units) * V;
-          C v[V];
-          if (kVec || e + V <= p.head_dim) {
-            load_unit<T, V, kVec>(in + e * sdi, sdi, v);
-            store_unit<T, V, kVec>(out + e * sdo, sdo, v);
-          } else {
-            for (std::int64_t j = e; j < p.head_dim; ++j) out[j * sdo] = in[j * sdi];
-          }
+          copy_unit<T, V, kVec>(r0, e, p.head_dim);
+          if (two) copy_unit<T, V, kVec>(r1, e, p.head_dim);
           continue;
         }
-        if constexpr (kInterleaved) {
-          C v[V], r[V];
-          load_unit<T, V, kVec>(in + u * V * sdi, sdi, v);
-#pragma unroll
-          for (int q = 0; q < P; ++q) {
-            r[2 * q] = v[2 * q] * cs[q] - v[2 * q + 1] * sn[q];
-            r[2 * q + 1] = v[2 * q + 1] * cs[q] + v[2 * q] * sn[q];
-          }
-          store_unit<T, V, kVec>(out + u * V * sdo, sdo, r);
-        } else {
-          C a[V], bb[V], ra[V], rb[V];
-          load_unit<T, V, kVec>(in + u * V * sdi, sdi, a);
-          load_unit<T, V, kVec>(in + (half + u * V) * sdi, sdi, bb);
-#pragma unroll
-          for (int q = 0; q < V; ++q) {
-            ra[q] = a[q] * cs[q] - bb[q] * sn[q];
-            rb[q] = bb[q] * cs[q] + a[q] * sn[q];
-          }
-          store_unit<T, V, kVec>(out + u * V * sdo, sdo, ra);
-          store_unit<T, V, kVec>(out + (half + u * V) * sdo, sdo, rb);
-        }
+        baracuda::kernels::Vec<T, V> a0, b0, a1, b1;
+        load_rot<T, V, kVec, kInterleaved>(r0, u, half, a0, b0);
+        if (two) load_rot<T, V, kVec, kInterleaved>(r1, u, half, a1, b1);
+        store_rot<T, V, kVec, kInterleaved, P>(r0, u, half, a0, b0, cs, sn);
+        if (two) store_rot<T, V, kVec, kInterleaved, P>(r1, u, half, a1, b1, cs, sn);
       }
     }
   }
