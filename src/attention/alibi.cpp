@@ -174,6 +174,7 @@ Setup setup_for(int impl, const Operands& o) {
         }
     }
     p.vec = static_cast<int>(v);
+    p.vec16 = true;
   }
   const std::int64_t rows = p.batch * p.heads * p.sq;
   const std::int64_t wpb = kAlibiThreads / 32;

@@ -33,6 +33,7 @@ struct AlibiParams {
   std::int64_t slope_stride[2] = {};  // batch (0 for [H]), head; of slopes or grad_slopes
   bool per_batch = false;        // [B, H] slopes
   std::int64_t groups = 0, chunks = 0, rows_per_chunk = 0;
+  bool vec16 = false;            // the 16-byte-vector kernels (else the strided ones)
   int vec = 1;
   std::int64_t grid = 0;         // blocks of the row kernel
 };

@@ -415,6 +415,7 @@ Setup setup_for(Impl impl, const Operands& o) {
           }
       }
     p.vec = static_cast<int>(v);
+    p.vec16 = true;
   } else {
     p.vec = p.interleaved ? 2 : 1;
   }

@@ -47,6 +47,7 @@ struct RopeParams {
   std::int64_t cache_stride[2][2] = {};  // [cos, sin][row, col]
   double attention_factor = 1.0;
   // Launch shape (set at select)
+  bool vec16 = false;             // the 16-byte-vector kernel (else the strided one)
   int vec = 1;                    // V: elements per unit load
   std::int64_t rot_units = 0, pass_units = 0;
   int block_x = 0, block_y = 0;   // threads per position: units x heads

@@ -164,7 +164,7 @@ Status launch_with(const AlibiParams& p, cudaStream_t s) {
 template <class T>
 Status launch_alibi_dtype(const AlibiParams& p, cudaStream_t s) {
   constexpr int kV = static_cast<int>(16 / sizeof(T));
-  return p.vec == kV ? launch_with<T, kV, true>(p, s) : launch_with<T, 1, false>(p, s);
+  return p.vec16 ? launch_with<T, kV, true>(p, s) : launch_with<T, 1, false>(p, s);
 }
 
 }  // namespace baracuda::alibi::kernels

@@ -234,12 +234,13 @@ Status launch_one(const RopeParams& p, cudaStream_t s) {
   return Status::ok();
 }
 
-// vec = 16 / sizeof(T) (kVec16) or 1 / 2 (strided neox / interleaved).
+// vec16: V = 16 / sizeof(T); strided: V = 1 (neox) or 2 (interleaved; for f64 that equals the
+// vector width, hence the separate flag).
 template <class T>
 Status launch_rope_dtype(const RopeParams& p, cudaStream_t s) {
   if (p.grid == 0) return Status::ok();
   constexpr int kV = static_cast<int>(16 / sizeof(T));
-  if (p.vec == kV) return p.interleaved ? launch_one<T, kV, true, true>(p, s) : launch_one<T, kV, true, false>(p, s);
+  if (p.vec16) return p.interleaved ? launch_one<T, kV, true, true>(p, s) : launch_one<T, kV, true, false>(p, s);
   return p.interleaved ? launch_one<T, 2, false, true>(p, s) : launch_one<T, 1, false, false>(p, s);
 }
 
