@@ -43,6 +43,8 @@
 #include "baracuda/ops/gemm_int4.hpp"
 #include "baracuda/ops/gemm_quant.hpp"
 #include "baracuda/ops/attention.hpp"
+#include "baracuda/ops/alibi.hpp"
+#include "baracuda/ops/rope.hpp"
 
 namespace baracuda::bench {
 namespace {
@@ -53,7 +55,7 @@ using Shape = std::vector<std::int64_t>;
 enum class Family { kCopy, kGemm, kBinary, kUnary, kUnaryBwd, kBinaryBwd, kCast, kCmp, kLerp, kGated, kPRelu,
                     kTernary, kWhere, kFill, kAffine, kUnaryParam, kUnaryParamBwd, kLerpBwd, kTernaryBwd, kWhereBwd,
                     kGatedBwd, kPReluBwd, kPack, kUnpack, kGemmPlan, kSoftmax, kSoftmaxBwd, kSoftmaxMore, kNorm, kNormBwd, kQuantGemm, kReduce, kScan,
-                    kChanNorm, kInt4Gemm, kBinGemm, kSdpa };
+                    kChanNorm, kInt4Gemm, kBinGemm, kSdpa, kRope, kAlibi };
 
 struct OpSpec {
   const char* name;
@@ -207,6 +209,16 @@ const OpSpec kOps[] = {
     {"sdpa_fwd_causal", Family::kSdpa, 1},
     {"sdpa_bwd_causal", Family::kSdpa, 2},
     {"sdpa_bwd", Family::kSdpa, 3},
+    // issue 6, attention positional ops. RopePlan on x [B, S, H, D] (shape BxSxHxD), neox, f32
+    // cos / sin cache [S, D / 2], y out of place: kind 0 x alone, 1 q and k (k with H / 4 heads)
+    // in one launch, 2 the backward of x. AlibiPlan on scores [B, H, Sq, Skv], [H] slopes,
+    // bottom-right: kind 0 y = s + bias out of place, 1 the backward's slope gradient alone
+    // (grad_s in place of grad_y).
+    {"rope", Family::kRope, 0},
+    {"rope_qk", Family::kRope, 1},
+    {"rope_bwd", Family::kRope, 2},
+    {"alibi", Family::kAlibi, 0},
+    {"alibi_bwd", Family::kAlibi, 1},
 };
 
 const OpSpec* find_op(std::string_view name) {
@@ -267,8 +279,10 @@ const SuiteSpec kSuites[] = {
     {"scan", "cumsum f32 / bf16 at 16384x8192 and 1x268435456 (look-back), cummax and logcumsumexp at 16384x8192",
      "1073741824", "", "", 50},
     {"attention", "SDPA bf16 d128 B8 H16 S4096 forward causal / non-causal and backward causal, d64 B16 H16 S2048 "
-     "forward causal: the plan's default SKU, then each fused SKU forced (cudnn*, flash*) where one accepts",
-     "1073741824", "8192x8192x8192", "", 10},
+     "forward causal: the plan's default SKU, then each fused SKU forced (cudnn*, flash*) where one accepts; "
+     "rope bf16 [8,4096,32,128] neox with a cos/sin cache (x alone, q+k with 8 kv heads, backward), "
+     "alibi bias add / slope gradient bf16 [8,16,2048,2048]",
+     "1073741824", "8192x8192x8192", "", 20},
 };
 
 // The "gemm" suite: square, LLM shapes M in {1, 16, 128, 2048} x (N, K) in {(4096, 4096),
@@ -449,6 +463,14 @@ Status add_sdpa_suite(std::vector<Case>& cases, int reps) {
   return Status::ok();
 }
 
+// The rope / alibi cases of the "attention" suite (issue 6).
+template <class Add>
+Status add_rope_alibi_cases(Add&& add) {
+  for (const char* op : {"rope", "rope_qk", "rope_bwd"}) BARACUDA_TRY(add(op, "bf16", "8x4096x32x128"));
+  for (const char* op : {"alibi", "alibi_bwd"}) BARACUDA_TRY(add(op, "bf16", "8x16x2048x2048"));
+  return Status::ok();
+}
+
 Expected<std::vector<Case>> suite_cases(const SuiteSpec& s) {
   std::vector<Case> cases;
   auto add = [&](const char* op, const char* dtype, const char* shape) -> Status {
@@ -480,6 +502,7 @@ Expected<std::vector<Case>> suite_cases(const SuiteSpec& s) {
   }
   if (name == "attention") {
     BARACUDA_TRY(add_sdpa_suite(cases, s.reps));
+    BARACUDA_TRY(add_rope_alibi_cases(add));
     return cases;
   }
   if (name == "scan") {
@@ -1136,6 +1159,48 @@ Expected<Workload> sdpa_workload(const Case& c, const Stream& s) {
   }
   if (w) w->flops = flops;
   return w;
+// ---------------------------------------------------------------------------- rope / alibi
+// RopePlan (kinds in kOps): x [B, S, H, D], f32 cache [S, D / 2]; bytes: x, k, the caches read,
+// y (and k's output) written.
+Expected<Workload> rope_workload(const Case& c, const Stream& s) {
+  if (c.shape.size() != 4 || c.shape[3] % 2 != 0)
+    return Status(Code::kInvalidArgument, std::string(c.op->name) + " takes --shape BxSxHxD (D even)");
+  const TensorLayout x = TensorLayout::contiguous(c.in, c.shape);
+  const TensorLayout cache = TensorLayout::contiguous(DType::kF32, {c.shape[1], c.shape[3] / 2});
+  if (c.op->kind == 2) {
+    RopeBackwardDescriptor d{.grad_y = x, .grad_x = x, .cos = cache, .sin = cache};
+    return plan_workload<RopeBackwardPlan>(s, d, {x, cache, cache}, {x}, [](const Ptrs& p) {
+      return RopeBackwardArgs{.grad_y = p[0], .grad_x = p[3], .cos = p[1], .sin = p[2]};
+    });
+  }
+  if (c.op->kind == 1) {
+    const TensorLayout k = TensorLayout::contiguous(c.in, {c.shape[0], c.shape[1], std::max<std::int64_t>(c.shape[2] / 4, 1), c.shape[3]});
+    RopeDescriptor d{.x = x, .y = x, .x2 = k, .y2 = k, .cos = cache, .sin = cache};
+    return plan_workload<RopePlan>(s, d, {x, k, cache, cache}, {x, k}, [](const Ptrs& p) {
+      return RopeArgs{.x = p[0], .y = p[4], .x2 = p[1], .y2 = p[5], .cos = p[2], .sin = p[3]};
+    });
+  }
+  RopeDescriptor d{.x = x, .y = x, .cos = cache, .sin = cache};
+  return plan_workload<RopePlan>(s, d, {x, cache, cache}, {x}, [](const Ptrs& p) {
+    return RopeArgs{.x = p[0], .y = p[3], .cos = p[1], .sin = p[2]};
+  });
+}
+
+// AlibiPlan: scores [B, H, Sq, Skv] (bf16 random), f32 [H] slopes (random: timing only).
+Expected<Workload> alibi_workload(const Case& c, const Stream& s) {
+  if (c.shape.size() != 4) return Status(Code::kInvalidArgument, std::string(c.op->name) + " takes --shape BxHxSqxSkv");
+  const TensorLayout sc = TensorLayout::contiguous(c.in, c.shape);
+  const TensorLayout sl = TensorLayout::contiguous(DType::kF32, {c.shape[1]});
+  if (c.op->kind == 1) {
+    AlibiBackwardDescriptor d{.grad_y = sc, .grad_s = sc, .grad_slopes = sl};
+    return plan_workload<AlibiBackwardPlan>(s, d, {sc}, {sl}, [](const Ptrs& p) {
+      return AlibiBackwardArgs{.grad_y = p[0], .grad_s = p[0], .grad_slopes = static_cast<float*>(p[1])};
+    });
+  }
+  AlibiDescriptor d{.s = sc, .y = sc, .slopes = sl};
+  return plan_workload<AlibiPlan>(s, d, {sc, sl}, {sc}, [](const Ptrs& p) {
+    return AlibiArgs{.s = p[0], .y = p[2], .slopes = static_cast<const float*>(p[1])};
+  });
 }
 
 Expected<Workload> make_workload(const Case& c, const Stream& s) {
@@ -1170,6 +1235,10 @@ Expected<Workload> make_workload(const Case& c, const Stream& s) {
       return reduce_workload(c, s);
     case Family::kScan:
       return scan_workload(c, s);
+    case Family::kRope:
+      return rope_workload(c, s);
+    case Family::kAlibi:
+      return alibi_workload(c, s);
     case Family::kBinary: {
       BinaryDescriptor d{static_cast<BinaryKind>(c.op->kind), t, b, t};
       return plan_workload<BinaryPlan>(s, d, {t, b}, {t}, [](const Ptrs& p) { return BinaryArgs{p[0], p[1], p[2]}; });

@@ -51,6 +51,11 @@ NOTES = {
     'batch_norm': 'batch_norm: F.batch_norm(training=True) with running stats (eager torch may pick cuDNN)',
     'batch_norm_bwd': 'batch_norm_bwd: aten.native_batch_norm_backward (train) from the saved mean / invstd',
     'group_norm_bwd': 'group_norm_bwd: aten.native_group_norm_backward from the saved mean / rstd',
+    'rope': 'rope: HF apply_rotary_pos_emb, x * cos + rotate_half(x) * sin, [1, S, 1, D] cos / sin in x dtype',
+    'rope_qk': 'rope_qk: the HF formula on q and on k (H / 4 heads), eager',
+    'rope_bwd': 'rope_bwd: g * cos + rotate_half^T(g * sin), the transpose of the HF formula',
+    'alibi': 'alibi: torch.addcmul(s, slopes [1, H, 1, 1], dist [Sq, Skv], value=-1), dist precomputed',
+    'alibi_bwd': 'alibi_bwd: -(g * dist).sum over (b, i, j) in f32 (the slope gradient)',
 }
 
 
@@ -289,7 +294,53 @@ def torch_case(op, dt_in, dt_out, shape):
         m, n, k = shape
         return ([Operand((m, k), torch.int8), Operand((n, k), torch.int8)],
                 lambda a, w: torch._int_mm(a, w.t()))
+    # issue 6 (baracuda-bench --suite attention): rope / alibi
+    if op in ('rope', 'rope_qk', 'rope_bwd'):
+        return rope_case(op, dt_in, shape)
+    if op in ('alibi', 'alibi_bwd'):
+        return alibi_case(op, dt_in, shape)
     raise ValueError(f'no PyTorch equivalent for op {op!r}')
+
+
+def rope_case(op, dt, shape):
+    """HF's apply_rotary_pos_emb in eager torch on x [B, S, H, D]: x * cos + rotate_half(x) * sin
+    with cos / sin [1, S, 1, D] in x's dtype (HF's cat(freqs, freqs) cache, broadcast over batch
+    and heads). rope_qk rotates k (H / 4 heads) too; rope_bwd is the transpose,
+    g * cos + rotate_half^T(g * sin)."""
+    b, s, h, d = shape
+    half = d // 2
+    cs = Operand((1, s, 1, d), dt)
+
+    def rotate_half(t):
+        return torch.cat((-t[..., half:], t[..., :half]), dim=-1)
+
+    def fwd(x, c, sn):
+        return x * c + rotate_half(x) * sn
+
+    if op == 'rope':
+        return [Operand(shape, dt), cs, cs], fwd
+    if op == 'rope_qk':
+        k = Operand((b, s, max(h // 4, 1), d), dt)
+        return [Operand(shape, dt), k, cs, cs], lambda q, kk, c, sn: (fwd(q, c, sn), fwd(kk, c, sn))
+
+    def bwd(g, c, sn):
+        t = g * sn
+        return g * c + torch.cat((t[..., half:], -t[..., :half]), dim=-1)
+    return [Operand(shape, dt), cs, cs], bwd
+
+
+def alibi_case(op, dt, shape):
+    """flash-attn's bottom-right ALiBi bias on scores [B, H, Sq, Skv] in one eager kernel:
+    torch.addcmul(s, slopes [1, H, 1, 1], dist, value=-1) with dist = |i + Skv - Sq - j| [Sq, Skv]
+    precomputed in s's dtype (baracuda computes it in the kernel). alibi_bwd: the slope gradient
+    -(g * dist).sum over (b, i, j), accumulated in f32."""
+    b, h, sq, skv = shape
+    i = torch.arange(sq, device='cuda').view(-1, 1)
+    j = torch.arange(skv, device='cuda').view(1, -1)
+    dist = (i + (skv - sq) - j).abs().to(dt)
+    if op == 'alibi':
+        return [Operand(shape, dt), Operand((1, h, 1, 1), dt)], lambda sc, sl: torch.addcmul(sc, sl, dist, value=-1)
+    return [Operand(shape, dt)], lambda g: (g * dist).sum(dim=(0, 2, 3), dtype=torch.float32).neg()
 
 
 # GemmPlan's aux cases (baracuda-bench --suite gemm): the fused activation backward, the same

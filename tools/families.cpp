@@ -17,6 +17,8 @@
 #include "baracuda/reference/normalization.hpp"
 #include "baracuda/reference/pack.hpp"
 #include "baracuda/reference/prelu.hpp"
+#include "baracuda/reference/alibi.hpp"
+#include "baracuda/reference/rope.hpp"
 #include "baracuda/reference/scan.hpp"
 #include "baracuda/reference/softmax.hpp"
 #include "baracuda/reference/sparsemax.hpp"
@@ -1523,6 +1525,103 @@ std::vector<CheckRow> check_channel_norm(const Stream& s, DType t, std::mt19937_
 
 }  // namespace
 
+// ---- rope / alibi (issue 6, attention positional ops)
+std::vector<CheckRow> check_rope(const Stream& s, DType t, std::mt19937_64& rng) {
+  std::vector<CheckRow> rows;
+  const auto x = TensorLayout::contiguous(t, {2, 37, 4, 64});
+  const auto k = TensorLayout::contiguous(t, {2, 37, 2, 64});
+  const auto cache = TensorLayout::contiguous(DType::kF32, {64, 32});
+  const auto ids = TensorLayout::contiguous(DType::kI64, {2, 37});
+  HostTensor hx(x), hk(k), hy(x), hy2(k), hc(cache), hsn(cache), hids(ids);
+  reference::fill_random(hx, rng, -4, 4, false);
+  reference::fill_random(hk, rng, -4, 4, false);
+  reference::fill_random(hc, rng, -1, 1, false);
+  reference::fill_random(hsn, rng, -1, 1, false);
+  for (std::int64_t i = 0; i < ids.numel(); ++i) hids.set(i, static_cast<double>((i * 17) % 64));
+  DeviceCopy dx(hx, s), dk(hk, s), dy(hy, s), dy2(hy2, s), dc(hc, s), dsn(hsn, s), dids(hids, s);
+  RopeDescriptor cached{.x = x, .y = x, .x2 = k, .y2 = k, .position_ids = ids, .cos = cache, .sin = cache};
+  RopeDescriptor tables{.x = x, .y = x};
+  tables.options.style = RopeStyle::kInterleaved;
+  tables.options.scaling = RopeScaling::kYarn;
+  tables.options.factor = 4;
+  tables.options.original_max_position = 4096;
+  tables.options.position_offset = 3000;
+  for (const RopeDescriptor& d : {cached, tables}) {
+    const bool c = d.cos.rank != 0;
+    auto want = reference::rope(d, {.x = &hx, .x2 = c ? &hk : nullptr, .position_ids = c ? &hids : nullptr,
+                                    .cos = c ? &hc : nullptr, .sin = c ? &hsn : nullptr}).value();
+    run_every_sku<RopePlan>(
+        s, d, rows,
+        [&](const RopePlan& p, Workspace ws) {
+          return p.run(s, ws, {.x = dx.data(), .y = dy.data(), .x2 = dk.data(), .y2 = dy2.data(), .position_ids = dids.data(),
+                               .cos = dc.data(), .sin = dsn.data()});
+        },
+        [&] {
+          (void)dy.download(hy, s);
+          auto r = reference::compare(hy, want.y, false);
+          if (r.ok && c) {
+            (void)dy2.download(hy2, s);
+            r = reference::compare(hy2, want.y2, false);
+          }
+          return r;
+        });
+    RopeBackwardDescriptor bd{.grad_y = d.x, .grad_x = d.y, .grad_y2 = d.x2, .grad_x2 = d.y2, .position_ids = d.position_ids,
+                              .cos = d.cos, .sin = d.sin, .options = d.options};
+    auto bwant = reference::rope_backward(bd, {.x = &hx, .x2 = c ? &hk : nullptr, .position_ids = c ? &hids : nullptr,
+                                               .cos = c ? &hc : nullptr, .sin = c ? &hsn : nullptr}).value();
+    run_every_sku<RopeBackwardPlan>(
+        s, bd, rows,
+        [&](const RopeBackwardPlan& p, Workspace ws) {
+          return p.run(s, ws, {.grad_y = dx.data(), .grad_x = dy.data(), .grad_y2 = dk.data(), .grad_x2 = dy2.data(),
+                               .position_ids = dids.data(), .cos = dc.data(), .sin = dsn.data()});
+        },
+        [&] {
+          (void)dy.download(hy, s);
+          return reference::compare(hy, bwant.y, false);
+        });
+  }
+  return rows;
+}
+
+std::vector<CheckRow> check_alibi(const Stream& s, DType t, std::mt19937_64& rng) {
+  std::vector<CheckRow> rows;
+  const auto sc = TensorLayout::contiguous(t, {2, 4, 37, 64});
+  const auto sl = TensorLayout::contiguous(DType::kF32, {4});
+  HostTensor hs(sc), hy(sc), hsl(sl), hg(sc), hgs(sc), hgsl(sl);
+  reference::fill_random(hs, rng, -4, 4, false);
+  reference::fill_random(hg, rng, -4, 4, false);
+  const auto slopes = alibi_slopes(4);
+  for (std::int64_t h = 0; h < 4; ++h) hsl.set(h, slopes[static_cast<std::size_t>(h)]);
+  DeviceCopy ds(hs, s), dy(hy, s), dsl(hsl, s), dg(hg, s), dgs(hgs, s), dgsl(hgsl, s);
+  for (CausalAlign a : {CausalAlign::kBottomRight, CausalAlign::kTopLeft}) {
+    AlibiDescriptor d{.s = sc, .y = sc, .slopes = sl, .align = a};
+    auto want = reference::alibi(d, &hs, hsl).value();
+    run_every_sku<AlibiPlan>(
+        s, d, rows,
+        [&](const AlibiPlan& p, Workspace ws) {
+          return p.run(s, ws, {.s = ds.data(), .y = dy.data(), .slopes = static_cast<const float*>(dsl.data())});
+        },
+        [&] {
+          (void)dy.download(hy, s);
+          return reference::compare(hy, want, false);
+        });
+    AlibiBackwardDescriptor bd{.grad_y = sc, .grad_s = sc, .grad_slopes = sl, .align = a};
+    auto bwant = reference::alibi_backward(bd, hg).value();
+    run_every_sku<AlibiBackwardPlan>(
+        s, bd, rows,
+        [&](const AlibiBackwardPlan& p, Workspace ws) {
+          return p.run(s, ws, {.grad_y = dg.data(), .grad_s = dgs.data(), .grad_slopes = static_cast<float*>(dgsl.data())});
+        },
+        [&] {
+          (void)dgs.download(hgs, s);
+          (void)dgsl.download(hgsl, s);
+          auto r = reference::compare(hgs, bwant.grad_s, true);
+          return r.ok ? reference::compare(hgsl, bwant.grad_slopes, false) : r;
+        });
+  }
+  return rows;
+}
+
 const std::vector<FamilyEntry>& families() {
   static const std::vector<FamilyEntry> table = {
       {"unary", kMathTypes, unary_kind_list(false),
@@ -1884,6 +1983,33 @@ const std::vector<FamilyEntry>& families() {
                                      info_row<InstanceNormPlan>("instance_norm", c, in, t, "nchw[8,512,64,64]")};
        },
        check_channel_norm},
+      {"rope", kMathTypes, "rope (neox / interleaved, partial rotary, position ids, cos/sin caches or linear / ntk / yarn / llama3 tables, q+k) and backward",
+       [](const DeviceCaps& c, DType t) {
+         const auto q = TensorLayout::contiguous(t, {8, 4096, 32, 128});
+         const auto k = TensorLayout::contiguous(t, {8, 4096, 8, 128});
+         const auto cache = TensorLayout::contiguous(DType::kF32, {4096, 64});
+         const auto hf = TensorLayout::contiguous(t, {8, 32, 4096, 128});
+         RopeDescriptor hfd{.x = hf, .y = hf};
+         hfd.options.seq_axis = 2;
+         return std::vector<InfoRow>{
+             info_row<RopePlan>("rope", c, RopeDescriptor{.x = q, .y = q, .cos = cache, .sin = cache}, t, "bshd[8,4096,32,128] cache"),
+             info_row<RopePlan>("rope", c, RopeDescriptor{.x = q, .y = q, .x2 = k, .y2 = k, .cos = cache, .sin = cache}, t,
+                                "q+k bshd[8,4096,32|8,128] cache"),
+             info_row<RopePlan>("rope", c, hfd, t, "bhsd[8,32,4096,128] tables"),
+             info_row<RopeBackwardPlan>("rope_backward", c, RopeBackwardDescriptor{.grad_y = q, .grad_x = q, .cos = cache, .sin = cache},
+                                        t, "bshd[8,4096,32,128] cache")};
+       },
+       check_rope},
+      {"alibi", kMathTypes, "alibi bias add / bias alone (bottom-right or top-left, [H] or [B,H] slopes) and backward (grad slopes)",
+       [](const DeviceCaps& c, DType t) {
+         const auto sc = TensorLayout::contiguous(t, {8, 16, 2048, 2048});
+         const auto sl = TensorLayout::contiguous(DType::kF32, {16});
+         return std::vector<InfoRow>{
+             info_row<AlibiPlan>("alibi", c, AlibiDescriptor{.s = sc, .y = sc, .slopes = sl}, t, "[8,16,2048,2048] in place"),
+             info_row<AlibiBackwardPlan>("alibi_backward", c, AlibiBackwardDescriptor{.grad_y = sc, .grad_s = sc, .grad_slopes = sl},
+                                         t, "[8,16,2048,2048] grad_slopes")};
+       },
+       check_alibi},
   };
   return table;
 }
