@@ -15,6 +15,8 @@
 //   ops/softmax.hpp      SoftmaxPlan, SoftmaxBackwardPlan
 //   ops/scan.hpp         ScanPlan, ScanBackwardPlan (cumsum, cumprod, cummax, cummin, logcumsumexp)
 //   ops/normalization.hpp LayerNormPlan, RMSNormPlan and their backward
+//   ops/decode.hpp       SdpaDecodePlan (attention decode over a paged / contiguous KV cache)
+//   ops/kv_cache.hpp     KvCacheAppendPlan
 //
 // None of them needs a CUDA header: a plain C++20 compiler can include this file.
 #pragma once
@@ -42,3 +44,5 @@
 #include "baracuda/ops/scan.hpp"
 #include "baracuda/ops/softmax.hpp"
 #include "baracuda/ops/sparsemax.hpp"
+#include "baracuda/ops/decode.hpp"
+#include "baracuda/ops/kv_cache.hpp"
