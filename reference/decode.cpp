@@ -55,6 +55,37 @@ double ulp_at(DType t, double x) {
 
 }  // namespace
 
+namespace {
+TensorLayout cache_layout(const DecodeShape& s) {
+  const std::int64_t pages = s.num_pages > 0 ? s.num_pages : s.batch;
+  return TensorLayout::contiguous(s.dtype, {pages, s.page_size, s.hkv, s.d});
+}
+TensorLayout table_layout(const DecodeShape& s) {
+  return s.num_pages > 0 ? TensorLayout::contiguous(DType::kI32, {s.batch, s.max_pages}) : TensorLayout{};
+}
+}  // namespace
+
+SdpaDecodeDescriptor decode_descriptor(const DecodeShape& s) {
+  SdpaDecodeDescriptor d;
+  d.q = d.o = TensorLayout::contiguous(s.dtype, {s.batch, s.sq, s.hq, s.d});
+  d.k_cache = d.v_cache = cache_layout(s);
+  d.block_table = table_layout(s);
+  d.seqlens_k = TensorLayout::contiguous(DType::kI32, {s.batch});
+  if (s.lse) d.lse = TensorLayout::contiguous(DType::kF32, {s.batch, s.hq, s.sq});
+  if (s.alibi == 1) d.alibi_slopes = TensorLayout::contiguous(DType::kF32, {s.hq});
+  if (s.alibi == 2) d.alibi_slopes = TensorLayout::contiguous(DType::kF32, {s.batch, s.hq});
+  return d;
+}
+
+KvCacheAppendDescriptor append_descriptor(const DecodeShape& s) {
+  KvCacheAppendDescriptor d;
+  d.k_new = d.v_new = TensorLayout::contiguous(s.dtype, {s.batch, s.sq, s.hkv, s.d});
+  d.k_cache = d.v_cache = cache_layout(s);
+  d.block_table = table_layout(s);
+  d.cache_seqlens = TensorLayout::contiguous(DType::kI32, {s.batch});
+  return d;
+}
+
 Expected<DecodeResult> sdpa_decode(const SdpaDecodeDescriptor& d, const HostTensor& q, const HostTensor& k_cache,
                                    const HostTensor& v_cache, const HostTensor* block_table, const HostTensor& seqlens_k,
                                    const HostTensor* alibi_slopes) {

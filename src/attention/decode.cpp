@@ -148,11 +148,17 @@ constexpr std::int64_t round_up(std::int64_t v, std::int64_t m) { return (v + m 
 
 // Splits of the KV length (flash-attn's rule): the fewest splits whose wave efficiency
 // (CTAs / (waves x slots)) is within 85% of the best over 1 .. min(64, capacity / 256).
+// Three stages where they fit the device's shared memory with 64 query rows (two at D = 256).
+int choose_stages(std::int64_t dim, const DeviceCaps& caps) {
+  if (dim == 256) return 2;
+  return decode_smem_bytes(dim, 3, kDecodeRowsPerCta) <= static_cast<std::int64_t>(caps.smem_per_block_optin) ? 3 : 2;
+}
+
 void choose_splits(DecodeParams& p, const DeviceCaps& caps) {
   p.splits = 1;
   p.split_len = round_up(std::max<std::int64_t>(p.capacity, 1), kDecodeBlockN);
   if (p.batch == 0 || p.capacity == 0) return;
-  const std::int64_t smem = decode_smem_bytes(p.d, p.row_blocks > 1 ? kDecodeRowsPerCta : mma_q_rows(p));
+  const std::int64_t smem = decode_smem_bytes(p.d, p.stages, p.row_blocks > 1 ? kDecodeRowsPerCta : mma_q_rows(p));
   const std::int64_t sm_smem = static_cast<std::int64_t>(caps.smem_per_block_optin) + 1024;
   const std::int64_t per_sm = std::clamp<std::int64_t>(sm_smem / (smem + 1024), 1, 4);
   const double slots = static_cast<double>(std::max(caps.sm_count, 1) * per_sm);
@@ -206,7 +212,7 @@ std::string mma_rejection(const SdpaDecodeDescriptor& d, const DeviceCaps& caps)
   const DecodeParams p = make_params(d);
   if (p.batch * p.hkv * p.row_blocks > 0x7FFFFFFF)
     return "B * Hkv * ceil(Hq / Hkv * Sq / 64) = " + s64(p.batch * p.hkv * p.row_blocks) + " CTAs > 2^31 - 1";
-  const std::int64_t smem = decode_smem_bytes(dim, kDecodeRowsPerCta);
+  const std::int64_t smem = decode_smem_bytes(dim, choose_stages(dim, caps), kDecodeRowsPerCta);
   if (smem > static_cast<std::int64_t>(caps.smem_per_block_optin))
     return "needs " + s64(smem) + " bytes of shared memory > the device's " + s64(static_cast<std::int64_t>(caps.smem_per_block_optin));
   return "";
@@ -217,6 +223,7 @@ struct MmaCandidate {
   using Args = SdpaDecodeArgs;
   static DecodeParams setup(const Desc& d, const DeviceCaps& caps) {
     DecodeParams p = make_params(d);
+    p.stages = choose_stages(p.d, caps);
     choose_splits(p, caps);
     return p;
   }
@@ -275,6 +282,8 @@ constexpr std::array<Candidate<SdpaDecodeDescriptor, SdpaDecodeArgs>, 2> kDecode
     Candidate<SdpaDecodeDescriptor, SdpaDecodeArgs>{&MmaCandidate::probe, &MmaCandidate::prepare, &MmaCandidate::launch},
     Candidate<SdpaDecodeDescriptor, SdpaDecodeArgs>{&SimtCandidate::probe, &SimtCandidate::prepare, &SimtCandidate::launch}};
 
+}  // namespace
+
 Status check_decode_args(const SdpaDecodeDescriptor& d, const SdpaDecodeArgs& a) {
   std::vector<norm::PtrOperand> ops = {
       {a.o, d.o, "o", true, false},
@@ -289,7 +298,6 @@ Status check_decode_args(const SdpaDecodeDescriptor& d, const SdpaDecodeArgs& a)
   return norm::check_operand_pointers(ops);
 }
 
-}  // namespace
 }  // namespace attention
 
 template <>

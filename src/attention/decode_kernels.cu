@@ -41,17 +41,16 @@ Status allow_smem(Kernel kernel, std::atomic<unsigned long long>& done, std::int
   return Status::ok();
 }
 
-template <class T, int D>
+template <class T, int D, int kStages>
 Status launch_mma_t(const DecodeParams& p, cudaStream_t s) {
-  constexpr int kStages = decode_stages(D);
   auto kernel = &kernels::decode_mma_kernel<T, D, kStages>;
   static std::atomic<unsigned long long> opted{0};
-  BARACUDA_TRY(allow_smem(kernel, opted, decode_smem_bytes(D, kDecodeRowsPerCta)));
+  BARACUDA_TRY(allow_smem(kernel, opted, decode_smem_bytes(D, kStages, kDecodeRowsPerCta)));
   const std::int64_t rows_first = p.rows < kDecodeRowsPerCta ? p.rows : kDecodeRowsPerCta;
   const std::int64_t mtiles = (rows_first + 15) / 16;
   const std::int64_t q_rows = 16 * (mtiles == 1 ? 1 : (mtiles == 2 ? 2 : 4));
   // Every row block but the last has 64 rows: size for the largest.
-  const std::int64_t smem = decode_smem_bytes(D, p.row_blocks > 1 ? kDecodeRowsPerCta : q_rows);
+  const std::int64_t smem = decode_smem_bytes(D, kStages, p.row_blocks > 1 ? kDecodeRowsPerCta : q_rows);
   const dim3 grid(static_cast<unsigned>(p.batch * p.hkv * p.row_blocks), static_cast<unsigned>(p.splits));
   kernel<<<grid, kDecodeThreads, static_cast<std::size_t>(smem), s>>>(p);
   BARACUDA_TRY(launch_status("paged_decode mma_splitkv"));
@@ -63,10 +62,11 @@ Status launch_mma_t(const DecodeParams& p, cudaStream_t s) {
 
 template <class T>
 Status launch_mma_d(const DecodeParams& p, cudaStream_t s) {
+  const bool three = p.stages == 3;
   switch (p.d) {
-    case 64: return launch_mma_t<T, 64>(p, s);
-    case 128: return launch_mma_t<T, 128>(p, s);
-    case 256: return launch_mma_t<T, 256>(p, s);
+    case 64: return three ? launch_mma_t<T, 64, 3>(p, s) : launch_mma_t<T, 64, 2>(p, s);
+    case 128: return three ? launch_mma_t<T, 128, 3>(p, s) : launch_mma_t<T, 128, 2>(p, s);
+    case 256: return launch_mma_t<T, 256, 2>(p, s);
     default: return Status(Code::kInternal, "paged_decode mma_splitkv: no kernel for D = " + std::to_string(p.d));
   }
 }

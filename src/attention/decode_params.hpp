@@ -20,13 +20,12 @@ inline constexpr int kDecodeBlockN = 64;
 inline constexpr int kDecodeRowsPerCta = 64;
 inline constexpr int kDecodeSmemPad = 8;  // elements added to every shared-memory row (bank spread)
 
-// Stages of the cp.async pipeline per head dim (shared memory must leave room for 2 CTAs per
-// SM at D <= 128).
-constexpr int decode_stages(std::int64_t d) { return d == 256 ? 2 : 3; }
-// Dynamic shared memory of the tensor-core kernel for a CTA with `q_rows` (16, 32 or 64)
-// query rows: the K and V stages, then the query tile, in elements of 2 bytes.
-constexpr std::int64_t decode_smem_bytes(std::int64_t d, std::int64_t q_rows) {
-  return (2 * decode_stages(d) * kDecodeBlockN + q_rows) * (d + kDecodeSmemPad) * 2;
+// Dynamic shared memory of the tensor-core kernel with `stages` cp.async stages (3, or 2 where
+// 3 do not fit: D = 256, or sm_89's 99 KiB) for a CTA with `q_rows` (16, 32 or 64) query rows:
+// the K and V stages, then the query tile, in elements of 2 bytes. At D = 128 with 3 stages
+// and 16 rows two CTAs fit on an sm_90 SM.
+constexpr std::int64_t decode_smem_bytes(std::int64_t d, int stages, std::int64_t q_rows) {
+  return (2 * stages * kDecodeBlockN + q_rows) * (d + kDecodeSmemPad) * 2;
 }
 
 struct DecodeParams {
@@ -63,6 +62,7 @@ struct DecodeParams {
   bool causal = true;
   std::int64_t window_left = -1;
 
+  int stages = 3;                  // cp.async stages of the tensor-core kernel (2 or 3)
   int splits = 1;                  // CTAs along the KV length (tensor-core kernel)
   std::int64_t split_len = 0;      // keys per split, a multiple of 64
 };

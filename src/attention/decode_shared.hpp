@@ -7,6 +7,8 @@
 
 #include "baracuda/core/status.hpp"
 #include "baracuda/core/tensor.hpp"
+#include "baracuda/ops/decode.hpp"
+#include "baracuda/ops/kv_cache.hpp"
 
 namespace baracuda::attention {
 
@@ -35,5 +37,10 @@ struct CacheGeometry {
 };
 // A contiguous cache is one "page" of S_max rows per sequence (page b of sequence b).
 CacheGeometry cache_geometry(const TensorLayout& k_cache, const TensorLayout& block_table, std::int64_t batch);
+
+// The run-time argument checks of the two plans (null, declared alignment, an output
+// overlapping anything): decode.cpp, kv_cache.cpp.
+Status check_decode_args(const SdpaDecodeDescriptor& d, const SdpaDecodeArgs& a);
+Status check_append_args(const KvCacheAppendDescriptor& d, const KvCacheAppendArgs& a);
 
 }  // namespace baracuda::attention

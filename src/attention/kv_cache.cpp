@@ -134,6 +134,8 @@ struct AppendCandidate {
 constexpr std::array<Candidate<KvCacheAppendDescriptor, KvCacheAppendArgs>, 2> kAppendCandidates = {
     AppendCandidate<true>::make(), AppendCandidate<false>::make()};
 
+}  // namespace
+
 Status check_append_args(const KvCacheAppendDescriptor& d, const KvCacheAppendArgs& a) {
   std::vector<norm::PtrOperand> ops = {
       {a.k_cache, d.k_cache, "k_cache", true, false},
@@ -146,7 +148,6 @@ Status check_append_args(const KvCacheAppendDescriptor& d, const KvCacheAppendAr
   return norm::check_operand_pointers(ops);
 }
 
-}  // namespace
 }  // namespace attention
 
 template <>

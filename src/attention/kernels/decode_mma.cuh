@@ -87,6 +87,7 @@ __global__ void __launch_bounds__(kDecodeThreads) decode_mma_kernel(const Decode
   constexpr int kIters = kDecodeBlockN / kRowsPerIter;
   static_assert(16 % kRowsPerIter == 0 || kRowsPerIter % 16 == 0, "copy passes map onto 16-key chunks");
   constexpr float kLog2e = 1.4426950408889634f;
+  static_assert((4 * 16 * (D + 4) + 2 * 64) * 4 <= 2 * kStages * kTile * 2, "the merge buffers fit in the stages");
 
   extern __shared__ __align__(16) unsigned char decode_smem[];
   T* ks = reinterpret_cast<T*>(decode_smem);

@@ -33,6 +33,21 @@
 
 namespace baracuda::reference {
 
+// Dense descriptors for tests, `baracuda check` and examples: q / o [B, Sq, Hq, D]; a paged
+// cache [num_pages, page_size, Hkv, D] with block_table [B, max_pages] when num_pages > 0,
+// else a contiguous [B, page_size, Hkv, D] cache (S_max = page_size); seqlens [B]; lse
+// [B, Hq, Sq] when `lse`; alibi_slopes none (0), [Hq] (1) or [B, Hq] (2).
+struct DecodeShape {
+  DType dtype = DType::kBF16;
+  std::int64_t batch = 1, sq = 1, hq = 1, hkv = 1, d = 128;
+  std::int64_t page_size = 16, max_pages = 1, num_pages = 0;
+  bool lse = true;
+  int alibi = 0;
+};
+SdpaDecodeDescriptor decode_descriptor(const DecodeShape& s);
+// k_new / v_new [B, S_new, Hkv, D] and the caches of `s` (s.sq is S_new; s.hq unused).
+KvCacheAppendDescriptor append_descriptor(const DecodeShape& s);
+
 struct DecodeResult {
   Result o;    // [B, Sq, Hq, D]
   Result lse;  // [B, Hq, Sq]; exact -inf for a row that sees no key
