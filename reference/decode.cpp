@@ -196,16 +196,20 @@ Expected<DecodeResult> sdpa_decode(const SdpaDecodeDescriptor& d, const HostTens
                                                 : static_cast<double>(static_cast<float>(m_nv) + std::log(sum_nv));
           for (std::int64_t j = 0; j < L; ++j)
             if (s_ex[j] != -kInf && t != DType::kF64) p_nv[j] = rnd(static_cast<float>(p_nv[j]) / sum_nv);
-          for (std::int64_t c = 0; c < D; ++c) {
-            double acc = 0;
-            float acc_f = 0;
-            for (std::int64_t j = 0; j < L; ++j) {
-              if (s_ex[j] == -kInf) continue;
-              acc += std::exp(s_ex[j] - m_ex) * vv[j * D + c];
-              acc_f += static_cast<float>(p_nv[j]) * static_cast<float>(vv[j * D + c]);
+          std::vector<double> acc(static_cast<std::size_t>(D), 0.0);
+          std::vector<float> acc_f(static_cast<std::size_t>(D), 0.0f);
+          for (std::int64_t j = 0; j < L; ++j) {  // keys in order: each output a sequential sum
+            if (s_ex[j] == -kInf) continue;
+            const double pe = std::exp(s_ex[j] - m_ex);
+            const float pn = static_cast<float>(p_nv[j]);
+            for (std::int64_t c = 0; c < D; ++c) {
+              acc[c] += pe * vv[j * D + c];
+              acc_f[c] += pn * static_cast<float>(vv[j * D + c]);
             }
-            r.o.exact[o_i + c] = acc / sum_ex;
-            r.o.naive[o_i + c] = t == DType::kF64 ? r.o.exact[o_i + c] : rnd(acc_f);
+          }
+          for (std::int64_t c = 0; c < D; ++c) {
+            r.o.exact[o_i + c] = acc[c] / sum_ex;
+            r.o.naive[o_i + c] = t == DType::kF64 ? r.o.exact[o_i + c] : rnd(acc_f[c]);
           }
         }
     }
@@ -288,6 +292,30 @@ Comparison compare_decode(const HostTensor& got_o, const HostTensor* got_lse, co
   }
   finish_comparison(c, n, vo.got_zero, vo.want_zero, why.str());
   return c;
+}
+
+void fill_block_table(HostTensor& bt, std::int64_t num_pages, std::mt19937_64& rng) {
+  std::vector<std::int32_t> pages(static_cast<std::size_t>(num_pages));
+  for (std::int64_t i = 0; i < num_pages; ++i) pages[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(i);
+  std::shuffle(pages.begin(), pages.end(), rng);
+  for (std::int64_t i = 0; i < bt.layout().numel(); ++i) bt.set(i, pages[static_cast<std::size_t>(i % num_pages)]);
+}
+
+void poison_unused_rows(HostTensor& cache, const HostTensor* bt, const std::vector<std::int32_t>& lens) {
+  const TensorLayout& l = cache.layout();
+  const std::int64_t batch = static_cast<std::int64_t>(lens.size());
+  const Geometry g = geometry_of(l, bt ? bt->layout() : TensorLayout{}, batch);
+  const std::int64_t rows = l.shape[0] * g.page_size, row_elems = l.shape[2] * l.shape[3];
+  std::vector<std::uint8_t> used(static_cast<std::size_t>(rows), 0);
+  for (std::int64_t b = 0; b < batch; ++b)
+    for (std::int64_t j = 0; j < std::min<std::int64_t>(lens[static_cast<std::size_t>(b)], g.capacity); ++j) {
+      const std::int64_t page = page_of(bt, g, b, j);
+      if (page >= 0) used[static_cast<std::size_t>(page * g.page_size + j % g.page_size)] = 1;
+    }
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (std::int64_t r = 0; r < rows; ++r)
+    if (!used[static_cast<std::size_t>(r)])
+      for (std::int64_t x = 0; x < row_elems; ++x) cache.set(r * row_elems + x, nan);
 }
 
 Status kv_cache_append(const KvCacheAppendDescriptor& d, const HostTensor& k_new, const HostTensor& v_new, HostTensor& k_cache,

@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <random>
 #include <vector>
 
 #include "baracuda/ops/decode.hpp"
@@ -61,6 +62,12 @@ Expected<DecodeResult> sdpa_decode(const SdpaDecodeDescriptor& d, const HostTens
 
 // got_lse may be null (then lse is not checked).
 Comparison compare_decode(const HostTensor& got_o, const HostTensor* got_lse, const DecodeResult& want);
+
+// Test inputs: every slot of every sequence mapped to a distinct page, in a random order
+// (needs num_pages >= the number of slots); and every cache row no sequence uses (positions at
+// or past its length, pages no slot maps) set to NaN, so a kernel that reads one shows it.
+void fill_block_table(HostTensor& block_table, std::int64_t num_pages, std::mt19937_64& rng);
+void poison_unused_rows(HostTensor& cache, const HostTensor* block_table, const std::vector<std::int32_t>& lens);
 
 // Writes k_new / v_new into k_cache / v_cache (host copies laid out as the descriptor says).
 Status kv_cache_append(const KvCacheAppendDescriptor& d, const HostTensor& k_new, const HostTensor& v_new, HostTensor& k_cache,
