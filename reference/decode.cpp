@@ -65,6 +65,21 @@ TensorLayout table_layout(const DecodeShape& s) {
 }
 }  // namespace
 
+DecodeShape decode_shape(DType t, std::int64_t batch, std::int64_t sq, std::int64_t hq, std::int64_t hkv, std::int64_t d,
+                         std::int64_t page, std::int64_t max_pages, bool paged, std::int64_t spare_pages) {
+  DecodeShape s;
+  s.dtype = t;
+  s.batch = batch;
+  s.sq = sq;
+  s.hq = hq;
+  s.hkv = hkv;
+  s.d = d;
+  s.page_size = paged ? page : page * max_pages;
+  s.max_pages = paged ? max_pages : 1;
+  s.num_pages = paged ? batch * max_pages + spare_pages : 0;
+  return s;
+}
+
 SdpaDecodeDescriptor decode_descriptor(const DecodeShape& s) {
   SdpaDecodeDescriptor d;
   d.q = d.o = TensorLayout::contiguous(s.dtype, {s.batch, s.sq, s.hq, s.d});

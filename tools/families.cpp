@@ -1385,30 +1385,15 @@ std::vector<CheckRow> check_channel_norm(const Stream& s, DType t, std::mt19937_
 // ---- paged_decode / kv_cache_append (issue 6): SdpaDecodePlan against reference::sdpa_decode
 // (flash-attn's rule, decode.hpp), every accepting SKU; shuffled pages, NaN in every cache row
 // no sequence uses. KvCacheAppendPlan bit-exact over the caches' whole storage.
-reference::DecodeShape decode_shape(DType t, std::int64_t b, std::int64_t sq, std::int64_t hq, std::int64_t hkv,
-                                    std::int64_t dim, std::int64_t page, std::int64_t max_pages, bool paged) {
-  reference::DecodeShape s;
-  s.dtype = t;
-  s.batch = b;
-  s.sq = sq;
-  s.hq = hq;
-  s.hkv = hkv;
-  s.d = dim;
-  s.page_size = paged ? page : page * max_pages;
-  s.max_pages = paged ? max_pages : 1;
-  s.num_pages = paged ? b * max_pages : 0;
-  return s;
-}
-
 std::vector<CheckRow> check_decode(const Stream& s, DType t, std::mt19937_64& rng) {
   std::vector<CheckRow> rows;
   struct Problem {
     reference::DecodeShape shape;
     std::vector<std::int32_t> lens;
   };
-  const Problem cases[] = {{decode_shape(t, 3, 2, 8, 2, 128, 16, 20, true), {0, 17, 300}},
-                           {decode_shape(t, 2, 1, 32, 8, 64, 32, 8, false), {1, 256}},
-                           {decode_shape(t, 1, 4, 16, 2, 128, 256, 16, true), {3000}}};  // splits the KV length
+  const Problem cases[] = {{reference::decode_shape(t, 3, 2, 8, 2, 128, 16, 20, true), {0, 17, 300}},
+                           {reference::decode_shape(t, 2, 1, 32, 8, 64, 32, 8, false), {1, 256}},
+                           {reference::decode_shape(t, 1, 4, 16, 2, 128, 256, 16, true), {3000}}};  // splits the KV length
   for (const auto& c : cases) {
     const auto d = reference::decode_descriptor(c.shape);
     HostTensor q(d.q), k(d.k_cache), v(d.v_cache), bt(d.block_table), lens(d.seqlens_k), o(d.o), lse(d.lse);
@@ -1447,8 +1432,8 @@ std::vector<CheckRow> check_kv_cache(const Stream& s, DType t, std::mt19937_64& 
     reference::DecodeShape shape;
     std::vector<std::int32_t> starts;
   };
-  const Problem cases[] = {{decode_shape(t, 4, 1, 1, 8, 128, 16, 4, true), {0, 15, 63, 64}},
-                           {decode_shape(t, 2, 5, 1, 2, 3, 8, 4, false), {0, 29}}};
+  const Problem cases[] = {{reference::decode_shape(t, 4, 1, 1, 8, 128, 16, 4, true), {0, 15, 63, 64}},
+                           {reference::decode_shape(t, 2, 5, 1, 2, 3, 8, 4, false), {0, 29}}};
   auto random_bytes = [&](HostTensor& h) {
     auto* p = reinterpret_cast<unsigned char*>(h.storage());
     for (std::size_t i = 0; i < h.storage_bytes(); ++i) p[i] = static_cast<unsigned char>(rng());
@@ -1841,10 +1826,10 @@ const std::vector<FamilyEntry>& families() {
          std::vector<InfoRow> rows;
          for (std::int64_t page : {16, 256})
            rows.push_back(info_row<SdpaDecodePlan>("paged_decode", c,
-                                                   reference::decode_descriptor(decode_shape(t, 64, 1, 32, 8, 128, page, 4096 / page, true)),
+                                                   reference::decode_descriptor(reference::decode_shape(t, 64, 1, 32, 8, 128, page, 4096 / page, true)),
                                                    t, (std::string("B64 KV4096 32/8 heads d128 page ") + std::to_string(page)).c_str()));
          rows.push_back(info_row<SdpaDecodePlan>("paged_decode", c,
-                                                 reference::decode_descriptor(decode_shape(t, 1, 4, 32, 8, 128, 256, 128, true)), t,
+                                                 reference::decode_descriptor(reference::decode_shape(t, 1, 4, 32, 8, 128, 256, 128, true)), t,
                                                  "B1 KV32768 Sq4 32/8 heads d128 page 256"));
          return rows;
        },
@@ -1853,7 +1838,7 @@ const std::vector<FamilyEntry>& families() {
        "KvCacheAppendPlan: new k / v [B, S_new, Hkv, D] copied into a paged or contiguous cache at cache_seqlens",
        [](const DeviceCaps& c, DType t) {
          return std::vector<InfoRow>{info_row<KvCacheAppendPlan>(
-             "kv_cache_append", c, reference::append_descriptor(decode_shape(t, 64, 1, 1, 8, 128, 16, 256, true)), t,
+             "kv_cache_append", c, reference::append_descriptor(reference::decode_shape(t, 64, 1, 1, 8, 128, 16, 256, true)), t,
              "B64 S_new1 Hkv8 d128 page 16")};
        },
        check_kv_cache},

@@ -32,20 +32,10 @@ namespace {
 using reference::DecodeShape;
 using reference::HostTensor;
 
+// Paged caches get 3 pages no sequence maps.
 DecodeShape shape(DType t, std::int64_t b, std::int64_t sq, std::int64_t hq, std::int64_t hkv, std::int64_t dim,
                   std::int64_t page, std::int64_t max_pages, bool paged = true) {
-  DecodeShape s;
-  s.dtype = t;
-  s.batch = b;
-  s.sq = sq;
-  s.hq = hq;
-  s.hkv = hkv;
-  s.d = dim;
-  s.page_size = page;
-  s.max_pages = paged ? max_pages : 1;
-  s.num_pages = paged ? b * max_pages + 3 : 0;  // 3 pages no sequence maps
-  if (!paged) s.page_size = page * max_pages;    // contiguous: S_max rows per sequence
-  return s;
+  return reference::decode_shape(t, b, sq, hq, hkv, dim, page, max_pages, paged, paged ? 3 : 0);
 }
 
 struct Case {

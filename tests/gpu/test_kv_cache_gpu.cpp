@@ -26,7 +26,6 @@
 namespace baracuda::test {
 namespace {
 
-using reference::DecodeShape;
 using reference::HostTensor;
 
 struct Case {
@@ -38,16 +37,8 @@ struct Case {
 };
 
 KvCacheAppendDescriptor desc_of(const Case& c) {
-  DecodeShape s;
-  s.dtype = c.dtype;
-  s.batch = c.batch;
-  s.sq = c.s_new;
-  s.hkv = c.hkv;
-  s.d = c.d;
-  s.page_size = c.paged ? c.page : c.page * c.max_pages;
-  s.max_pages = c.paged ? c.max_pages : 1;
-  s.num_pages = c.paged ? c.batch * c.max_pages + 2 : 0;
-  auto d = reference::append_descriptor(s);
+  auto d = reference::append_descriptor(
+      reference::decode_shape(c.dtype, c.batch, c.s_new, 1, c.hkv, c.d, c.page, c.max_pages, c.paged, c.paged ? 2 : 0));
   if (c.strided) {  // k_new / v_new inside a fused [B, S_new, Hq + 2 Hkv, D] (Hq = 4 Hkv); caches with row gaps
     const std::int64_t W = 6 * c.hkv, P = d.k_cache.shape[0], ps = d.k_cache.shape[1];
     d.k_new = d.v_new = TensorLayout::strided(c.dtype, {c.batch, c.s_new, c.hkv, c.d}, {c.s_new * W * c.d, W * c.d, c.d, 1});

@@ -55,19 +55,11 @@ struct HostDecode {
   }
 };
 
+// num_pages = 0: a contiguous cache of `page` rows per sequence.
 DecodeShape shape(DType t, std::int64_t b, std::int64_t sq, std::int64_t hq, std::int64_t hkv, std::int64_t dim,
                   std::int64_t page, std::int64_t max_pages, std::int64_t num_pages) {
-  DecodeShape s;
-  s.dtype = t;
-  s.batch = b;
-  s.sq = sq;
-  s.hq = hq;
-  s.hkv = hkv;
-  s.d = dim;
-  s.page_size = page;
-  s.max_pages = max_pages;
-  s.num_pages = num_pages;
-  return s;
+  return num_pages > 0 ? reference::decode_shape(t, b, sq, hq, hkv, dim, page, max_pages, true, num_pages - b * max_pages)
+                       : reference::decode_shape(t, b, sq, hq, hkv, dim, page, 1, false);
 }
 
 // ------------------------------------------------------------------------ reference

@@ -45,6 +45,10 @@ struct DecodeShape {
   bool lse = true;
   int alibi = 0;
 };
+// A paged shape (max_pages slots per sequence, B * max_pages + spare_pages pages) or, with
+// paged = false, a contiguous cache of page * max_pages rows per sequence.
+DecodeShape decode_shape(DType t, std::int64_t batch, std::int64_t sq, std::int64_t hq, std::int64_t hkv, std::int64_t d,
+                         std::int64_t page, std::int64_t max_pages, bool paged, std::int64_t spare_pages = 0);
 SdpaDecodeDescriptor decode_descriptor(const DecodeShape& s);
 // k_new / v_new [B, S_new, Hkv, D] and the caches of `s` (s.sq is S_new; s.hq unused).
 KvCacheAppendDescriptor append_descriptor(const DecodeShape& s);
