@@ -1,5 +1,6 @@
 #include "families.hpp"
 
+#include <cstring>
 #include <type_traits>
 
 #include "baracuda/reference/binary.hpp"
@@ -14,6 +15,7 @@
 #include "baracuda/reference/gumbel_softmax.hpp"
 #include "baracuda/reference/gemm_int4.hpp"
 #include "baracuda/reference/gemm_bin.hpp"
+#include "baracuda/reference/decode.hpp"
 #include "baracuda/reference/normalization.hpp"
 #include "baracuda/reference/pack.hpp"
 #include "baracuda/reference/prelu.hpp"
@@ -1523,6 +1525,95 @@ std::vector<CheckRow> check_channel_norm(const Stream& s, DType t, std::mt19937_
   return rows;
 }
 
+// ---- paged_decode / kv_cache_append (issue 6): SdpaDecodePlan against reference::sdpa_decode
+// (flash-attn's rule, decode.hpp), every accepting SKU; shuffled pages, NaN in every cache row
+// no sequence uses. KvCacheAppendPlan bit-exact over the caches' whole storage.
+std::vector<CheckRow> check_decode(const Stream& s, DType t, std::mt19937_64& rng) {
+  std::vector<CheckRow> rows;
+  struct Problem {
+    reference::DecodeShape shape;
+    std::vector<std::int32_t> lens;
+  };
+  const Problem cases[] = {{reference::decode_shape(t, 3, 2, 8, 2, 128, 16, 20, true), {0, 17, 300}},
+                           {reference::decode_shape(t, 2, 1, 32, 8, 64, 32, 8, false), {1, 256}},
+                           {reference::decode_shape(t, 1, 4, 16, 2, 128, 256, 16, true), {3000}}};  // splits the KV length
+  for (const auto& c : cases) {
+    const auto d = reference::decode_descriptor(c.shape);
+    HostTensor q(d.q), k(d.k_cache), v(d.v_cache), bt(d.block_table), lens(d.seqlens_k), o(d.o), lse(d.lse);
+    reference::fill_random(q, rng, -3, 3, false);
+    reference::fill_random(k, rng, -1, 1, false);
+    reference::fill_random(v, rng, -1, 1, false);
+    if (d.paged()) reference::fill_block_table(bt, d.k_cache.shape[0], rng);
+    for (std::size_t b = 0; b < c.lens.size(); ++b) lens.set(static_cast<std::int64_t>(b), c.lens[b]);
+    reference::poison_unused_rows(k, d.paged() ? &bt : nullptr, c.lens);
+    reference::poison_unused_rows(v, d.paged() ? &bt : nullptr, c.lens);
+    auto want = reference::sdpa_decode(d, q, k, v, d.paged() ? &bt : nullptr, lens, nullptr).value();
+    DeviceCopy dq(q, s), dk(k, s), dv(v, s), dbt(bt, s), dl(lens, s), dout(o, s), dlse(lse, s);
+    run_every_sku<SdpaDecodePlan>(
+        s, d, rows,
+        [&](const SdpaDecodePlan& p, Workspace ws) {
+          dout.poison(s);
+          dlse.poison(s);
+          return p.run(s, ws,
+                       {.q = dq.data(), .k_cache = dk.data(), .v_cache = dv.data(),
+                        .block_table = d.paged() ? static_cast<const std::int32_t*>(dbt.data()) : nullptr,
+                        .seqlens_k = static_cast<const std::int32_t*>(dl.data()), .o = dout.data(),
+                        .lse = static_cast<float*>(dlse.data())});
+        },
+        [&] {
+          (void)dout.download(o, s);
+          (void)dlse.download(lse, s);
+          return reference::compare_decode(o, &lse, want);
+        });
+  }
+  return rows;
+}
+
+std::vector<CheckRow> check_kv_cache(const Stream& s, DType t, std::mt19937_64& rng) {
+  std::vector<CheckRow> rows;
+  struct Problem {
+    reference::DecodeShape shape;
+    std::vector<std::int32_t> starts;
+  };
+  const Problem cases[] = {{reference::decode_shape(t, 4, 1, 1, 8, 128, 16, 4, true), {0, 15, 63, 64}},
+                           {reference::decode_shape(t, 2, 5, 1, 2, 3, 8, 4, false), {0, 29}}};
+  auto random_bytes = [&](HostTensor& h) {
+    auto* p = reinterpret_cast<unsigned char*>(h.storage());
+    for (std::size_t i = 0; i < h.storage_bytes(); ++i) p[i] = static_cast<unsigned char>(rng());
+  };
+  for (const auto& c : cases) {
+    const auto d = reference::append_descriptor(c.shape);
+    HostTensor kn(d.k_new), vn(d.v_new), kc(d.k_cache), vc(d.v_cache), bt(d.block_table), starts(d.cache_seqlens);
+    for (HostTensor* h : {&kn, &vn, &kc, &vc}) random_bytes(*h);
+    if (d.paged()) reference::fill_block_table(bt, d.k_cache.shape[0], rng);
+    for (std::size_t b = 0; b < c.starts.size(); ++b) starts.set(static_cast<std::int64_t>(b), c.starts[b]);
+    HostTensor want_k = kc, want_v = vc, got_k = kc, got_v = vc;
+    (void)reference::kv_cache_append(d, kn, vn, want_k, want_v, d.paged() ? &bt : nullptr, starts);
+    DeviceCopy dkn(kn, s), dvn(vn, s), dkc(kc, s), dvc(vc, s), dbt(bt, s), dst(starts, s);
+    run_every_sku<KvCacheAppendPlan>(
+        s, d, rows,
+        [&](const KvCacheAppendPlan& p, Workspace ws) {
+          (void)copy_to_device(dkc.buf.data(), kc.storage(), kc.storage_bytes(), s);
+          (void)copy_to_device(dvc.buf.data(), vc.storage(), vc.storage_bytes(), s);
+          return p.run(s, ws,
+                       {.k_new = dkn.data(), .v_new = dvn.data(), .k_cache = dkc.data(), .v_cache = dvc.data(),
+                        .block_table = d.paged() ? static_cast<const std::int32_t*>(dbt.data()) : nullptr,
+                        .cache_seqlens = static_cast<const std::int32_t*>(dst.data())});
+        },
+        [&] {
+          (void)dkc.download(got_k, s);
+          (void)dvc.download(got_v, s);
+          reference::Comparison cmp;
+          cmp.checked = static_cast<std::int64_t>(got_k.storage_bytes() + got_v.storage_bytes());
+          cmp.ok = std::memcmp(got_k.storage(), want_k.storage(), got_k.storage_bytes()) == 0 &&
+                   std::memcmp(got_v.storage(), want_v.storage(), got_v.storage_bytes()) == 0;
+          if (!cmp.ok) cmp.detail = "cache bytes differ from the reference append";
+          return cmp;
+        });
+  }
+  return rows;
+}
+
 }  // namespace
 
 // ---- rope / alibi (issue 6, attention positional ops)
@@ -2010,6 +2101,29 @@ const std::vector<FamilyEntry>& families() {
                                          t, "[8,16,2048,2048] grad_slopes")};
        },
        check_alibi},
+      {"paged_decode", kMathTypes,
+       "SdpaDecodePlan: Sq 1..16 new tokens over a paged [pages, page_size, Hkv, D] or contiguous KV cache; GQA / MQA, "
+       "causal bottom-right, sliding window, softcap, ALiBi, lse; split-KV",
+       [](const DeviceCaps& c, DType t) {
+         std::vector<InfoRow> rows;
+         for (std::int64_t page : {16, 256})
+           rows.push_back(info_row<SdpaDecodePlan>("paged_decode", c,
+                                                   reference::decode_descriptor(reference::decode_shape(t, 64, 1, 32, 8, 128, page, 4096 / page, true)),
+                                                   t, (std::string("B64 KV4096 32/8 heads d128 page ") + std::to_string(page)).c_str()));
+         rows.push_back(info_row<SdpaDecodePlan>("paged_decode", c,
+                                                 reference::decode_descriptor(reference::decode_shape(t, 1, 4, 32, 8, 128, 256, 128, true)), t,
+                                                 "B1 KV32768 Sq4 32/8 heads d128 page 256"));
+         return rows;
+       },
+       check_decode},
+      {"kv_cache_append", {DType::kBF16, DType::kF16, DType::kF32, DType::kI8},
+       "KvCacheAppendPlan: new k / v [B, S_new, Hkv, D] copied into a paged or contiguous cache at cache_seqlens",
+       [](const DeviceCaps& c, DType t) {
+         return std::vector<InfoRow>{info_row<KvCacheAppendPlan>(
+             "kv_cache_append", c, reference::append_descriptor(reference::decode_shape(t, 64, 1, 1, 8, 128, 16, 256, true)), t,
+             "B64 S_new1 Hkv8 d128 page 16")};
+       },
+       check_kv_cache},
   };
   return table;
 }
