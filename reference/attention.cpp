@@ -1,5 +1,8 @@
 // baracuda::reference for the SDPA plans (attention.hpp): one templated row algorithm run
-// in double (exact) and in the compute precision (naive).
+// in double (exact) and in the compute precision (naive). The naive twin of f16 / bf16 is
+// flash-attention's attention_ref(upcast=False): f32 sums, with S, P (backward: dP, dS) and
+// the outputs rounded to the 16-bit dtype; its results carry the rule (3x the naive's
+// max error, Result::naive_tensor_max).
 #include "baracuda/reference/attention.hpp"
 
 #include <algorithm>
@@ -48,6 +51,13 @@ struct Prob {
   std::vector<double> q, k, v, bias, mask, alibi;
   TensorLayout bias_l, mask_l, alibi_l;
   const std::vector<std::uint8_t>* keep = nullptr;
+  // The naive twin of f16 / bf16 problems rounds the intermediates to this storage dtype the
+  // way flash-attention's attention_ref(upcast=False) does (S, P; backward dP, dS); kF64: none.
+  DType store = DType::kF64;
+  template <class R>
+  R st(R x) const {
+    return store == DType::kF64 ? x : static_cast<R>(round_to(store, static_cast<double>(x)));
+  }
 
   std::int64_t qi(std::int64_t b, std::int64_t h, std::int64_t i) const {  // first element of q row
     return varlen ? ((tq0[b] + i) * Hq + h) * Dk : ((b * Hq + h) * Sq + i) * Dk;
@@ -174,11 +184,11 @@ void row_probs(const Prob& P, std::int64_t b, std::int64_t h, std::int64_t i, Ro
       dot += static_cast<R>(qrow[d]) * static_cast<R>(krow[d]);
       mag += std::fabs(qrow[d] * krow[d]);
     }
-    R xv = dot * static_cast<R>(P.scale);
+    R xv = P.st(dot * static_cast<R>(P.scale));  // S = q k^T scale (rounded in the naive 16-bit twin)
     mag *= std::fabs(P.scale);
     if (P.softcap > 0) {
       const R t = std::tanh(xv / static_cast<R>(P.softcap));
-      xv = static_cast<R>(P.softcap) * t;
+      xv = P.st(static_cast<R>(P.softcap) * t);
       row.dcap[js] = R(1) - t * t;
     }
     if (P.bias_l.rank > 0) {
@@ -206,7 +216,7 @@ void row_probs(const Prob& P, std::int64_t b, std::int64_t h, std::int64_t i, Ro
   row.lse = m + std::log(sum);
   for (std::int64_t j = 0; j < skv; ++j) {
     const auto js = static_cast<std::size_t>(j);
-    row.prob[js] = x[js] == static_cast<R>(kNegInf) ? R(0) : std::exp(x[js] - m) / sum;
+    row.prob[js] = x[js] == static_cast<R>(kNegInf) ? R(0) : P.st(std::exp(x[js] - m) / sum);
     if (P.p > 0)
       row.mult[js] = (*P.keep)[static_cast<std::size_t>(((b * P.Hq + h) * P.Sq + i) * P.Skv + j)] ? static_cast<R>(P.dscale)
                                                                                                  : R(0);
@@ -251,12 +261,21 @@ void forward_pass(const Prob& P, std::vector<double>& o, std::vector<double>& ls
   });
 }
 
+// The storage dtype the naive twin rounds its intermediates to (16-bit inputs only).
+DType naive_store(DType t) { return t == DType::kF16 || t == DType::kBF16 ? t : DType::kF64; }
+
+// The rule (flash-attention's): max error <= 3 x the naive twin's max error + atol.
+void set_sdpa_rule(Result& r) {
+  r.naive_factor = 3;
+  r.naive_tensor_max = true;
+}
+
 }  // namespace
 
 Expected<SdpaReference> sdpa(const SdpaDescriptor& d, const SdpaHostInputs& in) {
   auto pr = make_prob(d.q, d.k, d.v, d.bias, d.mask, d.alibi_slopes, d.options, in);
   if (!pr) return pr.error();
-  const Prob& P = *pr;
+  Prob& P = *pr;
   const std::int64_t n_o = d.o.numel(), n_l = P.varlen ? P.Hq * P.total_q : P.B * P.Hq * P.Sq;
   SdpaReference r;
   r.o = zero_result(n_o);
@@ -266,8 +285,11 @@ Expected<SdpaReference> sdpa(const SdpaDescriptor& d, const SdpaHostInputs& in) 
     r.o.naive = r.o.exact;
     r.lse.naive = r.lse.exact;
   } else {
+    P.store = naive_store(d.q.dtype);
     forward_pass<float>(P, r.o.naive, r.lse.naive, nullptr, nullptr);
   }
+  set_sdpa_rule(r.o);
+  set_sdpa_rule(r.lse);
   for (auto& x : r.o.naive) x = round_to(d.o.dtype, x);
   for (auto& x : r.lse.naive) x = round_to(DType::kF32, x);
   return r;
@@ -326,8 +348,9 @@ void backward_pass(const Prob& P, const std::vector<double>& o, const std::vecto
           dp += static_cast<R>(go[orow + d]) * static_cast<R>(P.v[vrow + d]);
           pmag += std::fabs(go[orow + d] * P.v[vrow + d]);
         }
+        dp = P.st(dp);  // dP = dO V^T, dS = P (dP - D): rounded in the naive 16-bit twin
         const R mult = row.mult[js];
-        const R ds = pj * (dp * mult - delta);
+        const R ds = P.st(pj * (dp * mult - delta));
         const R ddot = ds * row.dcap[js] * static_cast<R>(P.scale);
         // |dS| and its rounding scale: p (|dP| mult + |delta|) times the logits' magnitude
         const double dsm = static_cast<double>(pj) * (pmag * static_cast<double>(mult) + dmag) * row.A;
@@ -450,7 +473,7 @@ Expected<SdpaGradReference> sdpa_backward(const SdpaBackwardDescriptor& d, const
                                           const HostTensor& grad_o) {
   auto pr = make_prob(d.q, d.k, d.v, d.bias, d.mask, d.alibi_slopes, d.options, in);
   if (!pr) return pr.error();
-  const Prob& P = *pr;
+  Prob& P = *pr;
   const std::vector<double> ov = o.logical(), gov = grad_o.logical();
   auto run = [&](bool exact) {
     GradOut g;
@@ -464,6 +487,7 @@ Expected<SdpaGradReference> sdpa_backward(const SdpaBackwardDescriptor& d, const
       g.sdv = g.dv;
       g.sdbias = g.dbias;
     }
+    P.store = exact ? DType::kF64 : naive_store(d.q.dtype);
     if (exact || d.q.dtype == DType::kF64) backward_pass<double>(P, ov, gov, d.grad_bias, exact, g);
     else backward_pass<float>(P, ov, gov, d.grad_bias, exact, g);
     return g;
@@ -475,6 +499,7 @@ Expected<SdpaGradReference> sdpa_backward(const SdpaBackwardDescriptor& d, const
     r.naive = std::move(n);
     for (auto& x : r.naive) x = round_to(t, x);
     r.scale = std::move(s);
+    set_sdpa_rule(r);
     return r;
   };
   SdpaGradReference r;

@@ -1,5 +1,6 @@
 #include "baracuda/reference/compare.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -32,6 +33,11 @@ Comparison compare(const HostTensor& got, const Result& want, bool exact_only) {
     return c;
   }
   const Tolerance tol = tolerance_for(got.layout().dtype);
+  double naive_max = 0;  // the naive twin's largest finite error (naive_tensor_max)
+  if (want.naive_tensor_max && !want.naive.empty())
+    for (std::size_t k = 0; k < want.exact.size(); ++k)
+      if (std::isfinite(want.exact[k]) && std::isfinite(want.naive[k]))
+        naive_max = std::max(naive_max, std::fabs(want.naive[k] - want.exact[k]));
   std::int64_t got_zero = 0, want_zero = 0;
   std::ostringstream first;
   for (std::int64_t i = 0; i < n; ++i) {
@@ -51,7 +57,8 @@ Comparison compare(const HostTensor& got, const Result& want, bool exact_only) {
     else {
       double scale = want.scale.empty() ? 0.0 : want.scale[k];
       if (std::isnan(scale)) scale = 0.0;  // 0 * inf in a scale formula (x = -inf) carries no error budget
-      const double bound = 4 * std::fabs(nv - e) + tol.rtol * std::fabs(e) + tol.atol + 4 * tol.eps_compute * scale;
+      const double naive_err = want.naive_tensor_max ? naive_max : std::fabs(nv - e);
+      const double bound = want.naive_factor * naive_err + tol.rtol * std::fabs(e) + tol.atol + 4 * tol.eps_compute * scale;
       ok = std::fabs(g - e) <= bound;
     }
     if (!ok && c.mismatches++ < 5) first << "\n  [" << i << "] got " << exact_text(g) << ", exact " << exact_text(e) << ", naive " << exact_text(nv);

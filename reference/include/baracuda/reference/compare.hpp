@@ -1,7 +1,10 @@
 // The tolerance policy: how a device result is judged against the oracle.
 //
 // An element passes when
-//   |got - exact| <= 4 * |naive - exact| + rtol(dtype) * |exact| + atol(dtype) + 4 * eps(compute) * scale
+//   |got - exact| <= k * |naive - exact| + rtol(dtype) * |exact| + atol(dtype) + 4 * eps(compute) * scale
+// with k = Result::naive_factor (4 unless the family's reference sets it); with
+// Result::naive_tensor_max, |naive - exact| is the largest over the tensor (flash-attention's
+// rule, used by SDPA with k = 3).
 // exact: the double oracle; naive: the same formula in the kernel's compute precision
 // rounded to the output dtype (scales the bound where the math itself cancels); rtol: one
 // unit in the last place of f16/bf16 outputs, 8 ulp for f32/f64 (library transcendentals

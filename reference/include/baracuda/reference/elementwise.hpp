@@ -52,6 +52,11 @@ struct Result {
   // |terms| for reductions). Rounding each term in the compute type moves the result by
   // about eps * scale, which is what the tolerance allows (compare.hpp).
   std::vector<double> scale;
+  // How the naive twin's error enters compare()'s bound: naive_factor x |naive - exact| of the
+  // element (default), or, with naive_tensor_max, naive_factor x the largest |naive - exact|
+  // over the tensor (flash-attention's rule: max error <= k x the naive's max error; SDPA).
+  double naive_factor = 4;
+  bool naive_tensor_max = false;
 };
 
 // Error scales of the map kinds (see Result::scale): finite, 0 where x (or g) is not finite
