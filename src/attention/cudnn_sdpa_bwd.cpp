@@ -14,7 +14,7 @@ namespace baracuda::attention {
 namespace cudnn_sdpa {
 namespace {
 
-constexpr int kRk = 1, kRv = 2, kRo = 3, kRdo = 4, kRdq = 5, kRdk = 6, kRdv = 7, kRstats = 8;
+constexpr int kRo = 3, kRdo = 4, kRdq = 5, kRdk = 6, kRdv = 7, kRstats = 8;
 constexpr std::size_t kDeterministicDpLimit = std::size_t{256} << 20;  // the frontend's old default dP limit
 
 bool needs_padding(const SdpaProblem& p) { return p.varlen || p.skv % 128 != 0; }

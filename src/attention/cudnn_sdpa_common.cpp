@@ -40,6 +40,8 @@ std::string common_rejection(const SdpaProblem& p, std::initializer_list<NamedLa
     return std::string("q.dtype = ") + std::string(dtype_name(p.dtype)) + ": the cuDNN fp8 SDPA is not wired in (f16, bf16 only)";
   if (p.dtype != DType::kF16 && p.dtype != DType::kBF16)
     return std::string("q.dtype = ") + std::string(dtype_name(p.dtype)) + ": cuDNN fused attention takes f16 and bf16";
+  if (p.dk % 8 != 0 || p.dk > 256) return "q head dim = " + num(p.dk) + ": cuDNN takes head dims <= 256, multiples of 8";
+  if (p.dv % 8 != 0 || p.dv > 256) return "v head dim = " + num(p.dv) + ": cuDNN takes head dims <= 256, multiples of 8";
   for (const NamedLayout& n : io) {
     std::string r = layout_rejection(n, p.varlen, p.dtype);
     if (!r.empty()) return r;
@@ -51,8 +53,6 @@ std::string common_rejection(const SdpaProblem& p, std::initializer_list<NamedLa
     return "q.shape[0] = " + num(p.total_q) + ", k.shape[0] = " + num(p.total_k) +
            ": the cuDNN SKU needs tokens on both sides";
   if (p.hq % p.hkv != 0) return "q.shape heads = " + num(p.hq) + " is not a multiple of k heads = " + num(p.hkv);
-  if (p.dk % 8 != 0 || p.dk > 256) return "q head dim = " + num(p.dk) + ": cuDNN takes head dims <= 256, multiples of 8";
-  if (p.dv % 8 != 0 || p.dv > 256) return "v head dim = " + num(p.dv) + ": cuDNN takes head dims <= 256, multiples of 8";
   if (mask.rank > 0) return "mask given: cuDNN's SDPA takes no bool mask (an additive bias of -inf is the equivalent)";
   if (alibi.rank > 0) return "alibi_slopes given: cuDNN's alibi uses its own fixed slopes";
   if (p.softcap != 0) return "options.softcap = " + std::to_string(p.softcap) + ": not expressible in cuDNN's SDPA node";

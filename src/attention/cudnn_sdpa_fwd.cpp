@@ -12,7 +12,7 @@ namespace baracuda::attention {
 namespace cudnn_sdpa {
 namespace {
 
-constexpr int kRk = 1, kRv = 2, kRo = 3, kRstats = 4;
+constexpr int kRo = 3, kRstats = 4;  // ragged slots (0, 1, 2: q, k, v)
 
 AuxLayout fwd_aux(const SdpaProblem& p) {
   return make_aux_layout(p.batch, p.varlen, p.varlen ? (p.has_lse ? 5 : 4) : 0, p.dropout_p > 0,
