@@ -2,6 +2,8 @@
 // the diagonal band, the aux workspace layout, the handle lock and the SKU.
 #include "attention/cudnn_sdpa_common.hpp"
 
+#include <cudnn.h>
+
 #include <array>
 #include <limits>
 
@@ -86,6 +88,11 @@ std::string common_rejection(const SdpaProblem& p, std::initializer_list<NamedLa
   if (band.bottom_right && (band.left >= 0 || band.right >= 0) && (bias.rank > 0 || p.dropout_p > 0))
     return std::string("options.align = bottom_right with ") + (bias.rank > 0 ? "bias" : "dropout") +
            ": cuDNN's bottom-right band runs without bias and dropout only";
+  // A known cuDNN 9.14.0 bug (the frontend refuses it at build time; refused here so that select
+  // moves on without building): a left bound without a right one and more than 1024 keys.
+  if (cudnnGetVersion() == 91400 && band.left >= 0 && band.right < 0 && p.skv > 1024)
+    return "options.window_left = " + num(p.window_left) + " without a right bound and skv = " + num(p.skv) +
+           " > 1024: cuDNN 9.14.0 computes it wrongly (fixed in 9.14.1)";
   if (!p.varlen && p.sq > p.skv) {
     if (band.left >= 0)
       return "sq = " + num(p.sq) + " > skv = " + num(p.skv) + " with options.window_left: cuDNN's sliding window needs sq <= skv";

@@ -23,16 +23,19 @@ TensorLayout t4(DType t, std::int64_t a, std::int64_t b, std::int64_t c, std::in
   return TensorLayout::contiguous(t, {a, b, c, d});
 }
 
-// bf16, B 2, Hq 8, Hkv 2 (GQA), Sq 128, Skv 256, Dk 128, Dv 64, lse returned.
-SdpaDescriptor dense(DType t = DType::kBF16) {
+SdpaDescriptor mha(DType t, std::int64_t B, std::int64_t Hq, std::int64_t Hkv, std::int64_t Sq, std::int64_t Skv,
+                   std::int64_t Dk, std::int64_t Dv) {
   SdpaDescriptor d;
-  d.q = t4(t, 2, 8, 128, 128);
-  d.k = t4(t, 2, 2, 256, 128);
-  d.v = t4(t, 2, 2, 256, 64);
-  d.o = t4(t, 2, 8, 128, 64);
-  d.lse = TensorLayout::contiguous(DType::kF32, {2, 8, 128});
+  d.q = t4(t, B, Hq, Sq, Dk);
+  d.k = t4(t, B, Hkv, Skv, Dk);
+  d.v = t4(t, B, Hkv, Skv, Dv);
+  d.o = t4(t, B, Hq, Sq, Dv);
+  d.lse = TensorLayout::contiguous(DType::kF32, {B, Hq, Sq});
   return d;
 }
+
+// bf16, B 2, Hq 8, Hkv 2 (GQA), Sq 128, Skv 256, Dk 128, Dv 64, lse returned.
+SdpaDescriptor dense(DType t = DType::kBF16) { return mha(t, 2, 8, 2, 128, 256, 128, 64); }
 
 SdpaDescriptor varlen() {
   SdpaDescriptor d;
@@ -112,12 +115,7 @@ TEST(CudnnSdpa, AcceptsTheFusedFeatureSet) {
   d.options.scale = 0.3;
   d.lse = {};
   EXPECT_EQ(fwd(d).rejection, "") << "no lse";
-  d = dense();
-  d.q = t4(DType::kBF16, 2, 8, 128, 256);
-  d.k = t4(DType::kBF16, 2, 2, 256, 256);
-  d.v = t4(DType::kBF16, 2, 2, 256, 256);
-  d.o = t4(DType::kBF16, 2, 8, 128, 256);
-  accepts(d, "head dim 256");
+  accepts(mha(DType::kBF16, 2, 8, 2, 128, 256, 256, 256), "head dim 256");
   d = dense();
   // q as a [B, S, H, D] buffer viewed as [B, H, S, D] (BSHD strides).
   d.q = TensorLayout::strided(DType::kBF16, {2, 8, 128, 128}, {128 * 8 * 128, 128, 8 * 128, 1});
@@ -245,12 +243,7 @@ std::vector<Case> forward_refusals() {
     c.push_back({"bottom-right with bias", d, "options.align = bottom_right with bias"});
   }
   {
-    auto d = dense();  // Sq 256 > Skv 128
-    d.q = t4(DType::kBF16, 2, 8, 256, 128);
-    d.o = t4(DType::kBF16, 2, 8, 256, 64);
-    d.lse = TensorLayout::contiguous(DType::kF32, {2, 8, 256});
-    d.k = t4(DType::kBF16, 2, 2, 128, 128);
-    d.v = t4(DType::kBF16, 2, 2, 128, 64);
+    auto d = mha(DType::kBF16, 2, 8, 2, 256, 128, 128, 64);  // Sq 256 > Skv 128
     d.options.window_left = 64;
     c.push_back({"window with Sq > Skv", d, "with options.window_left"});
     d.options.window_left = -1;
@@ -285,22 +278,12 @@ TEST(CudnnSdpa, BackwardRefusalsNameTheField) {
     EXPECT_NE(r.rejection.find("grad_bias"), std::string::npos) << r.rejection;
   }
   {
-    SdpaDescriptor d;  // Sq = Skv = 1
-    d.q = t4(DType::kBF16, 4, 8, 1, 64);
-    d.k = t4(DType::kBF16, 4, 8, 1, 64);
-    d.v = t4(DType::kBF16, 4, 8, 1, 64);
-    d.o = t4(DType::kBF16, 4, 8, 1, 64);
-    d.lse = TensorLayout::contiguous(DType::kF32, {4, 8, 1});
+    const auto d = mha(DType::kBF16, 4, 8, 8, 1, 1, 64, 64);  // Sq = Skv = 1
     EXPECT_EQ(fwd(d).rejection, "");
     EXPECT_NE(bwd(d).rejection.find("sq = skv = 1"), std::string::npos) << bwd(d).rejection;
   }
   {
-    SdpaDescriptor d;  // dP of B 8 x H 16 x 4096 x 4096 bf16 = 4 GiB
-    d.q = t4(DType::kBF16, 8, 16, 4096, 128);
-    d.k = t4(DType::kBF16, 8, 16, 4096, 128);
-    d.v = t4(DType::kBF16, 8, 16, 4096, 128);
-    d.o = t4(DType::kBF16, 8, 16, 4096, 128);
-    d.lse = TensorLayout::contiguous(DType::kF32, {8, 16, 4096});
+    const auto d = mha(DType::kBF16, 8, 16, 16, 4096, 4096, 128, 128);  // dP: 8 x 16 x 4096 x 4096 bf16 = 4 GiB
     EXPECT_EQ(bwd(d).rejection, "");
     const auto r = bwd(d, "cudnn_fused_deterministic");
     EXPECT_NE(r.rejection.find("materializes dP"), std::string::npos) << r.rejection;
@@ -320,11 +303,7 @@ TEST(CudnnSdpa, BandAndEmptyRows) {
   p = attention::make_sdpa_problem(d);
   EXPECT_EQ(cs::band_of(p).left, -1);
   // Top-left window in a problem with Sq > Skv + window: the last rows see nothing.
-  SdpaDescriptor e;
-  e.q = t4(DType::kBF16, 1, 1, 64, 64);
-  e.k = t4(DType::kBF16, 1, 1, 16, 64);
-  e.v = t4(DType::kBF16, 1, 1, 16, 64);
-  e.o = t4(DType::kBF16, 1, 1, 64, 64);
+  auto e = mha(DType::kBF16, 1, 1, 1, 64, 16, 64, 64);
   e.options.window_left = 8;
   e.options.window_right = 0;
   EXPECT_TRUE(cs::dense_has_empty_rows(attention::make_sdpa_problem(e)));
