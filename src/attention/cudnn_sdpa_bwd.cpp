@@ -24,17 +24,21 @@ AuxLayout bwd_aux(const SdpaProblem& p) {
                          p.varlen ? p.total_q * p.hq : p.batch * p.hq * p.sq);
 }
 
-std::int64_t pad64(std::int64_t x) { return (x + 63) / 64 * 64; }
+std::int64_t pad_to(std::int64_t x, std::int64_t m) { return (x + m - 1) / m * m; }
+// The dP buffer of the deterministic algorithm (bf16; Sq padded to 64, Skv to 128 on sm90).
 std::size_t dp_bytes(const SdpaProblem& p) {
-  return static_cast<std::size_t>(p.batch * p.hq) * static_cast<std::size_t>(pad64(p.sq)) *
-         static_cast<std::size_t>(pad64(p.skv)) * 2;
+  return static_cast<std::size_t>(p.batch * p.hq) * static_cast<std::size_t>(pad_to(p.sq, 64)) *
+         static_cast<std::size_t>(pad_to(p.skv, 128)) * 2;
 }
 
-// The frontend's buffers (dQ accumulator or dP, softmax sum) + the engine margin.
+// The frontend's buffers (dQ accumulator or dP, softmax sum), f32 dK / dV accumulators for
+// GQA (an allowance: the engine may reduce the query heads of a group there) and the margin.
 std::size_t graph_workspace_bound(const SdpaProblem& p, bool deterministic) {
   const std::size_t rows = static_cast<std::size_t>(p.batch * p.hq * p.sq);
-  const std::size_t fe = deterministic ? dp_bytes(p) + rows * sizeof(float)
-                                       : rows * static_cast<std::size_t>(p.dk) * sizeof(float) + rows * sizeof(float);
+  std::size_t fe = deterministic ? dp_bytes(p) + rows * sizeof(float)
+                                 : rows * static_cast<std::size_t>(p.dk) * sizeof(float) + rows * sizeof(float);
+  if (p.hq != p.hkv)
+    fe += static_cast<std::size_t>(p.batch * p.hkv * p.skv * (p.dk + p.dv)) * sizeof(float);
   return fe + kEngineWorkspaceMargin;
 }
 
@@ -61,7 +65,7 @@ Candidate<SdpaBackwardDescriptor, SdpaBackwardArgs>::Probe probe_bwd(const SdpaB
     r.rejection = "sq = skv = 1: cuDNN's SDPA backward refuses it";
   if (r.rejection.empty() && kDeterministic && dp_bytes(p) > kDeterministicDpLimit)
     r.rejection = "deterministic cuDNN backward materializes dP [" + std::to_string(p.batch) + ", " +
-                  std::to_string(p.hq) + ", " + std::to_string(pad64(p.sq)) + ", " + std::to_string(pad64(p.skv)) +
+                  std::to_string(p.hq) + ", " + std::to_string(pad_to(p.sq, 64)) + ", " + std::to_string(pad_to(p.skv, 128)) +
                   "] = " + std::to_string(dp_bytes(p)) + " bytes > " + std::to_string(kDeterministicDpLimit);
   if (r.rejection.empty()) r.workspace_bytes = bwd_aux(p).bytes + graph_workspace_bound(p, kDeterministic);
   return r;

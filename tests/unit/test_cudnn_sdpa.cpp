@@ -132,9 +132,10 @@ TEST(CudnnSdpa, WorkspaceCoversAuxAndFrontendBuffers) {
   // Dense forward without dropout: no aux tensors, only the engine margin.
   EXPECT_EQ(fwd(dense()).workspace_bytes, cs::kEngineWorkspaceMargin);
   // Backward: packed lse copy + padding lengths (Skv 256 % 128 == 0: none) + dQ accumulator +
-  // softmax sum + margin.
+  // softmax sum + the GQA dK / dV allowance + margin.
   const std::size_t rows = 2 * 8 * 128;
-  const std::size_t expect = cs::align_up(rows * 4) + rows * 128 * 4 + rows * 4 + cs::kEngineWorkspaceMargin;
+  const std::size_t gqa = 2 * 2 * 256 * (128 + 64) * 4;
+  const std::size_t expect = cs::align_up(rows * 4) + rows * 128 * 4 + rows * 4 + gqa + cs::kEngineWorkspaceMargin;
   EXPECT_EQ(bwd(dense()).workspace_bytes, expect);
   // Varlen forward: lengths, 5 ragged offset arrays, [Tq, Hq] stats.
   const auto v = fwd(varlen());
