@@ -72,7 +72,7 @@ Candidate<SdpaBackwardDescriptor, SdpaBackwardArgs>::Probe probe_bwd(const SdpaB
 }
 
 template <bool kDeterministic>
-Expected<std::shared_ptr<const void>> prepare_bwd(const SdpaBackwardDescriptor& d, const DeviceCaps& caps) {
+Expected<std::shared_ptr<const void>> build_bwd(const SdpaBackwardDescriptor& d, const DeviceCaps& caps) {
   auto st = std::make_shared<BwdState>();
   st->p = make_sdpa_problem(d);
   const SdpaProblem& p = st->p;
@@ -124,6 +124,11 @@ Expected<std::shared_ptr<const void>> prepare_bwd(const SdpaBackwardDescriptor& 
                                            " workspace bytes, more than the " + std::to_string(bound) +
                                            " the probe reported");
   return std::shared_ptr<const void>(st);
+}
+
+template <bool kDeterministic>
+Expected<std::shared_ptr<const void>> prepare_bwd(const SdpaBackwardDescriptor& d, const DeviceCaps& caps) {
+  return guarded_prepare([&] { return build_bwd<kDeterministic>(d, caps); });
 }
 
 Status launch_bwd(const void* state, const SdpaBackwardDescriptor&, const SdpaBackwardArgs& a, Workspace ws,
