@@ -14,7 +14,7 @@ namespace baracuda::attention {
 namespace cudnn_sdpa {
 namespace {
 
-constexpr int kRk = 1, kRv = 2, kRo = 3, kRdo = 4, kRdq = 5, kRdk = 6, kRdv = 7, kRstats = 8;
+constexpr int kRo = 3, kRdo = 4, kRdq = 5, kRdk = 6, kRdv = 7, kRstats = 8;
 constexpr std::size_t kDeterministicDpLimit = std::size_t{256} << 20;  // the frontend's old default dP limit
 
 bool needs_padding(const SdpaProblem& p) { return p.varlen || p.skv % 128 != 0; }
@@ -24,17 +24,21 @@ AuxLayout bwd_aux(const SdpaProblem& p) {
                          p.varlen ? p.total_q * p.hq : p.batch * p.hq * p.sq);
 }
 
-std::int64_t pad64(std::int64_t x) { return (x + 63) / 64 * 64; }
+std::int64_t pad_to(std::int64_t x, std::int64_t m) { return (x + m - 1) / m * m; }
+// The dP buffer of the deterministic algorithm (bf16; Sq padded to 64, Skv to 128 on sm90).
 std::size_t dp_bytes(const SdpaProblem& p) {
-  return static_cast<std::size_t>(p.batch * p.hq) * static_cast<std::size_t>(pad64(p.sq)) *
-         static_cast<std::size_t>(pad64(p.skv)) * 2;
+  return static_cast<std::size_t>(p.batch * p.hq) * static_cast<std::size_t>(pad_to(p.sq, 64)) *
+         static_cast<std::size_t>(pad_to(p.skv, 128)) * 2;
 }
 
-// The frontend's buffers (dQ accumulator or dP, softmax sum) + the engine margin.
+// The frontend's buffers (dQ accumulator or dP, softmax sum), f32 dK / dV accumulators for
+// GQA (an allowance: the engine may reduce the query heads of a group there) and the margin.
 std::size_t graph_workspace_bound(const SdpaProblem& p, bool deterministic) {
   const std::size_t rows = static_cast<std::size_t>(p.batch * p.hq * p.sq);
-  const std::size_t fe = deterministic ? dp_bytes(p) + rows * sizeof(float)
-                                       : rows * static_cast<std::size_t>(p.dk) * sizeof(float) + rows * sizeof(float);
+  std::size_t fe = deterministic ? dp_bytes(p) + rows * sizeof(float)
+                                 : rows * static_cast<std::size_t>(p.dk) * sizeof(float) + rows * sizeof(float);
+  if (p.hq != p.hkv)
+    fe += static_cast<std::size_t>(p.batch * p.hkv * p.skv * (p.dk + p.dv)) * sizeof(float);
   return fe + kEngineWorkspaceMargin;
 }
 
@@ -61,14 +65,14 @@ Candidate<SdpaBackwardDescriptor, SdpaBackwardArgs>::Probe probe_bwd(const SdpaB
     r.rejection = "sq = skv = 1: cuDNN's SDPA backward refuses it";
   if (r.rejection.empty() && kDeterministic && dp_bytes(p) > kDeterministicDpLimit)
     r.rejection = "deterministic cuDNN backward materializes dP [" + std::to_string(p.batch) + ", " +
-                  std::to_string(p.hq) + ", " + std::to_string(pad64(p.sq)) + ", " + std::to_string(pad64(p.skv)) +
+                  std::to_string(p.hq) + ", " + std::to_string(pad_to(p.sq, 64)) + ", " + std::to_string(pad_to(p.skv, 128)) +
                   "] = " + std::to_string(dp_bytes(p)) + " bytes > " + std::to_string(kDeterministicDpLimit);
   if (r.rejection.empty()) r.workspace_bytes = bwd_aux(p).bytes + graph_workspace_bound(p, kDeterministic);
   return r;
 }
 
 template <bool kDeterministic>
-Expected<std::shared_ptr<const void>> prepare_bwd(const SdpaBackwardDescriptor& d, const DeviceCaps& caps) {
+Expected<std::shared_ptr<const void>> build_bwd(const SdpaBackwardDescriptor& d, const DeviceCaps& caps) {
   auto st = std::make_shared<BwdState>();
   st->p = make_sdpa_problem(d);
   const SdpaProblem& p = st->p;
@@ -120,6 +124,11 @@ Expected<std::shared_ptr<const void>> prepare_bwd(const SdpaBackwardDescriptor& 
                                            " workspace bytes, more than the " + std::to_string(bound) +
                                            " the probe reported");
   return std::shared_ptr<const void>(st);
+}
+
+template <bool kDeterministic>
+Expected<std::shared_ptr<const void>> prepare_bwd(const SdpaBackwardDescriptor& d, const DeviceCaps& caps) {
+  return guarded_prepare([&] { return build_bwd<kDeterministic>(d, caps); });
 }
 
 Status launch_bwd(const void* state, const SdpaBackwardDescriptor&, const SdpaBackwardArgs& a, Workspace ws,

@@ -2,6 +2,8 @@
 // the diagonal band, the aux workspace layout, the handle lock and the SKU.
 #include "attention/cudnn_sdpa_common.hpp"
 
+#include <cudnn.h>
+
 #include <array>
 #include <limits>
 
@@ -40,6 +42,8 @@ std::string common_rejection(const SdpaProblem& p, std::initializer_list<NamedLa
     return std::string("q.dtype = ") + std::string(dtype_name(p.dtype)) + ": the cuDNN fp8 SDPA is not wired in (f16, bf16 only)";
   if (p.dtype != DType::kF16 && p.dtype != DType::kBF16)
     return std::string("q.dtype = ") + std::string(dtype_name(p.dtype)) + ": cuDNN fused attention takes f16 and bf16";
+  if (p.dk % 8 != 0 || p.dk > 256) return "q head dim = " + num(p.dk) + ": cuDNN takes head dims <= 256, multiples of 8";
+  if (p.dv % 8 != 0 || p.dv > 256) return "v head dim = " + num(p.dv) + ": cuDNN takes head dims <= 256, multiples of 8";
   for (const NamedLayout& n : io) {
     std::string r = layout_rejection(n, p.varlen, p.dtype);
     if (!r.empty()) return r;
@@ -51,8 +55,6 @@ std::string common_rejection(const SdpaProblem& p, std::initializer_list<NamedLa
     return "q.shape[0] = " + num(p.total_q) + ", k.shape[0] = " + num(p.total_k) +
            ": the cuDNN SKU needs tokens on both sides";
   if (p.hq % p.hkv != 0) return "q.shape heads = " + num(p.hq) + " is not a multiple of k heads = " + num(p.hkv);
-  if (p.dk % 8 != 0 || p.dk > 256) return "q head dim = " + num(p.dk) + ": cuDNN takes head dims <= 256, multiples of 8";
-  if (p.dv % 8 != 0 || p.dv > 256) return "v head dim = " + num(p.dv) + ": cuDNN takes head dims <= 256, multiples of 8";
   if (mask.rank > 0) return "mask given: cuDNN's SDPA takes no bool mask (an additive bias of -inf is the equivalent)";
   if (alibi.rank > 0) return "alibi_slopes given: cuDNN's alibi uses its own fixed slopes";
   if (p.softcap != 0) return "options.softcap = " + std::to_string(p.softcap) + ": not expressible in cuDNN's SDPA node";
@@ -86,6 +88,11 @@ std::string common_rejection(const SdpaProblem& p, std::initializer_list<NamedLa
   if (band.bottom_right && (band.left >= 0 || band.right >= 0) && (bias.rank > 0 || p.dropout_p > 0))
     return std::string("options.align = bottom_right with ") + (bias.rank > 0 ? "bias" : "dropout") +
            ": cuDNN's bottom-right band runs without bias and dropout only";
+  // A known cuDNN 9.14.0 bug (the frontend refuses it at build time; refused here so that select
+  // moves on without building): a left bound without a right one and more than 1024 keys.
+  if (cudnnGetVersion() == 91400 && band.left >= 0 && band.right < 0 && p.skv > 1024)
+    return "options.window_left = " + num(p.window_left) + " without a right bound and skv = " + num(p.skv) +
+           " > 1024: cuDNN 9.14.0 computes it wrongly (fixed in 9.14.1)";
   if (!p.varlen && p.sq > p.skv) {
     if (band.left >= 0)
       return "sq = " + num(p.sq) + " > skv = " + num(p.skv) + " with options.window_left: cuDNN's sliding window needs sq <= skv";

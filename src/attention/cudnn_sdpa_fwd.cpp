@@ -12,7 +12,7 @@ namespace baracuda::attention {
 namespace cudnn_sdpa {
 namespace {
 
-constexpr int kRk = 1, kRv = 2, kRo = 3, kRstats = 4;
+constexpr int kRo = 3, kRstats = 4;  // ragged slots (0, 1, 2: q, k, v)
 
 AuxLayout fwd_aux(const SdpaProblem& p) {
   return make_aux_layout(p.batch, p.varlen, p.varlen ? (p.has_lse ? 5 : 4) : 0, p.dropout_p > 0,
@@ -36,7 +36,7 @@ Candidate<SdpaDescriptor, SdpaArgs>::Probe probe_fwd(const SdpaDescriptor& d, co
   return r;
 }
 
-Expected<std::shared_ptr<const void>> prepare_fwd(const SdpaDescriptor& d, const DeviceCaps& caps) {
+Expected<std::shared_ptr<const void>> build_fwd(const SdpaDescriptor& d, const DeviceCaps& caps) {
   auto st = std::make_shared<FwdState>();
   st->p = make_sdpa_problem(d);
   const SdpaProblem& p = st->p;
@@ -81,6 +81,10 @@ Expected<std::shared_ptr<const void>> prepare_fwd(const SdpaDescriptor& d, const
                                            " workspace bytes, more than the " + std::to_string(bound - st->aux.bytes) +
                                            " the probe reported");
   return std::shared_ptr<const void>(st);
+}
+
+Expected<std::shared_ptr<const void>> prepare_fwd(const SdpaDescriptor& d, const DeviceCaps& caps) {
+  return guarded_prepare([&] { return build_fwd(d, caps); });
 }
 
 Status launch_fwd(const void* state, const SdpaDescriptor&, const SdpaArgs& a, Workspace ws, cudaStream_t stream) {

@@ -232,6 +232,19 @@ inline void pack_shared(std::unordered_map<std::int64_t, void*>& pack, const Sdp
   }
 }
 
+// Runs a prepare() body so that any exception (frontend, allocation) becomes a Status: a
+// failed preparation is a rejection of the SKU, never a crash.
+template <class Fn>
+Expected<std::shared_ptr<const void>> guarded_prepare(Fn&& fn) {
+  try {
+    return fn();
+  } catch (const std::exception& e) {
+    return Status(Code::kLibraryError, std::string("cuDNN SDPA preparation threw: ") + e.what(), StatusSource::kCudnn, 0);
+  } catch (...) {
+    return Status(Code::kLibraryError, "cuDNN SDPA preparation threw", StatusSource::kCudnn, 0);
+  }
+}
+
 inline char* ws_at(Workspace ws, std::size_t off) { return static_cast<char*>(ws.data) + off; }
 
 }  // namespace baracuda::attention::cudnn_sdpa
