@@ -118,6 +118,19 @@ __device__ __forceinline__ void online_softmax_tile(const FlashFwdParams& p, con
   }
 }
 
+// Start of the key loop: the slow path's ALiBi slope and dropout key, zero o, max -inf, sum 0.
+template <bool kExtras, int kD8>
+__device__ __forceinline__ void start_rows(const FlashFwdParams& p, int b, int h, float& slope, DropKey& drop,
+                                           float (&acc_o)[kD8][4], float (&row_max)[2], float (&row_sum)[2]) {
+  if constexpr (kExtras) {
+    if (p.alibi != nullptr) slope = p.alibi[b * p.alibi_b + h * p.alibi_h];
+    if (p.dropout_p > 0.f) drop = flash_dropout_key(p);
+  }
+  zero_acc(acc_o);
+  row_max[0] = row_max[1] = kNegInf;
+  row_sum[0] = row_sum[1] = 0.f;
+}
+
 // A query block that sees no key: o = 0 (rows [0, valid_q) at og), lse = -inf.
 template <int D, int kM, int kThreads, class T>
 __device__ __forceinline__ void write_empty_rows(const FlashFwdParams& p, T* og, int valid_q, int b, int h,
@@ -162,23 +175,12 @@ __global__ void __launch_bounds__(FlashFwdConfig<D>::kThreads, FlashFwdConfig<D>
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int g = lane >> 2, t = lane & 3;
-  const int m_block = static_cast<int>(gridDim.x - 1 - blockIdx.x);  // heaviest (causal) blocks first
-  const int h = blockIdx.y, b = blockIdx.z;
-  const SeqInfo si = seq_info(p, b);
-  const int m0 = m_block * kM;
-  if (m0 >= si.sq) return;
-  const int hk = h / p.group;
-  const int valid_q = min(kM, si.sq - m0);
-
-  const T* qg = static_cast<const T*>(p.q) + b * p.q_b + h * p.q_h + static_cast<std::int64_t>(si.start_q + m0) * p.q_s;
-  const T* kg = static_cast<const T*>(p.k) + b * p.k_b + hk * p.k_h + static_cast<std::int64_t>(si.start_k) * p.k_s;
-  const T* vg = static_cast<const T*>(p.v) + b * p.v_b + hk * p.v_h + static_cast<std::int64_t>(si.start_k) * p.v_s;
+  QueryBlock<T> qb;
+  if (!query_block<kM, kN>(p, qb)) return;
+  const SeqInfo& si = qb.si;
+  const int b = qb.b, h = qb.h, m0 = qb.m0, valid_q = qb.valid_q, n_begin = qb.n_begin, n_end = qb.n_end;
+  const T *qg = qb.q, *kg = qb.k, *vg = qb.v;
   T* og = static_cast<T*>(p.o) + b * p.o_b + h * p.o_h + static_cast<std::int64_t>(si.start_q + m0) * p.o_s;
-
-  int lo, hi;
-  key_range(p, si, m0, m0 + valid_q - 1, lo, hi);
-  const int n_begin = lo / kN;
-  const int n_end = hi < lo ? n_begin : hi / kN + 1;
   const int row_local[2] = {warp * 16 + g, warp * 16 + g + 8};
 
   if (n_end <= n_begin) {  // no query of the block sees a key: o = 0, lse = -inf
@@ -193,18 +195,9 @@ __global__ void __launch_bounds__(FlashFwdConfig<D>::kThreads, FlashFwdConfig<D>
                                    si.sk - n_begin * kN, tid);
   cp_async_commit();
 
-  // Slow-path state.
-  float slope = 0.f;
+  float slope = 0.f, acc_o[D / 8][4], row_max[2], row_sum[2];
   DropKey drop{};
-  if constexpr (kExtras) {
-    if (p.alibi != nullptr) slope = p.alibi[b * p.alibi_b + h * p.alibi_h];
-    if (p.dropout_p > 0.f) drop = flash_dropout_key(p);
-  }
-
-  float acc_o[D / 8][4];
-  zero_acc(acc_o);
-  float row_max[2] = {kNegInf, kNegInf};
-  float row_sum[2] = {0.f, 0.f};
+  start_rows<kExtras>(p, b, h, slope, drop, acc_o, row_max, row_sum);
 
   for (int nb = n_begin; nb < n_end; ++nb) {
     const T *cK, *cV;
