@@ -43,6 +43,10 @@
 #include "baracuda/ops/gemm_int4.hpp"
 #include "baracuda/ops/gemm_quant.hpp"
 #include "baracuda/ops/attention.hpp"
+#include "baracuda/ops/alibi.hpp"
+#include "baracuda/ops/rope.hpp"
+#include "baracuda/ops/decode.hpp"
+#include "baracuda/ops/kv_cache.hpp"
 
 namespace baracuda::bench {
 namespace {
@@ -53,7 +57,7 @@ using Shape = std::vector<std::int64_t>;
 enum class Family { kCopy, kGemm, kBinary, kUnary, kUnaryBwd, kBinaryBwd, kCast, kCmp, kLerp, kGated, kPRelu,
                     kTernary, kWhere, kFill, kAffine, kUnaryParam, kUnaryParamBwd, kLerpBwd, kTernaryBwd, kWhereBwd,
                     kGatedBwd, kPReluBwd, kPack, kUnpack, kGemmPlan, kSoftmax, kSoftmaxBwd, kSoftmaxMore, kNorm, kNormBwd, kQuantGemm, kReduce, kScan,
-                    kChanNorm, kInt4Gemm, kBinGemm, kSdpa };
+                    kChanNorm, kInt4Gemm, kBinGemm, kSdpa, kRope, kAlibi, kDecode, kKvAppend };
 
 struct OpSpec {
   const char* name;
@@ -207,6 +211,24 @@ const OpSpec kOps[] = {
     {"sdpa_fwd_causal", Family::kSdpa, 1},
     {"sdpa_bwd_causal", Family::kSdpa, 2},
     {"sdpa_bwd", Family::kSdpa, 3},
+    // issue 6, attention positional ops. RopePlan on x [B, S, H, D] (shape BxSxHxD), neox, f32
+    // cos / sin cache [S, D / 2], y out of place: kind 0 x alone, 1 q and k (k with H / 4 heads)
+    // in one launch, 2 the backward of x. AlibiPlan on scores [B, H, Sq, Skv], [H] slopes,
+    // bottom-right: kind 0 y = s + bias out of place, 1 the backward's slope gradient alone
+    // (grad_s in place of grad_y).
+    {"rope", Family::kRope, 0},
+    {"rope_qk", Family::kRope, 1},
+    {"rope_bwd", Family::kRope, 2},
+    {"alibi", Family::kAlibi, 0},
+    {"alibi_bwd", Family::kAlibi, 1},
+    // SdpaDecodePlan (issue 6), shape B x L x Hq x Hkv x D x PAGE [x Sq]: q [B, Sq, Hq, D] over a
+    // paged KV cache [B * L / PAGE, PAGE, Hkv, D] (shuffled pages, every sequence L keys);
+    // contig_decode: B x L x Hq x Hkv x D [x Sq] over a contiguous [B, L, Hkv, D] cache. GB/s
+    // counts the K and V bytes read (the decode's effective bandwidth). KvCacheAppendPlan, shape
+    // B x S_new x Hkv x D x PAGE: GB/s counts k_new / v_new read and written once.
+    {"paged_decode", Family::kDecode, 0},
+    {"contig_decode", Family::kDecode, 1},
+    {"kv_cache_append", Family::kKvAppend, 0},
 };
 
 const OpSpec* find_op(std::string_view name) {
@@ -226,6 +248,8 @@ const char* default_shape(const OpSpec& op) {
   if (op.family == Family::kGemm || op.family == Family::kGemmPlan || op.family == Family::kQuantGemm) return "8192x8192x8192";
   if (op.family == Family::kInt4Gemm) return "16x28672x8192";
   if (op.family == Family::kBinGemm) return "8192x8192x8192";
+  if (op.family == Family::kDecode) return op.kind == 0 ? "64x4096x32x8x128x16" : "64x4096x32x8x128";
+  if (op.family == Family::kKvAppend) return "64x1x8x128x16";
   return "16384x8192";
 }
 constexpr int kDefaultReps = 50;
@@ -267,8 +291,11 @@ const SuiteSpec kSuites[] = {
     {"scan", "cumsum f32 / bf16 at 16384x8192 and 1x268435456 (look-back), cummax and logcumsumexp at 16384x8192",
      "1073741824", "", "", 50},
     {"attention", "SDPA bf16 d128 B8 H16 S4096 forward causal / non-causal and backward causal, d64 B16 H16 S2048 "
-     "forward causal: the plan's default SKU, then each fused SKU forced (cudnn*, flash*) where one accepts",
-     "1073741824", "8192x8192x8192", "", 10},
+     "forward causal: the plan's default SKU, then each fused SKU forced (cudnn*, flash*) where one accepts; "
+     "rope bf16 [8,4096,32,128] neox with a cos/sin cache (x alone, q+k with 8 kv heads, backward), "
+     "alibi bias add / slope gradient bf16 [8,16,2048,2048]; paged decode bf16 B64 KV4096 32/8 heads d128 "
+     "(page 16 and 256, contiguous; Sq 4; B1 KV32768 split-KV), kv_cache_append",
+     "1073741824", "8192x8192x8192", "", 20},
 };
 
 // The "gemm" suite: square, LLM shapes M in {1, 16, 128, 2048} x (N, K) in {(4096, 4096),
@@ -307,6 +334,21 @@ const char* const kScanSuite[][3] = {
     {"cumsum", "f32", "16384x8192"},  {"cumsum", "f32", "1x268435456"},  {"cumsum", "bf16", "16384x8192"},
     {"cumsum", "bf16", "1x268435456"}, {"cummax", "f32", "16384x8192"},  {"cummax", "bf16", "16384x8192"},
     {"logcumsumexp", "bf16", "16384x8192"}};
+
+// The decode cases of the "attention" suite (issue 6; other attention cases are added beside).
+// The must-show: bf16, B 64, KV 4096, 32 query / 8 KV heads, d128, 1 token, page 16 and 256.
+template <class Add>
+Status add_decode_suite_cases(Add&& add) {
+  for (const char* sh : {"64x4096x32x8x128x16", "64x4096x32x8x128x256"}) BARACUDA_TRY(add("paged_decode", "bf16", sh));
+  BARACUDA_TRY(add("contig_decode", "bf16", "64x4096x32x8x128"));
+  BARACUDA_TRY(add("paged_decode", "f16", "64x4096x32x8x128x16"));
+  BARACUDA_TRY(add("paged_decode", "bf16", "64x4096x32x8x128x16x4"));  // speculative: 4 new tokens
+  BARACUDA_TRY(add("paged_decode", "bf16", "1x32768x32x8x128x256"));   // one long sequence: split-KV
+  BARACUDA_TRY(add("paged_decode", "bf16", "8x8192x64x8x128x16"));     // GQA 8, mid batch
+  BARACUDA_TRY(add("kv_cache_append", "bf16", "64x1x8x128x16"));
+  BARACUDA_TRY(add("kv_cache_append", "bf16", "64x16x8x128x16"));
+  return Status::ok();
+}
 
 // ============================================================================ parsing
 std::optional<Shape> parse_shape(std::string_view s) {
@@ -370,6 +412,10 @@ Expected<Case> make_case(std::string_view op_name, std::string_view dtype, std::
   if (c.op->family == Family::kGemmPlan && c.shape.size() != 3) return bad(std::string(c.op->name) + " takes --shape MxNxK");
   if (c.op->family == Family::kInt4Gemm && (c.shape.size() != 3 || (c.in != DType::kBF16 && c.in != DType::kF16)))
     return bad(std::string(c.op->name) + " takes --dtype bf16 or f16 and --shape MxNxK");
+  if (c.op->family == Family::kDecode && (c.shape.size() < (c.op->kind == 0 ? 6u : 5u) || c.shape.size() > (c.op->kind == 0 ? 7u : 6u)))
+    return bad(std::string(c.op->name) + (c.op->kind == 0 ? " takes --shape BxLxHqxHkvxDxPAGE[xSQ]" : " takes --shape BxLxHqxHkvxD[xSQ]"));
+  if (c.op->family == Family::kKvAppend && c.shape.size() != 5)
+    return bad("kv_cache_append takes --shape BxS_NEWxHKVxDxPAGE");
   if (c.op->family == Family::kBinGemm && (c.shape.size() != 3 || c.in != DType::kU32))
     return bad(std::string(c.op->name) + " takes --dtype u32 and --shape MxNxK (K in bits)");
   return c;
@@ -449,6 +495,14 @@ Status add_sdpa_suite(std::vector<Case>& cases, int reps) {
   return Status::ok();
 }
 
+// The rope / alibi cases of the "attention" suite (issue 6).
+template <class Add>
+Status add_rope_alibi_cases(Add&& add) {
+  for (const char* op : {"rope", "rope_qk", "rope_bwd"}) BARACUDA_TRY(add(op, "bf16", "8x4096x32x128"));
+  for (const char* op : {"alibi", "alibi_bwd"}) BARACUDA_TRY(add(op, "bf16", "8x16x2048x2048"));
+  return Status::ok();
+}
+
 Expected<std::vector<Case>> suite_cases(const SuiteSpec& s) {
   std::vector<Case> cases;
   auto add = [&](const char* op, const char* dtype, const char* shape) -> Status {
@@ -480,6 +534,8 @@ Expected<std::vector<Case>> suite_cases(const SuiteSpec& s) {
   }
   if (name == "attention") {
     BARACUDA_TRY(add_sdpa_suite(cases, s.reps));
+    BARACUDA_TRY(add_rope_alibi_cases(add));
+    BARACUDA_TRY(add_decode_suite_cases(add));
     return cases;
   }
   if (name == "scan") {
@@ -596,6 +652,10 @@ struct Workload {
   std::size_t workspace_bytes = 0;
   double flops = 0;  // 0: not a compute-bound op (no TFLOP/s column)
   std::string no_graph;  // why --graph falls back to events for this workload (empty: it doesn't)
+  // Set-up of one buffer set after its inputs are filled with random data (e.g. valid block
+  // tables and lengths); null: none.
+  std::function<Status(const Stream&, const Ptrs&)> init;
+  double effective_bytes = 0;  // > 0: the bytes the GB/s column counts instead of bytes()
 
   // Each input read once and each output written once (a broadcast bias counts N elements).
   double bytes() const {
@@ -604,6 +664,7 @@ struct Workload {
     for (const auto& t : outputs) b += static_cast<double>(dtype_storage_bytes(t.dtype, t.numel()));
     return b;
   }
+  double moved_bytes() const { return effective_bytes > 0 ? effective_bytes : bytes(); }
 };
 
 double micros_since(std::chrono::steady_clock::time_point t0) {
@@ -1087,6 +1148,73 @@ Expected<Workload> bin_gemm_workload(const Case& c, const Stream& s) {
   return w;
 }
 
+// ---------------------------------------------------------------------------- decode (issue 6)
+// A block table [B, max_pages] of a random permutation of the pages (fixed seed, as a serving
+// engine's allocator leaves them) and lengths `len`, uploaded into a buffer set.
+Status upload_table_and_lengths(const Stream& s, void* bt, void* lens, std::int64_t batch, std::int64_t max_pages,
+                                std::int64_t len) {
+  if (bt) {
+    std::vector<std::int32_t> pages(static_cast<std::size_t>(batch * max_pages));
+    for (std::size_t i = 0; i < pages.size(); ++i) pages[i] = static_cast<std::int32_t>(i);
+    std::shuffle(pages.begin(), pages.end(), std::mt19937_64(0xdec0de));
+    BARACUDA_TRY(copy_to_device(bt, pages.data(), pages.size() * 4, s));
+  }
+  std::vector<std::int32_t> l(static_cast<std::size_t>(batch), static_cast<std::int32_t>(len));
+  BARACUDA_TRY(copy_to_device(lens, l.data(), l.size() * 4, s));
+  return s.synchronize();
+}
+
+// SdpaDecodePlan: B x L x Hq x Hkv x D (x PAGE for paged) [x Sq]; o only (no lse), as the
+// PyTorch twin (SDPA) returns.
+Expected<Workload> decode_workload(const Case& c, const Stream& s) {
+  const bool paged = c.op->kind == 0;
+  const std::int64_t b = c.shape[0], len = c.shape[1], hq = c.shape[2], hkv = c.shape[3], dim = c.shape[4];
+  const std::int64_t page = paged ? c.shape[5] : len;
+  const std::size_t sq_at = paged ? 6 : 5;
+  const std::int64_t sq = c.shape.size() > sq_at ? c.shape[sq_at] : 1;
+  const std::int64_t max_pages = (len + page - 1) / page;
+  SdpaDecodeDescriptor d;
+  d.q = d.o = TensorLayout::contiguous(c.in, {b, sq, hq, dim});
+  d.k_cache = d.v_cache = TensorLayout::contiguous(c.in, {paged ? b * max_pages : b, page, hkv, dim});
+  if (paged) d.block_table = TensorLayout::contiguous(DType::kI32, {b, max_pages});
+  d.seqlens_k = TensorLayout::contiguous(DType::kI32, {b});
+  std::vector<TensorLayout> in = {d.q, d.k_cache, d.v_cache, d.seqlens_k};
+  if (paged) in.push_back(d.block_table);
+  auto w = plan_workload<SdpaDecodePlan>(s, d, in, {d.o}, [paged](const Ptrs& p) {
+    return SdpaDecodeArgs{.q = p[0], .k_cache = p[1], .v_cache = p[2],
+                          .block_table = paged ? static_cast<const std::int32_t*>(p[4]) : nullptr,
+                          .seqlens_k = static_cast<const std::int32_t*>(p[3]), .o = p[paged ? 5 : 4]};
+  });
+  if (!w) return w;
+  w->init = [=](const Stream& st, const Ptrs& p) {
+    return upload_table_and_lengths(st, paged ? p[4] : nullptr, p[3], b, max_pages, len);
+  };
+  w->effective_bytes = 2.0 * static_cast<double>(b * len * hkv * dim) * static_cast<double>(dtype_size(c.in));
+  return w;
+}
+
+// KvCacheAppendPlan: B x S_new x Hkv x D x PAGE; caches of 256 tokens (at least S_new) per
+// sequence, written from position 128 (paged, shuffled pages).
+Expected<Workload> kv_append_workload(const Case& c, const Stream& s) {
+  const std::int64_t b = c.shape[0], sn = c.shape[1], hkv = c.shape[2], dim = c.shape[3], page = c.shape[4];
+  const std::int64_t max_pages = (std::max<std::int64_t>(256, 128 + sn) + page - 1) / page;
+  KvCacheAppendDescriptor d;
+  d.k_new = d.v_new = TensorLayout::contiguous(c.in, {b, sn, hkv, dim});
+  d.k_cache = d.v_cache = TensorLayout::contiguous(c.in, {b * max_pages, page, hkv, dim});
+  d.block_table = TensorLayout::contiguous(DType::kI32, {b, max_pages});
+  d.cache_seqlens = TensorLayout::contiguous(DType::kI32, {b});
+  auto w = plan_workload<KvCacheAppendPlan>(
+      s, d, {d.k_new, d.v_new, d.block_table, d.cache_seqlens}, {d.k_cache, d.v_cache}, [](const Ptrs& p) {
+        return KvCacheAppendArgs{.k_new = p[0], .v_new = p[1], .k_cache = p[4], .v_cache = p[5],
+                                 .block_table = static_cast<const std::int32_t*>(p[2]),
+                                 .cache_seqlens = static_cast<const std::int32_t*>(p[3])};
+      });
+  if (!w) return w;
+  w->init = [=](const Stream& st, const Ptrs& p) { return upload_table_and_lengths(st, p[2], p[3], b, max_pages, 128); };
+  w->effective_bytes = 4.0 * static_cast<double>(b * sn * hkv * dim) * static_cast<double>(dtype_size(c.in));
+  return w;
+}
+
 // ---------------------------------------------------------------------------- plan families
 // SDPA (kinds of the sdpa_* ops): shape BxHxSxD, self-attention (Sq = Skv = S, Hq = Hkv = H).
 Expected<Workload> sdpa_workload(const Case& c, const Stream& s) {
@@ -1138,6 +1266,50 @@ Expected<Workload> sdpa_workload(const Case& c, const Stream& s) {
   return w;
 }
 
+// ---------------------------------------------------------------------------- rope / alibi
+// RopePlan (kinds in kOps): x [B, S, H, D], f32 cache [S, D / 2]; bytes: x, k, the caches read,
+// y (and k's output) written.
+Expected<Workload> rope_workload(const Case& c, const Stream& s) {
+  if (c.shape.size() != 4 || c.shape[3] % 2 != 0)
+    return Status(Code::kInvalidArgument, std::string(c.op->name) + " takes --shape BxSxHxD (D even)");
+  const TensorLayout x = TensorLayout::contiguous(c.in, c.shape);
+  const TensorLayout cache = TensorLayout::contiguous(DType::kF32, {c.shape[1], c.shape[3] / 2});
+  if (c.op->kind == 2) {
+    RopeBackwardDescriptor d{.grad_y = x, .grad_x = x, .cos = cache, .sin = cache};
+    return plan_workload<RopeBackwardPlan>(s, d, {x, cache, cache}, {x}, [](const Ptrs& p) {
+      return RopeBackwardArgs{.grad_y = p[0], .grad_x = p[3], .cos = p[1], .sin = p[2]};
+    });
+  }
+  if (c.op->kind == 1) {
+    const TensorLayout k = TensorLayout::contiguous(c.in, {c.shape[0], c.shape[1], std::max<std::int64_t>(c.shape[2] / 4, 1), c.shape[3]});
+    RopeDescriptor d{.x = x, .y = x, .x2 = k, .y2 = k, .cos = cache, .sin = cache};
+    return plan_workload<RopePlan>(s, d, {x, k, cache, cache}, {x, k}, [](const Ptrs& p) {
+      return RopeArgs{.x = p[0], .y = p[4], .x2 = p[1], .y2 = p[5], .cos = p[2], .sin = p[3]};
+    });
+  }
+  RopeDescriptor d{.x = x, .y = x, .cos = cache, .sin = cache};
+  return plan_workload<RopePlan>(s, d, {x, cache, cache}, {x}, [](const Ptrs& p) {
+    return RopeArgs{.x = p[0], .y = p[3], .cos = p[1], .sin = p[2]};
+  });
+}
+
+// AlibiPlan: scores [B, H, Sq, Skv] (bf16 random), f32 [H] slopes (random: timing only).
+Expected<Workload> alibi_workload(const Case& c, const Stream& s) {
+  if (c.shape.size() != 4) return Status(Code::kInvalidArgument, std::string(c.op->name) + " takes --shape BxHxSqxSkv");
+  const TensorLayout sc = TensorLayout::contiguous(c.in, c.shape);
+  const TensorLayout sl = TensorLayout::contiguous(DType::kF32, {c.shape[1]});
+  if (c.op->kind == 1) {
+    AlibiBackwardDescriptor d{.grad_y = sc, .grad_s = sc, .grad_slopes = sl};
+    return plan_workload<AlibiBackwardPlan>(s, d, {sc}, {sl}, [](const Ptrs& p) {
+      return AlibiBackwardArgs{.grad_y = p[0], .grad_s = p[0], .grad_slopes = static_cast<float*>(p[1])};
+    });
+  }
+  AlibiDescriptor d{.s = sc, .y = sc, .slopes = sl};
+  return plan_workload<AlibiPlan>(s, d, {sc, sl}, {sc}, [](const Ptrs& p) {
+    return AlibiArgs{.s = p[0], .y = p[2], .slopes = static_cast<const float*>(p[1])};
+  });
+}
+
 Expected<Workload> make_workload(const Case& c, const Stream& s) {
   const TensorLayout t = TensorLayout::contiguous(c.in, c.shape);
   const TensorLayout b = c.op->bias ? bias_layout(c.in, c.shape) : t;
@@ -1166,10 +1338,18 @@ Expected<Workload> make_workload(const Case& c, const Stream& s) {
       return sdpa_workload(c, s);
     case Family::kBinGemm:
       return bin_gemm_workload(c, s);
+    case Family::kDecode:
+      return decode_workload(c, s);
+    case Family::kKvAppend:
+      return kv_append_workload(c, s);
     case Family::kReduce:
       return reduce_workload(c, s);
     case Family::kScan:
       return scan_workload(c, s);
+    case Family::kRope:
+      return rope_workload(c, s);
+    case Family::kAlibi:
+      return alibi_workload(c, s);
     case Family::kBinary: {
       BinaryDescriptor d{static_cast<BinaryKind>(c.op->kind), t, b, t};
       return plan_workload<BinaryPlan>(s, d, {t, b}, {t}, [](const Ptrs& p) { return BinaryArgs{p[0], p[1], p[2]}; });
@@ -1379,6 +1559,7 @@ Expected<BufferSets> allocate_sets(const Workload& w, std::size_t l2_bytes, cons
       ptrs.push_back(buf->data());
       set.push_back(std::move(*buf));
     }
+    if (w.init) BARACUDA_TRY(w.init(s, ptrs));
     b.sets.push_back(std::move(set));
     b.ptrs.push_back(std::move(ptrs));
   }
@@ -1504,7 +1685,7 @@ struct Result {
   Timing t;
   int sets = 0;
   bool graph = false;
-  double gbps() const { return w.bytes() / (t.ms * 1e6); }
+  double gbps() const { return w.moved_bytes() / (t.ms * 1e6); }
   std::optional<double> tflops() const {
     return w.flops > 0 ? std::optional<double>(w.flops / (t.ms * 1e9)) : std::nullopt;
   }
@@ -1580,7 +1761,7 @@ std::string json_line(const Result& r, const Ceilings& ceil, const Environment& 
   field("select_us", num(r.w.select_us));
   field("workspace_bytes", std::to_string(r.w.workspace_bytes));
   field("device", json_string(env.caps->name));
-  field("bytes", fmt("%.0f", r.w.bytes()));
+  field("bytes", fmt("%.0f", r.w.moved_bytes()));
   field("flops", fmt("%.0f", r.w.flops));
   field("sm", std::to_string(env.caps->sm));
   field("driver", json_string(version_string(env.driver)));

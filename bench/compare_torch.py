@@ -51,6 +51,15 @@ NOTES = {
     'batch_norm': 'batch_norm: F.batch_norm(training=True) with running stats (eager torch may pick cuDNN)',
     'batch_norm_bwd': 'batch_norm_bwd: aten.native_batch_norm_backward (train) from the saved mean / invstd',
     'group_norm_bwd': 'group_norm_bwd: aten.native_group_norm_backward from the saved mean / rstd',
+    'rope': 'rope: HF apply_rotary_pos_emb, x * cos + rotate_half(x) * sin, [1, S, 1, D] cos / sin in x dtype',
+    'rope_qk': 'rope_qk: the HF formula on q and on k (H / 4 heads), eager',
+    'rope_bwd': 'rope_bwd: g * cos + rotate_half^T(g * sin), the transpose of the HF formula',
+    'alibi': 'alibi: torch.addcmul(s, slopes [1, H, 1, 1], dist [Sq, Skv], value=-1), dist precomputed',
+    'alibi_bwd': 'alibi_bwd: -(g * dist).sum over (b, i, j) in f32 (the slope gradient)',
+    'paged_decode': 'paged_decode: torch has no paged decode; twin = SDPA (flash backend, enable_gqa) on a contiguous '
+                    'cache of the same size; GB/s of both = K + V bytes / time (effective); Sq > 1 runs unmasked in torch',
+    'contig_decode': 'contig_decode: twin = SDPA (flash backend, enable_gqa) on the same contiguous cache; GB/s = K + V bytes / time',
+    'kv_cache_append': 'kv_cache_append: twin = index_copy_ of k and v into the flattened [slots, Hkv, D] caches',
 }
 
 
@@ -58,10 +67,12 @@ NOTES = {
 class Operand:
     """One tensor of a case: random input, or preallocated output (random=False)."""
 
-    def __init__(self, shape, dtype, random=True):
-        self.shape, self.dtype, self.random = tuple(shape), dtype, random
+    def __init__(self, shape, dtype, random=True, make=None):
+        self.shape, self.dtype, self.random, self.maker = tuple(shape), dtype, random, make
 
     def make(self):
+        if self.maker is not None:  # a fixed construction (e.g. valid cache slot indices)
+            return self.maker()
         if not self.random:
             return torch.empty(self.shape, device='cuda', dtype=self.dtype)
         if self.dtype == torch.bool:
@@ -289,7 +300,113 @@ def torch_case(op, dt_in, dt_out, shape):
         m, n, k = shape
         return ([Operand((m, k), torch.int8), Operand((n, k), torch.int8)],
                 lambda a, w: torch._int_mm(a, w.t()))
+    # issue 6 (baracuda-bench --suite attention): rope / alibi
+    if op in ('rope', 'rope_qk', 'rope_bwd'):
+        return rope_case(op, dt_in, shape)
+    if op in ('alibi', 'alibi_bwd'):
+        return alibi_case(op, dt_in, shape)
+    if op in ('paged_decode', 'contig_decode', 'kv_cache_append'):
+        return decode_case(op, dt_in, shape)
     raise ValueError(f'no PyTorch equivalent for op {op!r}')
+
+
+def rope_case(op, dt, shape):
+    """HF's apply_rotary_pos_emb in eager torch on x [B, S, H, D]: x * cos + rotate_half(x) * sin
+    with cos / sin [1, S, 1, D] in x's dtype (HF's cat(freqs, freqs) cache, broadcast over batch
+    and heads). rope_qk rotates k (H / 4 heads) too; rope_bwd is the transpose,
+    g * cos + rotate_half^T(g * sin)."""
+    b, s, h, d = shape
+    half = d // 2
+    cs = Operand((1, s, 1, d), dt)
+
+    def rotate_half(t):
+        return torch.cat((-t[..., half:], t[..., :half]), dim=-1)
+
+    def fwd(x, c, sn):
+        return x * c + rotate_half(x) * sn
+
+    if op == 'rope':
+        return [Operand(shape, dt), cs, cs], fwd
+    if op == 'rope_qk':
+        k = Operand((b, s, max(h // 4, 1), d), dt)
+        return [Operand(shape, dt), k, cs, cs], lambda q, kk, c, sn: (fwd(q, c, sn), fwd(kk, c, sn))
+
+    def bwd(g, c, sn):
+        t = g * sn
+        return g * c + torch.cat((t[..., half:], -t[..., :half]), dim=-1)
+    return [Operand(shape, dt), cs, cs], bwd
+
+
+def alibi_case(op, dt, shape):
+    """flash-attn's bottom-right ALiBi bias on scores [B, H, Sq, Skv] in one eager kernel:
+    torch.addcmul(s, slopes [1, H, 1, 1], dist, value=-1) with dist = |i + Skv - Sq - j| [Sq, Skv]
+    precomputed in s's dtype (baracuda computes it in the kernel). alibi_bwd: the slope gradient
+    -(g * dist).sum over (b, i, j), accumulated in f32."""
+    b, h, sq, skv = shape
+    i = torch.arange(sq, device='cuda').view(-1, 1)
+    j = torch.arange(skv, device='cuda').view(1, -1)
+    dist = (i + (skv - sq) - j).abs().to(dt)
+    if op == 'alibi':
+        return [Operand(shape, dt), Operand((1, h, 1, 1), dt)], lambda sc, sl: torch.addcmul(sc, sl, dist, value=-1)
+    return [Operand(shape, dt)], lambda g: (g * dist).sum(dim=(0, 2, 3), dtype=torch.float32).neg()
+
+
+def decode_case(op, dt, shape):
+    """Issue 6. PyTorch has no paged decode: the twin of paged_decode / contig_decode (shape
+    B x L x Hq x Hkv x D [x PAGE] [x Sq]) is SDPA on a contiguous cache of the same size, q of
+    Sq tokens, k / v [B, Hkv, L, D] with enable_gqa=True, pinned to the flash backend when it
+    takes the case (else SDPA's own choice; see the note). Both sides report the K + V bytes
+    (baracuda's record) over the time: effective TB/s. kv_cache_append (B x S_new x Hkv x D x
+    PAGE) is vLLM's reshape_and_cache done with index_copy_ into the flattened [slots, Hkv, D]
+    caches (slots: the new tokens' page * PAGE + row under a shuffled block table)."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    if op == 'kv_cache_append':
+        b, sn, hkv, d, page = shape
+        max_pages = (max(256, 128 + sn) + page - 1) // page
+
+        def slots():
+            pages = torch.randperm(b * max_pages, device='cuda').view(b, max_pages)
+            pos = 128 + torch.arange(sn, device='cuda')
+            return (pages[:, pos // page] * page + pos % page).reshape(-1)
+
+        shared = {}  # one pair of caches for every buffer set (their bytes are not in the model)
+
+        def cache(which):
+            def make():
+                if which not in shared:
+                    shared[which] = torch.empty((b * max_pages * page, hkv, d), device='cuda', dtype=dt)
+                return shared[which]
+            return Operand((b * max_pages * page, hkv, d), dt, make=make)
+        new = Operand((b * sn, hkv, d), dt)
+        idx = Operand((b * sn,), torch.int64, make=slots)
+
+        def append(kn, vn, ix, kc, vc):
+            kc.index_copy_(0, ix, kn)
+            vc.index_copy_(0, ix, vn)
+        return [new, new, idx, cache('k'), cache('v')], append
+    paged = op == 'paged_decode'
+    b, length, hq, hkv, d = shape[:5]
+    sq_at = 6 if paged else 5
+    sq = shape[sq_at] if len(shape) > sq_at else 1
+    q = Operand((b, hq, sq, d), dt)
+    kv = Operand((b, hkv, length, d), dt)
+
+    def sdpa(qt, kt, vt):
+        return F.scaled_dot_product_attention(qt, kt, vt, enable_gqa=hkv != hq)
+    try:  # the flash backend when it takes the case
+        with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
+            sdpa(q.make(), kv.make(), kv.make())
+        backends = [SDPBackend.FLASH_ATTENTION]
+    except RuntimeError:
+        backends = [SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.CUDNN_ATTENTION,
+                    SDPBackend.MATH]
+        NOTES[op] = f'{op}: the flash backend refused the case; SDPA chose among its other backends'
+    torch.cuda.empty_cache()
+
+    def run(qt, kt, vt):
+        with sdpa_kernel(backends):
+            return sdpa(qt, kt, vt)
+    return [q, kv, kv], run
 
 
 # GemmPlan's aux cases (baracuda-bench --suite gemm): the fused activation backward, the same

@@ -220,6 +220,8 @@ void forward_pass(const Prob& P, std::vector<double>& o, std::vector<double>& ls
   const std::int64_t rows = P.B * P.Hq * P.Sq;
   gemm_detail::parallel_rows(rows, P.Skv * (P.Dk + P.Dv), [&](std::int64_t r0, std::int64_t r1) {
     Row<R> row;
+    std::vector<R> acc(static_cast<std::size_t>(P.Dv));
+    std::vector<double> mag(static_cast<std::size_t>(P.Dv));
     for (std::int64_t r = r0; r < r1; ++r) {
       const std::int64_t i = r % P.Sq, h = r / P.Sq % P.Hq, b = r / P.Sq / P.Hq;
       if (i >= P.sq[b]) continue;
@@ -228,19 +230,22 @@ void forward_pass(const Prob& P, std::vector<double>& o, std::vector<double>& ls
       const auto li = static_cast<std::size_t>(P.lse_i(b, h, i));
       lse[li] = static_cast<double>(row.lse);
       if (lse_scale) (*lse_scale)[li] = row.A;
-      for (std::int64_t d = 0; d < P.Dv; ++d) {
-        R acc = R(0);
-        double mag = 0;
-        for (std::int64_t j = 0; j < P.skv[b]; ++j) {
-          const auto js = static_cast<std::size_t>(j);
-          if (row.prob[js] == R(0)) continue;
-          const double vv = P.v[static_cast<std::size_t>(P.ki(b, kvh, j, P.Dv) + d)];
-          acc += row.prob[js] * row.mult[js] * static_cast<R>(vv);
-          mag += std::fabs(static_cast<double>(row.prob[js] * row.mult[js]) * vv);
+      std::fill(acc.begin(), acc.end(), R(0));
+      std::fill(mag.begin(), mag.end(), 0.0);
+      for (std::int64_t j = 0; j < P.skv[b]; ++j) {  // o_d = sum_j p~_j v_jd, j ascending for every d
+        const auto js = static_cast<std::size_t>(j);
+        if (row.prob[js] == R(0)) continue;
+        const R pm = row.prob[js] * row.mult[js];
+        const double* vrow = &P.v[static_cast<std::size_t>(P.ki(b, kvh, j, P.Dv))];
+        for (std::int64_t d = 0; d < P.Dv; ++d) {
+          acc[static_cast<std::size_t>(d)] += pm * static_cast<R>(vrow[d]);
+          if (o_scale) mag[static_cast<std::size_t>(d)] += std::fabs(static_cast<double>(pm) * vrow[d]);
         }
+      }
+      for (std::int64_t d = 0; d < P.Dv; ++d) {
         const auto oi = static_cast<std::size_t>(P.oi(b, h, i, P.Dv) + d);
-        o[oi] = static_cast<double>(acc);
-        if (o_scale) (*o_scale)[oi] = mag * row.A;
+        o[oi] = static_cast<double>(acc[static_cast<std::size_t>(d)]);
+        if (o_scale) (*o_scale)[oi] = mag[static_cast<std::size_t>(d)] * row.A;
       }
     }
   });
@@ -275,107 +280,153 @@ struct GradOut {
   std::vector<double> sdq, sdk, sdv, sdbias;  // scales (exact pass)
 };
 
-// Backward in precision R. Tasks are (b, kv head): each owns its dK / dV rows; grad_bias
-// goes to per-task partial arrays summed in task order.
+// Backward in precision R, in two parallel phases with fixed summation orders:
+//  1. per query row (b, h, i): p, delta, dP, dS; dq_i = sum_j dS~_ij k_j (j ascending); the
+//     row's dS~ (= dS dcap scale), p~ (dropped p) and, for grad_bias, dS are kept per (row, j);
+//  2. per block of 64 keys (b, kv head): dk_j = sum_h sum_i dS~_ij q_i, dv_j = sum_h sum_i p~_ij dO_i
+//     (the group's heads, then i, ascending); grad_bias per element over its broadcast
+//     preimage in (b, h, i, j) order.
 template <class R>
 void backward_pass(const Prob& P, const std::vector<double>& o, const std::vector<double>& go, const TensorLayout& gbl,
                    bool exact, GradOut& g) {
-  const std::int64_t tasks = P.B * P.Hkv;
-  const std::size_t nbias = gbl.rank > 0 ? static_cast<std::size_t>(gbl.numel()) : 0;
-  std::vector<std::vector<double>> part(static_cast<std::size_t>(tasks)), part_s(static_cast<std::size_t>(tasks));
-  gemm_detail::parallel_rows(tasks, P.G * P.Sq * P.Skv * (P.Dk + P.Dv), [&](std::int64_t t0, std::int64_t t1) {
+  const std::int64_t rows = P.B * P.Hq * P.Sq, n = rows * P.Skv;
+  std::vector<R> dsd(static_cast<std::size_t>(n), R(0)), pd(static_cast<std::size_t>(n), R(0));
+  std::vector<float> dsd_s(exact ? static_cast<std::size_t>(n) : 0), pd_s(exact ? static_cast<std::size_t>(n) : 0);
+  std::vector<R> dsl(gbl.rank > 0 ? static_cast<std::size_t>(n) : 0);
+  std::vector<float> dsl_s(gbl.rank > 0 && exact ? static_cast<std::size_t>(n) : 0);
+  auto at = [&](std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t j) {
+    return static_cast<std::size_t>(((b * P.Hq + h) * P.Sq + i) * P.Skv + j);
+  };
+  gemm_detail::parallel_rows(rows, P.Skv * (P.Dk + P.Dv), [&](std::int64_t r0, std::int64_t r1) {
     Row<R> row;
     std::vector<R> dq(static_cast<std::size_t>(P.Dk));
     std::vector<double> sdq(static_cast<std::size_t>(P.Dk));
+    for (std::int64_t r = r0; r < r1; ++r) {
+      const std::int64_t i = r % P.Sq, h = r / P.Sq % P.Hq, b = r / P.Sq / P.Hq, kvh = h / P.G;
+      if (i >= P.sq[b]) continue;
+      row_probs(P, b, h, i, row);
+      const auto orow = static_cast<std::size_t>(P.oi(b, h, i, P.Dv));
+      R delta = R(0);
+      double dmag = 0;
+      for (std::int64_t d = 0; d < P.Dv; ++d) {
+        delta += static_cast<R>(go[orow + d]) * static_cast<R>(o[orow + d]);
+        dmag += std::fabs(go[orow + d] * o[orow + d]);
+      }
+      std::fill(dq.begin(), dq.end(), R(0));
+      std::fill(sdq.begin(), sdq.end(), 0.0);
+      for (std::int64_t j = 0; j < P.skv[b]; ++j) {
+        const auto js = static_cast<std::size_t>(j);
+        const R pj = row.prob[js];
+        if (pj == R(0)) continue;
+        const auto vrow = static_cast<std::size_t>(P.ki(b, kvh, j, P.Dv));
+        const auto krow = static_cast<std::size_t>(P.ki(b, kvh, j, P.Dk));
+        R dp = R(0);
+        double pmag = 0;
+        for (std::int64_t d = 0; d < P.Dv; ++d) {
+          dp += static_cast<R>(go[orow + d]) * static_cast<R>(P.v[vrow + d]);
+          pmag += std::fabs(go[orow + d] * P.v[vrow + d]);
+        }
+        const R mult = row.mult[js];
+        const R ds = pj * (dp * mult - delta);
+        const R ddot = ds * row.dcap[js] * static_cast<R>(P.scale);
+        // |dS| and its rounding scale: p (|dP| mult + |delta|) times the logits' magnitude
+        const double dsm = static_cast<double>(pj) * (pmag * static_cast<double>(mult) + dmag) * row.A;
+        const std::size_t e = at(b, h, i, j);
+        dsd[e] = ddot;
+        pd[e] = pj * mult;
+        if (exact) {
+          dsd_s[e] = static_cast<float>(dsm * std::fabs(P.scale));
+          pd_s[e] = static_cast<float>(static_cast<double>(pj * mult) * row.A);
+        }
+        if (!dsl.empty()) dsl[e] = ds;
+        if (!dsl_s.empty()) dsl_s[e] = static_cast<float>(dsm);
+        for (std::int64_t d = 0; d < P.Dk; ++d) {
+          dq[static_cast<std::size_t>(d)] += ddot * static_cast<R>(P.k[krow + d]);
+          if (exact) sdq[static_cast<std::size_t>(d)] += dsm * std::fabs(P.scale) * std::fabs(P.k[krow + d]);
+        }
+      }
+      for (std::int64_t d = 0; d < P.Dk; ++d) {
+        const auto qi = static_cast<std::size_t>(P.oi(b, h, i, P.Dk) + d);
+        g.dq[qi] = static_cast<double>(dq[static_cast<std::size_t>(d)]);
+        if (exact) g.sdq[qi] = sdq[static_cast<std::size_t>(d)];
+      }
+    }
+  });
+  // blocks of kKeys keys, so the (row, j) arrays are read along j
+  constexpr std::int64_t kKeys = 64;
+  const std::int64_t nkb = (P.Skv + kKeys - 1) / kKeys, tasks = P.B * P.Hkv * nkb;
+  gemm_detail::parallel_rows(tasks, kKeys * P.G * P.Sq * (P.Dk + P.Dv), [&](std::int64_t t0, std::int64_t t1) {
+    std::vector<R> dk(static_cast<std::size_t>(kKeys * P.Dk)), dv(static_cast<std::size_t>(kKeys * P.Dv));
+    std::vector<double> sdk(dk.size()), sdv(dv.size());
     for (std::int64_t t = t0; t < t1; ++t) {
-      const std::int64_t b = t / P.Hkv, kvh = t % P.Hkv, skv = P.skv[b];
-      auto& pb = part[static_cast<std::size_t>(t)];
-      auto& pbs = part_s[static_cast<std::size_t>(t)];
-      pb.assign(nbias, 0.0);
-      pbs.assign(nbias, 0.0);
-      std::vector<R> dk(static_cast<std::size_t>(skv * P.Dk), R(0)), dv(static_cast<std::size_t>(skv * P.Dv), R(0));
-      std::vector<double> sdk(dk.size(), 0.0), sdv(dv.size(), 0.0);
+      const std::int64_t kb = t % nkb, kvh = t / nkb % P.Hkv, b = t / nkb / P.Hkv;
+      const std::int64_t j0 = kb * kKeys, j1 = std::min(P.skv[b], j0 + kKeys);
+      if (j0 >= j1) continue;
+      std::fill(dk.begin(), dk.end(), R(0));
+      std::fill(dv.begin(), dv.end(), R(0));
+      std::fill(sdk.begin(), sdk.end(), 0.0);
+      std::fill(sdv.begin(), sdv.end(), 0.0);
       for (std::int64_t h = kvh * P.G; h < (kvh + 1) * P.G; ++h)
         for (std::int64_t i = 0; i < P.sq[b]; ++i) {
-          row_probs(P, b, h, i, row);
           const double* qrow = &P.q[static_cast<std::size_t>(P.qi(b, h, i))];
           const auto orow = static_cast<std::size_t>(P.oi(b, h, i, P.Dv));
-          R delta = R(0);
-          double dmag = 0;
-          for (std::int64_t d = 0; d < P.Dv; ++d) {
-            delta += static_cast<R>(go[orow + d]) * static_cast<R>(o[orow + d]);
-            dmag += std::fabs(go[orow + d] * o[orow + d]);
-          }
-          std::fill(dq.begin(), dq.end(), R(0));
-          std::fill(sdq.begin(), sdq.end(), 0.0);
-          for (std::int64_t j = 0; j < skv; ++j) {
-            const auto js = static_cast<std::size_t>(j);
-            const R pj = row.prob[js];
-            if (pj == R(0)) continue;
-            const auto vrow = static_cast<std::size_t>(P.ki(b, kvh, j, P.Dv));
-            const auto krow = static_cast<std::size_t>(P.ki(b, kvh, j, P.Dk));
-            R dp = R(0);
-            double pmag = 0;
-            for (std::int64_t d = 0; d < P.Dv; ++d) {
-              dp += static_cast<R>(go[orow + d]) * static_cast<R>(P.v[vrow + d]);
-              pmag += std::fabs(go[orow + d] * P.v[vrow + d]);
-            }
-            const R mult = row.mult[js];
-            const R ds = pj * (dp * mult - delta);
-            const R ddot = ds * row.dcap[js] * static_cast<R>(P.scale);
-            // |dS| and its rounding scale: p (|dP| mult + |delta|) times the logits' magnitude
-            const double dsm = static_cast<double>(pj) * (pmag * static_cast<double>(mult) + dmag) * row.A;
-            const double ddm = dsm * std::fabs(P.scale);
+          for (std::int64_t j = j0; j < j1; ++j) {
+            const std::size_t e = at(b, h, i, j);
+            if (pd[e] == R(0) && dsd[e] == R(0)) continue;
+            const auto jk = static_cast<std::size_t>(j - j0);
             for (std::int64_t d = 0; d < P.Dk; ++d) {
-              const auto ds_ = static_cast<std::size_t>(d);
-              dq[ds_] += ddot * static_cast<R>(P.k[krow + d]);
-              dk[js * P.Dk + ds_] += ddot * static_cast<R>(qrow[d]);
-              if (exact) {
-                sdq[ds_] += ddm * std::fabs(P.k[krow + d]);
-                sdk[js * P.Dk + ds_] += ddm * std::fabs(qrow[d]);
-              }
+              dk[jk * P.Dk + d] += dsd[e] * static_cast<R>(qrow[d]);
+              if (exact) sdk[jk * P.Dk + d] += dsd_s[e] * std::fabs(qrow[d]);
             }
-            const R pd = pj * mult;
             for (std::int64_t d = 0; d < P.Dv; ++d) {
-              dv[js * P.Dv + d] += pd * static_cast<R>(go[orow + d]);
-              if (exact) sdv[js * P.Dv + d] += static_cast<double>(pd) * std::fabs(go[orow + d]) * row.A;
+              dv[jk * P.Dv + d] += pd[e] * static_cast<R>(go[orow + d]);
+              if (exact) sdv[jk * P.Dv + d] += pd_s[e] * std::fabs(go[orow + d]);
             }
-            if (nbias > 0) {
-              const auto bi = static_cast<std::size_t>(bcast_index(gbl, b, h, i, j));
-              pb[bi] += static_cast<double>(ds);
-              pbs[bi] += dsm;
-            }
-          }
-          for (std::int64_t d = 0; d < P.Dk; ++d) {
-            const auto qi = static_cast<std::size_t>(P.oi(b, h, i, P.Dk) + d);
-            g.dq[qi] = static_cast<double>(dq[static_cast<std::size_t>(d)]);
-            if (exact) g.sdq[qi] = sdq[static_cast<std::size_t>(d)];
           }
         }
-      for (std::int64_t j = 0; j < skv; ++j) {
-        const auto js = static_cast<std::size_t>(j);
+      for (std::int64_t j = j0; j < j1; ++j) {
+        const auto jk = static_cast<std::size_t>(j - j0);
         for (std::int64_t d = 0; d < P.Dk; ++d) {
           const auto ki = static_cast<std::size_t>(P.ki(b, kvh, j, P.Dk) + d);
-          g.dk[ki] = static_cast<double>(dk[js * P.Dk + d]);
-          if (exact) g.sdk[ki] = sdk[js * P.Dk + d];
+          g.dk[ki] = static_cast<double>(dk[jk * P.Dk + d]);
+          if (exact) g.sdk[ki] = sdk[jk * P.Dk + d];
         }
         for (std::int64_t d = 0; d < P.Dv; ++d) {
           const auto vi = static_cast<std::size_t>(P.ki(b, kvh, j, P.Dv) + d);
-          g.dv[vi] = static_cast<double>(dv[js * P.Dv + d]);
-          if (exact) g.sdv[vi] = sdv[js * P.Dv + d];
+          g.dv[vi] = static_cast<double>(dv[jk * P.Dv + d]);
+          if (exact) g.sdv[vi] = sdv[jk * P.Dv + d];
         }
       }
     }
   });
-  if (nbias > 0) {
-    std::vector<R> acc(nbias, R(0));
-    for (const auto& pb : part)
-      for (std::size_t e = 0; e < nbias; ++e) acc[e] += static_cast<R>(pb[e]);
-    for (std::size_t e = 0; e < nbias; ++e) g.dbias[e] = static_cast<double>(acc[e]);
-    if (exact)
-      for (const auto& pbs : part_s)
-        for (std::size_t e = 0; e < nbias; ++e) g.sdbias[e] += pbs[e];
-  }
+  if (gbl.rank == 0) return;
+  // grad_bias (dense only): element e sums dS over the (b, h, i, j) that read it, in order.
+  const std::int64_t full[4] = {P.B, P.Hq, P.Sq, P.Skv};
+  std::int64_t size[4] = {1, 1, 1, 1};
+  for (int k = 0; k < gbl.rank; ++k) size[4 - gbl.rank + k] = gbl.shape[k];
+  gemm_detail::for_rows(gbl.numel(), n / std::max<std::int64_t>(gbl.numel(), 1), [&](std::int64_t e) {
+    std::int64_t idx[4], rem = e, lo[4], hi[4];
+    for (int d = 3; d >= 0; --d) {
+      idx[d] = rem % size[d];
+      rem /= size[d];
+    }
+    for (int d = 0; d < 4; ++d) {
+      const bool reduced = size[d] == 1 && full[d] != 1;
+      lo[d] = reduced ? 0 : idx[d];
+      hi[d] = reduced ? full[d] : idx[d] + 1;
+    }
+    R acc = R(0);
+    double sc = 0;
+    for (std::int64_t b = lo[0]; b < hi[0]; ++b)
+      for (std::int64_t h = lo[1]; h < hi[1]; ++h)
+        for (std::int64_t i = lo[2]; i < hi[2]; ++i)
+          for (std::int64_t j = lo[3]; j < hi[3]; ++j) {
+            acc += dsl[at(b, h, i, j)];
+            if (exact) sc += dsl_s[at(b, h, i, j)];
+          }
+    g.dbias[static_cast<std::size_t>(e)] = static_cast<double>(acc);
+    if (exact) g.sdbias[static_cast<std::size_t>(e)] = sc;
+  });
 }
 
 }  // namespace

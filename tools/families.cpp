@@ -1,5 +1,6 @@
 #include "families.hpp"
 
+#include <cstring>
 #include <type_traits>
 
 #include "baracuda/reference/binary.hpp"
@@ -14,9 +15,12 @@
 #include "baracuda/reference/gumbel_softmax.hpp"
 #include "baracuda/reference/gemm_int4.hpp"
 #include "baracuda/reference/gemm_bin.hpp"
+#include "baracuda/reference/decode.hpp"
 #include "baracuda/reference/normalization.hpp"
 #include "baracuda/reference/pack.hpp"
 #include "baracuda/reference/prelu.hpp"
+#include "baracuda/reference/alibi.hpp"
+#include "baracuda/reference/rope.hpp"
 #include "baracuda/reference/scan.hpp"
 #include "baracuda/reference/softmax.hpp"
 #include "baracuda/reference/sparsemax.hpp"
@@ -1521,7 +1525,193 @@ std::vector<CheckRow> check_channel_norm(const Stream& s, DType t, std::mt19937_
   return rows;
 }
 
+// ---- paged_decode / kv_cache_append (issue 6): SdpaDecodePlan against reference::sdpa_decode
+// (flash-attn's rule, decode.hpp), every accepting SKU; shuffled pages, NaN in every cache row
+// no sequence uses. KvCacheAppendPlan bit-exact over the caches' whole storage.
+std::vector<CheckRow> check_decode(const Stream& s, DType t, std::mt19937_64& rng) {
+  std::vector<CheckRow> rows;
+  struct Problem {
+    reference::DecodeShape shape;
+    std::vector<std::int32_t> lens;
+  };
+  const Problem cases[] = {{reference::decode_shape(t, 3, 2, 8, 2, 128, 16, 20, true), {0, 17, 300}},
+                           {reference::decode_shape(t, 2, 1, 32, 8, 64, 32, 8, false), {1, 256}},
+                           {reference::decode_shape(t, 1, 4, 16, 2, 128, 256, 16, true), {3000}}};  // splits the KV length
+  for (const auto& c : cases) {
+    const auto d = reference::decode_descriptor(c.shape);
+    HostTensor q(d.q), k(d.k_cache), v(d.v_cache), bt(d.block_table), lens(d.seqlens_k), o(d.o), lse(d.lse);
+    reference::fill_random(q, rng, -3, 3, false);
+    reference::fill_random(k, rng, -1, 1, false);
+    reference::fill_random(v, rng, -1, 1, false);
+    if (d.paged()) reference::fill_block_table(bt, d.k_cache.shape[0], rng);
+    for (std::size_t b = 0; b < c.lens.size(); ++b) lens.set(static_cast<std::int64_t>(b), c.lens[b]);
+    reference::poison_unused_rows(k, d.paged() ? &bt : nullptr, c.lens);
+    reference::poison_unused_rows(v, d.paged() ? &bt : nullptr, c.lens);
+    auto want = reference::sdpa_decode(d, q, k, v, d.paged() ? &bt : nullptr, lens, nullptr).value();
+    DeviceCopy dq(q, s), dk(k, s), dv(v, s), dbt(bt, s), dl(lens, s), dout(o, s), dlse(lse, s);
+    run_every_sku<SdpaDecodePlan>(
+        s, d, rows,
+        [&](const SdpaDecodePlan& p, Workspace ws) {
+          dout.poison(s);
+          dlse.poison(s);
+          return p.run(s, ws,
+                       {.q = dq.data(), .k_cache = dk.data(), .v_cache = dv.data(),
+                        .block_table = d.paged() ? static_cast<const std::int32_t*>(dbt.data()) : nullptr,
+                        .seqlens_k = static_cast<const std::int32_t*>(dl.data()), .o = dout.data(),
+                        .lse = static_cast<float*>(dlse.data())});
+        },
+        [&] {
+          (void)dout.download(o, s);
+          (void)dlse.download(lse, s);
+          return reference::compare_decode(o, &lse, want);
+        });
+  }
+  return rows;
+}
+
+std::vector<CheckRow> check_kv_cache(const Stream& s, DType t, std::mt19937_64& rng) {
+  std::vector<CheckRow> rows;
+  struct Problem {
+    reference::DecodeShape shape;
+    std::vector<std::int32_t> starts;
+  };
+  const Problem cases[] = {{reference::decode_shape(t, 4, 1, 1, 8, 128, 16, 4, true), {0, 15, 63, 64}},
+                           {reference::decode_shape(t, 2, 5, 1, 2, 3, 8, 4, false), {0, 29}}};
+  auto random_bytes = [&](HostTensor& h) {
+    auto* p = reinterpret_cast<unsigned char*>(h.storage());
+    for (std::size_t i = 0; i < h.storage_bytes(); ++i) p[i] = static_cast<unsigned char>(rng());
+  };
+  for (const auto& c : cases) {
+    const auto d = reference::append_descriptor(c.shape);
+    HostTensor kn(d.k_new), vn(d.v_new), kc(d.k_cache), vc(d.v_cache), bt(d.block_table), starts(d.cache_seqlens);
+    for (HostTensor* h : {&kn, &vn, &kc, &vc}) random_bytes(*h);
+    if (d.paged()) reference::fill_block_table(bt, d.k_cache.shape[0], rng);
+    for (std::size_t b = 0; b < c.starts.size(); ++b) starts.set(static_cast<std::int64_t>(b), c.starts[b]);
+    HostTensor want_k = kc, want_v = vc, got_k = kc, got_v = vc;
+    (void)reference::kv_cache_append(d, kn, vn, want_k, want_v, d.paged() ? &bt : nullptr, starts);
+    DeviceCopy dkn(kn, s), dvn(vn, s), dkc(kc, s), dvc(vc, s), dbt(bt, s), dst(starts, s);
+    run_every_sku<KvCacheAppendPlan>(
+        s, d, rows,
+        [&](const KvCacheAppendPlan& p, Workspace ws) {
+          (void)copy_to_device(dkc.buf.data(), kc.storage(), kc.storage_bytes(), s);
+          (void)copy_to_device(dvc.buf.data(), vc.storage(), vc.storage_bytes(), s);
+          return p.run(s, ws,
+                       {.k_new = dkn.data(), .v_new = dvn.data(), .k_cache = dkc.data(), .v_cache = dvc.data(),
+                        .block_table = d.paged() ? static_cast<const std::int32_t*>(dbt.data()) : nullptr,
+                        .cache_seqlens = static_cast<const std::int32_t*>(dst.data())});
+        },
+        [&] {
+          (void)dkc.download(got_k, s);
+          (void)dvc.download(got_v, s);
+          reference::Comparison cmp;
+          cmp.checked = static_cast<std::int64_t>(got_k.storage_bytes() + got_v.storage_bytes());
+          cmp.ok = std::memcmp(got_k.storage(), want_k.storage(), got_k.storage_bytes()) == 0 &&
+                   std::memcmp(got_v.storage(), want_v.storage(), got_v.storage_bytes()) == 0;
+          if (!cmp.ok) cmp.detail = "cache bytes differ from the reference append";
+          return cmp;
+        });
+  }
+  return rows;
+}
+
 }  // namespace
+
+// ---- rope / alibi (issue 6, attention positional ops)
+std::vector<CheckRow> check_rope(const Stream& s, DType t, std::mt19937_64& rng) {
+  std::vector<CheckRow> rows;
+  const auto x = TensorLayout::contiguous(t, {2, 37, 4, 64});
+  const auto k = TensorLayout::contiguous(t, {2, 37, 2, 64});
+  const auto cache = TensorLayout::contiguous(DType::kF32, {64, 32});
+  const auto ids = TensorLayout::contiguous(DType::kI64, {2, 37});
+  HostTensor hx(x), hk(k), hy(x), hy2(k), hc(cache), hsn(cache), hids(ids);
+  reference::fill_random(hx, rng, -4, 4, false);
+  reference::fill_random(hk, rng, -4, 4, false);
+  reference::fill_random(hc, rng, -1, 1, false);
+  reference::fill_random(hsn, rng, -1, 1, false);
+  for (std::int64_t i = 0; i < ids.numel(); ++i) hids.set(i, static_cast<double>((i * 17) % 64));
+  DeviceCopy dx(hx, s), dk(hk, s), dy(hy, s), dy2(hy2, s), dc(hc, s), dsn(hsn, s), dids(hids, s);
+  RopeDescriptor cached{.x = x, .y = x, .x2 = k, .y2 = k, .position_ids = ids, .cos = cache, .sin = cache};
+  RopeDescriptor tables{.x = x, .y = x};
+  tables.options.style = RopeStyle::kInterleaved;
+  tables.options.scaling = RopeScaling::kYarn;
+  tables.options.factor = 4;
+  tables.options.original_max_position = 4096;
+  tables.options.position_offset = 3000;
+  for (const RopeDescriptor& d : {cached, tables}) {
+    const bool c = d.cos.rank != 0;
+    auto want = reference::rope(d, {.x = &hx, .x2 = c ? &hk : nullptr, .position_ids = c ? &hids : nullptr,
+                                    .cos = c ? &hc : nullptr, .sin = c ? &hsn : nullptr}).value();
+    run_every_sku<RopePlan>(
+        s, d, rows,
+        [&](const RopePlan& p, Workspace ws) {
+          return p.run(s, ws, {.x = dx.data(), .y = dy.data(), .x2 = dk.data(), .y2 = dy2.data(), .position_ids = dids.data(),
+                               .cos = dc.data(), .sin = dsn.data()});
+        },
+        [&] {
+          (void)dy.download(hy, s);
+          auto r = reference::compare(hy, want.y, false);
+          if (r.ok && c) {
+            (void)dy2.download(hy2, s);
+            r = reference::compare(hy2, want.y2, false);
+          }
+          return r;
+        });
+    RopeBackwardDescriptor bd{.grad_y = d.x, .grad_x = d.y, .grad_y2 = d.x2, .grad_x2 = d.y2, .position_ids = d.position_ids,
+                              .cos = d.cos, .sin = d.sin, .options = d.options};
+    auto bwant = reference::rope_backward(bd, {.x = &hx, .x2 = c ? &hk : nullptr, .position_ids = c ? &hids : nullptr,
+                                               .cos = c ? &hc : nullptr, .sin = c ? &hsn : nullptr}).value();
+    run_every_sku<RopeBackwardPlan>(
+        s, bd, rows,
+        [&](const RopeBackwardPlan& p, Workspace ws) {
+          return p.run(s, ws, {.grad_y = dx.data(), .grad_x = dy.data(), .grad_y2 = dk.data(), .grad_x2 = dy2.data(),
+                               .position_ids = dids.data(), .cos = dc.data(), .sin = dsn.data()});
+        },
+        [&] {
+          (void)dy.download(hy, s);
+          return reference::compare(hy, bwant.y, false);
+        });
+  }
+  return rows;
+}
+
+std::vector<CheckRow> check_alibi(const Stream& s, DType t, std::mt19937_64& rng) {
+  std::vector<CheckRow> rows;
+  const auto sc = TensorLayout::contiguous(t, {2, 4, 37, 64});
+  const auto sl = TensorLayout::contiguous(DType::kF32, {4});
+  HostTensor hs(sc), hy(sc), hsl(sl), hg(sc), hgs(sc), hgsl(sl);
+  reference::fill_random(hs, rng, -4, 4, false);
+  reference::fill_random(hg, rng, -4, 4, false);
+  const auto slopes = alibi_slopes(4);
+  for (std::int64_t h = 0; h < 4; ++h) hsl.set(h, slopes[static_cast<std::size_t>(h)]);
+  DeviceCopy ds(hs, s), dy(hy, s), dsl(hsl, s), dg(hg, s), dgs(hgs, s), dgsl(hgsl, s);
+  for (CausalAlign a : {CausalAlign::kBottomRight, CausalAlign::kTopLeft}) {
+    AlibiDescriptor d{.s = sc, .y = sc, .slopes = sl, .align = a};
+    auto want = reference::alibi(d, &hs, hsl).value();
+    run_every_sku<AlibiPlan>(
+        s, d, rows,
+        [&](const AlibiPlan& p, Workspace ws) {
+          return p.run(s, ws, {.s = ds.data(), .y = dy.data(), .slopes = static_cast<const float*>(dsl.data())});
+        },
+        [&] {
+          (void)dy.download(hy, s);
+          return reference::compare(hy, want, false);
+        });
+    AlibiBackwardDescriptor bd{.grad_y = sc, .grad_s = sc, .grad_slopes = sl, .align = a};
+    auto bwant = reference::alibi_backward(bd, hg).value();
+    run_every_sku<AlibiBackwardPlan>(
+        s, bd, rows,
+        [&](const AlibiBackwardPlan& p, Workspace ws) {
+          return p.run(s, ws, {.grad_y = dg.data(), .grad_s = dgs.data(), .grad_slopes = static_cast<float*>(dgsl.data())});
+        },
+        [&] {
+          (void)dgs.download(hgs, s);
+          (void)dgsl.download(hgsl, s);
+          auto r = reference::compare(hgs, bwant.grad_s, true);
+          return r.ok ? reference::compare(hgsl, bwant.grad_slopes, false) : r;
+        });
+  }
+  return rows;
+}
 
 const std::vector<FamilyEntry>& families() {
   static const std::vector<FamilyEntry> table = {
@@ -1884,6 +2074,56 @@ const std::vector<FamilyEntry>& families() {
                                      info_row<InstanceNormPlan>("instance_norm", c, in, t, "nchw[8,512,64,64]")};
        },
        check_channel_norm},
+      {"rope", kMathTypes, "rope (neox / interleaved, partial rotary, position ids, cos/sin caches or linear / ntk / yarn / llama3 tables, q+k) and backward",
+       [](const DeviceCaps& c, DType t) {
+         const auto q = TensorLayout::contiguous(t, {8, 4096, 32, 128});
+         const auto k = TensorLayout::contiguous(t, {8, 4096, 8, 128});
+         const auto cache = TensorLayout::contiguous(DType::kF32, {4096, 64});
+         const auto hf = TensorLayout::contiguous(t, {8, 32, 4096, 128});
+         RopeDescriptor hfd{.x = hf, .y = hf};
+         hfd.options.seq_axis = 2;
+         return std::vector<InfoRow>{
+             info_row<RopePlan>("rope", c, RopeDescriptor{.x = q, .y = q, .cos = cache, .sin = cache}, t, "bshd[8,4096,32,128] cache"),
+             info_row<RopePlan>("rope", c, RopeDescriptor{.x = q, .y = q, .x2 = k, .y2 = k, .cos = cache, .sin = cache}, t,
+                                "q+k bshd[8,4096,32|8,128] cache"),
+             info_row<RopePlan>("rope", c, hfd, t, "bhsd[8,32,4096,128] tables"),
+             info_row<RopeBackwardPlan>("rope_backward", c, RopeBackwardDescriptor{.grad_y = q, .grad_x = q, .cos = cache, .sin = cache},
+                                        t, "bshd[8,4096,32,128] cache")};
+       },
+       check_rope},
+      {"alibi", kMathTypes, "alibi bias add / bias alone (bottom-right or top-left, [H] or [B,H] slopes) and backward (grad slopes)",
+       [](const DeviceCaps& c, DType t) {
+         const auto sc = TensorLayout::contiguous(t, {8, 16, 2048, 2048});
+         const auto sl = TensorLayout::contiguous(DType::kF32, {16});
+         return std::vector<InfoRow>{
+             info_row<AlibiPlan>("alibi", c, AlibiDescriptor{.s = sc, .y = sc, .slopes = sl}, t, "[8,16,2048,2048] in place"),
+             info_row<AlibiBackwardPlan>("alibi_backward", c, AlibiBackwardDescriptor{.grad_y = sc, .grad_s = sc, .grad_slopes = sl},
+                                         t, "[8,16,2048,2048] grad_slopes")};
+       },
+       check_alibi},
+      {"paged_decode", kMathTypes,
+       "SdpaDecodePlan: Sq 1..16 new tokens over a paged [pages, page_size, Hkv, D] or contiguous KV cache; GQA / MQA, "
+       "causal bottom-right, sliding window, softcap, ALiBi, lse; split-KV",
+       [](const DeviceCaps& c, DType t) {
+         std::vector<InfoRow> rows;
+         for (std::int64_t page : {16, 256})
+           rows.push_back(info_row<SdpaDecodePlan>("paged_decode", c,
+                                                   reference::decode_descriptor(reference::decode_shape(t, 64, 1, 32, 8, 128, page, 4096 / page, true)),
+                                                   t, (std::string("B64 KV4096 32/8 heads d128 page ") + std::to_string(page)).c_str()));
+         rows.push_back(info_row<SdpaDecodePlan>("paged_decode", c,
+                                                 reference::decode_descriptor(reference::decode_shape(t, 1, 4, 32, 8, 128, 256, 128, true)), t,
+                                                 "B1 KV32768 Sq4 32/8 heads d128 page 256"));
+         return rows;
+       },
+       check_decode},
+      {"kv_cache_append", {DType::kBF16, DType::kF16, DType::kF32, DType::kI8},
+       "KvCacheAppendPlan: new k / v [B, S_new, Hkv, D] copied into a paged or contiguous cache at cache_seqlens",
+       [](const DeviceCaps& c, DType t) {
+         return std::vector<InfoRow>{info_row<KvCacheAppendPlan>(
+             "kv_cache_append", c, reference::append_descriptor(reference::decode_shape(t, 64, 1, 1, 8, 128, 16, 256, true)), t,
+             "B64 S_new1 Hkv8 d128 page 16")};
+       },
+       check_kv_cache},
   };
   return table;
 }

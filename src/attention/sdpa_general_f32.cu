@@ -1,5 +1,5 @@
 // The general SDPA kernels (kernels/sdpa_general.cuh) for f32: forward and backward launchers.
-#include "attention/kernels/sdpa_general.cuh"
+#include "attention/kernels/sdpa_general_launch.cuh"
 
 namespace baracuda::attention {
 template Status launch_sdpa_general_fwd<DType::kF32>(const GeneralParams&, const GeneralConfig&, cudaStream_t);

@@ -206,7 +206,7 @@ __device__ __forceinline__ void load_rows(Compute<T>* dst, const void* base, con
   }
 }
 
-// acc[k] += sum_d A[row_k][dc + d] * tile[lane][d] over one chunk (rows row_k = w + 4k < R).
+// acc[k] += sum_d A[row_k][dc + d] * tile[lane][d] over one chunk (rows row_k = w + 8k < R).
 template <class C>
 __device__ __forceinline__ void dot_chunk(C (&acc)[kMaxRowsPerWarp], const C* A, std::int64_t D, std::int64_t dc,
                                           const C* tile, int R, int w, int lane) {
@@ -266,6 +266,7 @@ __global__ void __launch_bounds__(kGeneralThreads) sdpa_general_fwd(GeneralParam
   load_rows<T>(Qs, g.q, p.q, b, h, c.seq.tq0, i0, c.seq.sq, R, p.dk);
   if (!kStatsOnly)
     for (std::int64_t idx = threadIdx.x; idx < R * p.dv; idx += kGeneralThreads) Os[idx] = C(0);
+  __syncthreads();  // Os is read by other threads than the ones that zeroed it (even with no key tile)
 
   C m[kMaxRowsPerWarp], l[kMaxRowsPerWarp];
 #pragma unroll
@@ -322,7 +323,8 @@ __global__ void __launch_bounds__(kGeneralThreads) sdpa_general_fwd(GeneralParam
     } else {
       if (lane == 0 && g.lse != nullptr) g.lse[b * p.lse.b + h * p.lse.h + t * p.lse.s] = static_cast<float>(lse);
       const C inv = l[k] > C(0) ? C(1) / l[k] : C(0);
-      for (std::int64_t d = lane; d < p.dv; d += kTile) st<T>(g.o, elem(p.o, b, h, t, d), Os[r * p.dv + d] * inv);
+      for (std::int64_t d = lane; d < p.dv; d += kTile)
+        st<T>(g.o, elem(p.o, b, h, t, d), l[k] > C(0) ? Os[r * p.dv + d] * inv : C(0));
     }
   }
 }
@@ -398,6 +400,7 @@ __global__ void __launch_bounds__(kGeneralThreads) sdpa_general_bwd_dq(GeneralPa
   load_rows<T>(Qs, g.q, p.q, b, h, c.seq.tq0, i0, c.seq.sq, R, p.dk);
   load_rows<T>(dOs, g.grad_o, p.grad_o, b, h, c.seq.tq0, i0, c.seq.sq, R, p.dv);
   for (std::int64_t idx = threadIdx.x; idx < R * p.dk; idx += kGeneralThreads) dQs[idx] = C(0);
+  __syncthreads();
 
   C lse[kMaxRowsPerWarp], delta[kMaxRowsPerWarp];
 #pragma unroll
@@ -489,6 +492,7 @@ __global__ void __launch_bounds__(kGeneralThreads) sdpa_general_bwd_dkdv(General
   load_rows<T>(Vs, g.v, p.v, b, kvh, seq.tk0, j0, seq.skv, R, p.dv);
   for (std::int64_t idx = threadIdx.x; idx < R * p.dk; idx += kGeneralThreads) dKs[idx] = C(0);
   for (std::int64_t idx = threadIdx.x; idx < R * p.dv; idx += kGeneralThreads) dVs[idx] = C(0);
+  __syncthreads();
   const C none[kMaxRowsPerWarp] = {};
 
   for (std::int64_t h = kvh * p.group; h < (kvh + 1) * p.group; ++h) {
@@ -602,89 +606,3 @@ __global__ void __launch_bounds__(kGeneralThreads) sdpa_general_bwd_grad_bias(Ge
 }
 
 }  // namespace baracuda::kernels::attention
-
-// ---- launchers (instantiated per dtype in sdpa_general_<dtype>.cu)
-#include <mutex>
-#include <string>
-
-#include "gemm/launch_status.hpp"
-
-namespace baracuda::attention {
-
-namespace general_detail {
-template <class Kernel>
-Status allow_smem(Kernel kernel, std::size_t bytes, const char* name) {
-  if (bytes <= 48 * 1024) return Status::ok();
-  static std::mutex mu;  // cudaFuncSetAttribute is serialized across host threads
-  std::lock_guard<std::mutex> lock(mu);
-  const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
-  if (e == cudaSuccess) return Status::ok();
-  cudaGetLastError();
-  return Status(Code::kCudaError, std::string(name) + ": cudaFuncSetAttribute(MaxDynamicSharedMemorySize = " +
-                                      std::to_string(bytes) + "): " + cudaGetErrorString(e),
-                StatusSource::kCuda, static_cast<int>(e));
-}
-inline unsigned blocks_of(std::int64_t rows_total, int rows, std::int64_t heads, std::int64_t batch) {
-  return static_cast<unsigned>((rows_total + rows - 1) / rows * heads * batch);
-}
-}  // namespace general_detail
-
-template <DType D>
-Status launch_sdpa_general_fwd(const GeneralParams& g0, const GeneralConfig& cfg, cudaStream_t s) {
-  using T = typename kernels::DeviceTypeOf<D>::type;
-  using namespace general_detail;
-  const SdpaProblem& p = g0.p;
-  const unsigned grid = blocks_of(p.sq, cfg.fwd_rows, p.hq, p.batch);
-  if (grid == 0) return Status::ok();
-  GeneralParams g = g0;
-  g.rows = cfg.fwd_rows;
-  auto kernel = &kernels::attention::sdpa_general_fwd<T, false>;
-  BARACUDA_TRY(allow_smem(kernel, cfg.fwd_smem, "sdpa general forward"));
-  kernel<<<grid, kGeneralThreads, cfg.fwd_smem, s>>>(g);
-  return gemm::kernel_launch_status("sdpa general forward");
-}
-
-template <DType D>
-Status launch_sdpa_general_bwd(const GeneralParams& g0, const GeneralConfig& cfg, cudaStream_t s) {
-  using T = typename kernels::DeviceTypeOf<D>::type;
-  using namespace general_detail;
-  const SdpaProblem& p = g0.p;
-  GeneralParams g = g0;
-  if (cfg.q_rows > 0) {
-    const auto blocks = static_cast<unsigned>((cfg.q_rows + kGeneralWarps - 1) / kGeneralWarps);
-    kernels::attention::sdpa_general_bwd_delta<T><<<blocks, kGeneralThreads, 0, s>>>(g, cfg.q_rows);
-    BARACUDA_TRY(gemm::kernel_launch_status("sdpa general backward delta"));
-  }
-  if (cfg.stats_rows > 0) {  // f64: the exact lse
-    const unsigned grid = blocks_of(p.sq, cfg.stats_rows, p.hq, p.batch);
-    if (grid > 0) {
-      g.rows = cfg.stats_rows;
-      auto kernel = &kernels::attention::sdpa_general_fwd<T, true>;
-      BARACUDA_TRY(allow_smem(kernel, cfg.stats_smem, "sdpa general backward lse"));
-      kernel<<<grid, kGeneralThreads, cfg.stats_smem, s>>>(g);
-      BARACUDA_TRY(gemm::kernel_launch_status("sdpa general backward lse"));
-    }
-  }
-  if (const unsigned grid = blocks_of(p.sq, cfg.dq_rows, p.hq, p.batch); grid > 0) {
-    g.rows = cfg.dq_rows;
-    auto kernel = &kernels::attention::sdpa_general_bwd_dq<T>;
-    BARACUDA_TRY(allow_smem(kernel, cfg.dq_smem, "sdpa general backward dq"));
-    kernel<<<grid, kGeneralThreads, cfg.dq_smem, s>>>(g);
-    BARACUDA_TRY(gemm::kernel_launch_status("sdpa general backward dq"));
-  }
-  if (const unsigned grid = blocks_of(p.skv, cfg.dkdv_rows, p.hkv, p.batch); grid > 0) {
-    g.rows = cfg.dkdv_rows;
-    auto kernel = &kernels::attention::sdpa_general_bwd_dkdv<T>;
-    BARACUDA_TRY(allow_smem(kernel, cfg.dkdv_smem, "sdpa general backward dk/dv"));
-    kernel<<<grid, kGeneralThreads, cfg.dkdv_smem, s>>>(g);
-    BARACUDA_TRY(gemm::kernel_launch_status("sdpa general backward dk/dv"));
-  }
-  if (cfg.grad_bias_elems > 0) {
-    const auto blocks = static_cast<unsigned>((cfg.grad_bias_elems + kGeneralThreads - 1) / kGeneralThreads);
-    kernels::attention::sdpa_general_bwd_grad_bias<T><<<blocks, kGeneralThreads, 0, s>>>(g, cfg.grad_bias_elems);
-    BARACUDA_TRY(gemm::kernel_launch_status("sdpa general backward grad_bias"));
-  }
-  return Status::ok();
-}
-
-}  // namespace baracuda::attention
