@@ -106,6 +106,14 @@ Status launch_flash_fwd(const FlashFwdParams& p, cudaStream_t stream);
 template <int D>
 Status launch_flash_bwd(const FlashBwdParams& p, cudaStream_t stream);
 
+// The sm_90a (wgmma) forward, head dims 64 and 128 (flash_fwd_sm90_d<D>.cu).
+template <int D>
+Status launch_flash_fwd_sm90(const FlashFwdParams& p, cudaStream_t stream);
+template <>
+Status launch_flash_fwd_sm90<64>(const FlashFwdParams& p, cudaStream_t stream);
+template <>
+Status launch_flash_fwd_sm90<128>(const FlashFwdParams& p, cudaStream_t stream);
+
 #define BARACUDA_FLASH_DECLARE(D)                                                   \
   template <>                                                                       \
   Status launch_flash_fwd<D>(const FlashFwdParams& p, cudaStream_t stream);        \

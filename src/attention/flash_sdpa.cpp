@@ -2,6 +2,8 @@
 // flash_fwd_d<D>.cu / flash_bwd_d<D>.cu, one TU per head dim and direction).
 //
 // Forward:  "flash_mma"         FlashAttention-2 forward, mma.sync, sm_80+.
+//           "flash_wgmma"       sm_90a wgmma forward, d64 / d128, plain scores (EXPERIMENTAL:
+//                               ordered after flash_mma, so it runs only when forced).
 // Backward: "flash_mma_atomic"  dK / dV per KV block, dQ by f32 atomics into the workspace
 //                               (not deterministic), then converted;
 //           "flash_mma_det"     the same dK / dV kernel, dQ by a separate per-query-block kernel
@@ -214,7 +216,31 @@ Status fwd_launch(const void* state, const SdpaDescriptor&, const SdpaArgs& a, W
                            [](auto dim, const FlashFwdParams& p, cudaStream_t s) { return launch_flash_fwd<dim.value>(p, s); });
 }
 
-constexpr SdpaCandidate kForward[] = {{&fwd_probe, &fwd_prepare, &fwd_launch}};
+// The sm_90a wgmma forward (EXPERIMENTAL until the H200 tests pass: ordered after flash_mma,
+// so only a forced SKU runs it): d64 / d128, no softcap / bias / ALiBi / dropout.
+SdpaCandidate::Probe wgmma_probe(const SdpaDescriptor& d, const DeviceCaps& caps) {
+  SdpaCandidate::Probe pr;
+  pr.sku = flash_sku(d.q.dtype, Direction::kForward, "flash_wgmma", true);
+  pr.sku.min_sm = 90;
+  pr.sku.arch_specific = true;
+  const SdpaProblem p = make_sdpa_problem(d);
+  pr.rejection = common_rejection({&d.q, &d.k, &d.v, &d.o, &d.lse, &d.bias, &d.mask, &d.alibi_slopes, &d.options}, p, caps);
+  if (pr.rejection.empty() && p.dk != 64 && p.dk != 128)
+    pr.rejection = "head dim = " + s64(p.dk) + ": the wgmma kernel takes 64 and 128 (flash_mma takes the rest)";
+  if (pr.rejection.empty() && (p.softcap > 0 || p.has_alibi || p.bias.present || p.dropout_p > 0))
+    pr.rejection = "softcap / bias / alibi / dropout: the wgmma kernel has the plain score path only (flash_mma takes them)";
+  return pr;
+}
+
+Status wgmma_launch(const void* state, const SdpaDescriptor&, const SdpaArgs& a, Workspace, cudaStream_t stream) {
+  const auto& st = *static_cast<const FwdState*>(state);
+  FlashFwdParams f = st.params;
+  fill_mask_pointers(f, a, st.varlen);
+  f.q = a.q, f.k = a.k, f.v = a.v, f.o = a.o, f.lse = a.lse;
+  return st.head_dim == 64 ? launch_flash_fwd_sm90<64>(f, stream) : launch_flash_fwd_sm90<128>(f, stream);
+}
+
+constexpr SdpaCandidate kForward[] = {{&fwd_probe, &fwd_prepare, &fwd_launch}, {&wgmma_probe, &fwd_prepare, &wgmma_launch}};
 
 // ---------------------------------------------------------------- backward
 struct BwdState {

@@ -4,7 +4,8 @@
 // and the element-masked tiles), GQA groups walked inside one dK/dV CTA, the two-pass backward
 // of head dims 192 / 256, varlen with long and empty sequences, dropout with every option,
 // strided outputs with gaps (the gaps stay untouched), and the deterministic backward (bitwise
-// equal runs; the atomic SKU agrees within tolerance). Every flash SKU is forced in turn and
+// equal runs; the atomic SKU agrees within tolerance). Every flash SKU is forced in turn (the
+// sm_90a flash_wgmma forward where it accepts) and
 // compared with reference::sdpa / sdpa_backward (attention in double; compare.hpp's rule
 // against the naive same-precision twin). The general checks (every SKU, every dtype,
 // refusals) live in test_sdpa_gpu.cpp.
@@ -123,18 +124,23 @@ void run_flash_case(DType t, const FlashCase& c) {
   args.seed = kSeed;
   args.offset = kOffset;
 
-  PlanPreference fwd_pref;
-  fwd_pref.force_sku = "sdpa.fwd.flash_mma*";
-  auto fp = SdpaPlan::select(s, d, fwd_pref);
-  ASSERT_TRUE(fp.has_value()) << fp.error().to_string();
-  dout.poison(0xFF, s);
-  dlse.poison(0xFF, s);
-  ASSERT_TRUE(fp->run(s, test_workspace(fp->workspace_size()), args));
-  ASSERT_TRUE(dout.download(ho, s));
-  ASSERT_TRUE(dlse.download(hlse, s));
-  EXPECT_TRUE(check_close(ho, want->o, "flash_mma o " + d.to_string()));
-  EXPECT_TRUE(check_close(hlse, want->lse, "flash_mma lse " + d.to_string()));
-  if (c.o_gap > 0) EXPECT_TRUE(gaps_untouched(ho, 0xFF));
+  // flash_mma always; flash_wgmma (sm_90a, d64 / d128, plain scores) where it accepts.
+  for (const char* sku : {"sdpa.fwd.flash_mma*", "sdpa.fwd.flash_wgmma*"}) {
+    PlanPreference fwd_pref;
+    fwd_pref.force_sku = sku;
+    auto fp = SdpaPlan::select(s, d, fwd_pref);
+    if (!fp.has_value() && std::string(sku).find("wgmma") != std::string::npos) continue;
+    ASSERT_TRUE(fp.has_value()) << fp.error().to_string();
+    dout.poison(0xFF, s);
+    dlse.poison(0xFF, s);
+    ASSERT_TRUE(fp->run(s, test_workspace(fp->workspace_size()), args));
+    ASSERT_TRUE(dout.download(ho, s));
+    ASSERT_TRUE(dlse.download(hlse, s));
+    const std::string name = fp->sku().name() + " ";
+    EXPECT_TRUE(check_close(ho, want->o, name + "o " + d.to_string()));
+    EXPECT_TRUE(check_close(hlse, want->lse, name + "lse " + d.to_string()));
+    if (c.o_gap > 0) EXPECT_TRUE(gaps_untouched(ho, 0xFF)) << name;
+  }
 
   // Backward from the reference's o (rounded to the dtype) and lse, for both flash SKUs.
   SdpaBackwardDescriptor g;

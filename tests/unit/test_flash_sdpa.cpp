@@ -73,6 +73,24 @@ TEST(FlashSdpaProbe, SharedMemoryLimitOfTheDevice) {
   EXPECT_NE(big.error().message().find("bytes of shared memory per block"), std::string::npos) << big.error().message();
 }
 
+TEST(FlashSdpaProbe, WgmmaSkuIsSm90OnlyAndOrderedLast) {
+  auto d = dense(DType::kBF16, 2, 8, 8, 256, 256, 128);
+  d.options.causal = true;
+  auto p = SdpaPlan::select_for_caps(caps(90), d, flash_only("flash_wgmma*"));
+  ASSERT_TRUE(p.has_value()) << p.error().to_string();
+  EXPECT_EQ(p->sku().name(), "sdpa.fwd.flash_wgmma[bf16,f32].sm90a");
+  EXPECT_FALSE(SdpaPlan::select_for_caps(caps(80), d, flash_only("flash_wgmma*")).has_value());
+  // Unforced, flash_mma (earlier in the table) wins.
+  auto any = SdpaPlan::select_for_caps(caps(90), d, flash_only());
+  ASSERT_TRUE(any.has_value());
+  EXPECT_EQ(any->sku().impl, "flash_mma");
+  auto d96 = dense(DType::kBF16, 2, 8, 8, 256, 256, 96);
+  EXPECT_NE(refusal<SdpaPlan>(d96, flash_only("flash_wgmma*")).find("head dim = 96"), std::string::npos);
+  auto cap = d;
+  cap.options.softcap = 10;
+  EXPECT_NE(refusal<SdpaPlan>(cap, flash_only("flash_wgmma*")).find("plain score path"), std::string::npos);
+}
+
 TEST(FlashSdpaProbe, AcceptsTheOptions) {
   auto base = dense(DType::kBF16, 2, 8, 4, 128, 256, 128);
   std::vector<std::pair<const char*, std::function<void(SdpaDescriptor&)>>> cases = {

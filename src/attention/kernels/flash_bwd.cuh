@@ -343,28 +343,18 @@ __global__ void __launch_bounds__(128, 1) flash_bwd_dq_kernel(const FlashBwdPara
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int g = lane >> 2, t = lane & 3;
-  const int m_block = static_cast<int>(gridDim.x - 1 - blockIdx.x);
-  const int h = blockIdx.y, b = blockIdx.z;
-  const SeqInfo si = seq_info(p, b);
-  const int m0 = m_block * kM;
-  if (m0 >= si.sq) return;
-  const int hk = h / p.group;
-  const int valid_q = min(kM, si.sq - m0);
+  QueryBlock<T> qb;
+  if (!query_block<kM, kN>(p, qb)) return;
+  const SeqInfo& si = qb.si;
+  const int b = qb.b, h = qb.h, m0 = qb.m0, valid_q = qb.valid_q, n_begin = qb.n_begin, n_end = qb.n_end;
+  const T *kg = qb.k, *vg = qb.v;
   const std::int64_t qrow = si.start_q + m0;
-  const T* kg = static_cast<const T*>(p.k) + b * p.k_b + hk * p.k_h + static_cast<std::int64_t>(si.start_k) * p.k_s;
-  const T* vg = static_cast<const T*>(p.v) + b * p.v_b + hk * p.v_h + static_cast<std::int64_t>(si.start_k) * p.v_s;
   T* dqg = static_cast<T*>(p.dq) + b * p.dq_b + h * p.dq_h + qrow * p.dq_s;
-
-  int lo, hi;
-  key_range(p, si, m0, m0 + valid_q - 1, lo, hi);
-  const int n_begin = lo / kN;
-  const int n_end = hi < lo ? n_begin : hi / kN + 1;
 
   float acc[D / 8][4];
   zero_acc(acc);
   if (n_end > n_begin) {
-    load_tile_async<kM, D, kThreads>(sQ, static_cast<const T*>(p.q) + b * p.q_b + h * p.q_h + qrow * p.q_s, p.q_s,
-                                     valid_q, tid);
+    load_tile_async<kM, D, kThreads>(sQ, qb.q, p.q_s, valid_q, tid);
     load_tile_async<kM, D, kThreads>(sdO, static_cast<const T*>(p.dout) + b * p.do_b + h * p.do_h + qrow * p.do_s,
                                      p.do_s, valid_q, tid);
     load_tile_async<kN, D, kThreads>(sK, kg + static_cast<std::int64_t>(n_begin) * kN * p.k_s, p.k_s,

@@ -51,11 +51,12 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
-// Copies rows [0, kRows) x D of a tile (row r at gbase + r * row_stride) into smem, zero-filling
-// rows >= valid_rows. All kThreads threads of the CTA take part.
-template <int kRows, int D, int kThreads, class T>
-__device__ __forceinline__ void load_tile_async(T* smem, const T* gbase, std::int64_t row_stride, int valid_rows,
-                                                int tid) {
+// Copies rows [0, kRows) x D of a tile (row r at gbase + r * row_stride) into smem, 16 bytes
+// per cp.async, 16-byte chunk ch of row r to dst(r, ch); rows >= valid_rows are zero-filled.
+// All kThreads threads of the CTA take part.
+template <int kRows, int D, int kThreads, class T, class Dst>
+__device__ __forceinline__ void load_rows_async(const T* gbase, std::int64_t row_stride, int valid_rows, int tid,
+                                                Dst&& dst) {
   constexpr int kChunks = D / 8;
   constexpr int kTotal = kRows * kChunks;
 #pragma unroll
@@ -65,10 +66,16 @@ __device__ __forceinline__ void load_tile_async(T* smem, const T* gbase, std::in
       const int r = c / kChunks;
       const int ch = c - r * kChunks;
       const bool ok = r < valid_rows;
-      const T* src = ok ? gbase + r * row_stride + ch * 8 : gbase;
-      cp_async16(smem + r * SmemTile<D>::kStride + ch * 8, src, ok);
+      cp_async16(dst(r, ch), ok ? gbase + r * row_stride + ch * 8 : gbase, ok);
     }
   }
+}
+// The padded [rows][D + 8] layout of the mma.sync kernels.
+template <int kRows, int D, int kThreads, class T>
+__device__ __forceinline__ void load_tile_async(T* smem, const T* gbase, std::int64_t row_stride, int valid_rows,
+                                                int tid) {
+  load_rows_async<kRows, D, kThreads>(gbase, row_stride, valid_rows, tid,
+                                      [&](int r, int ch) { return smem + r * SmemTile<D>::kStride + ch * 8; });
 }
 
 // ---------------------------------------------------------------- ldmatrix / mma
@@ -278,6 +285,35 @@ __device__ __forceinline__ bool tile_needs_mask(const FlashMaskParams& p, const 
   if (p.window_right >= 0 && j1 - i0 - s.off > p.window_right) return true;
   if (p.window_left >= 0 && j0 - i1 - s.off < -p.window_left) return true;
   return false;
+}
+
+// The query block of a forward-like CTA (blockIdx = (query block, reversed; query head; batch)):
+// its sequence, rows, operand pointers (q, k, v at the block's first row / key 0) and the key
+// tiles [n_begin, n_end) of kN that any of its rows sees.
+template <class T>
+struct QueryBlock {
+  SeqInfo si;
+  int b = 0, h = 0, hk = 0, m0 = 0, valid_q = 0, n_begin = 0, n_end = 0;
+  const T *q = nullptr, *k = nullptr, *v = nullptr;
+};
+// False when the block lies past its sequence (nothing to do).
+template <int kM, int kN, class T>
+__device__ __forceinline__ bool query_block(const FlashFwdParams& p, QueryBlock<T>& qb) {
+  qb.b = blockIdx.z;
+  qb.h = blockIdx.y;
+  qb.si = seq_info(p, qb.b);
+  qb.m0 = static_cast<int>(gridDim.x - 1 - blockIdx.x) * kM;  // heaviest (causal) blocks first
+  if (qb.m0 >= qb.si.sq) return false;
+  qb.hk = qb.h / p.group;
+  qb.valid_q = min(kM, qb.si.sq - qb.m0);
+  qb.q = static_cast<const T*>(p.q) + qb.b * p.q_b + qb.h * p.q_h + static_cast<std::int64_t>(qb.si.start_q + qb.m0) * p.q_s;
+  qb.k = static_cast<const T*>(p.k) + qb.b * p.k_b + qb.hk * p.k_h + static_cast<std::int64_t>(qb.si.start_k) * p.k_s;
+  qb.v = static_cast<const T*>(p.v) + qb.b * p.v_b + qb.hk * p.v_h + static_cast<std::int64_t>(qb.si.start_k) * p.v_s;
+  int lo, hi;
+  key_range(p, qb.si, qb.m0, qb.m0 + qb.valid_q - 1, lo, hi);
+  qb.n_begin = lo / kN;
+  qb.n_end = hi < lo ? qb.n_begin : hi / kN + 1;
+  return true;
 }
 
 // ---------------------------------------------------------------- scores (slow path)

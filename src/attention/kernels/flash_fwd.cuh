@@ -45,148 +45,109 @@ struct FlashFwdConfig {
   static constexpr int kSmemBytes = FlashTiles::fwd_smem(D);
 };
 
-template <class T, int D, bool kExtras>
-__global__ void __launch_bounds__(FlashFwdConfig<D>::kThreads, FlashFwdConfig<D>::kMinBlocks)
-    flash_fwd_kernel(const FlashFwdParams p) {
-  using Cfg = FlashFwdConfig<D>;
-  constexpr int kM = Cfg::kM, kN = Cfg::kN, kThreads = Cfg::kThreads, S = SmemTile<D>::kStride;
-  extern __shared__ __align__(16) unsigned char smem_raw[];
-  T* sQ = reinterpret_cast<T*>(smem_raw);
-  T* sK = sQ + kM * S;      // [2][kN][S]
-  T* sV = sK + 2 * kN * S;  // [2][kN][S]
-
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int g = lane >> 2, t = lane & 3;
-  const int m_block = static_cast<int>(gridDim.x - 1 - blockIdx.x);  // heaviest (causal) blocks first
-  const int h = blockIdx.y, b = blockIdx.z;
-  const SeqInfo si = seq_info(p, b);
-  const int m0 = m_block * kM;
-  if (m0 >= si.sq) return;
-  const int hk = h / p.group;
-  const int valid_q = min(kM, si.sq - m0);
-
-  const T* qg = static_cast<const T*>(p.q) + b * p.q_b + h * p.q_h + static_cast<std::int64_t>(si.start_q + m0) * p.q_s;
-  const T* kg = static_cast<const T*>(p.k) + b * p.k_b + hk * p.k_h + static_cast<std::int64_t>(si.start_k) * p.k_s;
-  const T* vg = static_cast<const T*>(p.v) + b * p.v_b + hk * p.v_h + static_cast<std::int64_t>(si.start_k) * p.v_s;
-  T* og = static_cast<T*>(p.o) + b * p.o_b + h * p.o_h + static_cast<std::int64_t>(si.start_q + m0) * p.o_s;
-
-  int lo, hi;
-  key_range(p, si, m0, m0 + valid_q - 1, lo, hi);
-  const int n_begin = lo / kN;
-  const int n_end = hi < lo ? n_begin : hi / kN + 1;
-  const int row_local[2] = {warp * 16 + g, warp * 16 + g + 8};
-
-  if (n_end <= n_begin) {  // no query of the block sees a key: o = 0, lse = -inf
-    constexpr int kChunks = D / 8;
-    for (int c = tid; c < kM * kChunks; c += kThreads) {
-      const int r = c / kChunks;
-      if (r < valid_q) *reinterpret_cast<uint4*>(og + r * p.o_s + (c - r * kChunks) * 8) = make_uint4(0, 0, 0, 0);
+// One key tile of the online softmax for a warp's 16 rows (rows m0 + row_local[0 / 1] of this
+// thread; s the 16 x kN scores in the mma C layout): scores to log2 units (fast path one
+// multiply, kExtras the slow path), mask, running max / sum update, acc_o rescaled, s <- P
+// (dropped entries zeroed; the sum is of the undropped P).
+template <class T, int D, int kN, bool kExtras>
+__device__ __forceinline__ void online_softmax_tile(const FlashFwdParams& p, const SeqInfo& si, float (&s)[kN / 8][4],
+                                                    float (&acc_o)[D / 8][4], float (&row_max)[2], float (&row_sum)[2],
+                                                    int m0, const int (&row_local)[2], int j0, bool need_mask, int b,
+                                                    int h, float slope, const DropKey& drop, int t) {
+  // Scores in log2 units, masked.
+#pragma unroll
+  for (int n8 = 0; n8 < kN / 8; ++n8) {
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int i = m0 + row_local[e >> 1];
+      const int j = j0 + n8 * 8 + 2 * t + (e & 1);
+      float x;
+      if constexpr (kExtras) {
+        float dcap;
+        x = extra_score<T>(p, si, s[n8][e], b, h, i, j, slope, &dcap) * kLog2e;
+      } else {
+        x = s[n8][e] * p.scale_log2;
+      }
+      if (need_mask && !visible(p, si, i, j)) x = kNegInf;
+      s[n8][e] = x;
     }
-    if (p.lse != nullptr && tid < valid_q)
-      p.lse[b * p.lse_b + h * p.lse_h + static_cast<std::int64_t>(si.start_q + m0 + tid) * p.lse_s] = kNegInf;
-    return;
   }
 
-  load_tile_async<kM, D, kThreads>(sQ, qg, p.q_s, valid_q, tid);
-  load_tile_async<kN, D, kThreads>(sK, kg + static_cast<std::int64_t>(n_begin) * kN * p.k_s, p.k_s,
-                                   si.sk - n_begin * kN, tid);
-  load_tile_async<kN, D, kThreads>(sV, vg + static_cast<std::int64_t>(n_begin) * kN * p.v_s, p.v_s,
-                                   si.sk - n_begin * kN, tid);
-  cp_async_commit();
+  // Online softmax.
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    float mx = row_max[r];
+#pragma unroll
+    for (int n8 = 0; n8 < kN / 8; ++n8) mx = fmaxf(mx, fmaxf(s[n8][2 * r], s[n8][2 * r + 1]));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+    const float ref = mx == kNegInf ? 0.f : mx;
+    const float corr = exp2f(row_max[r] - ref);
+    row_max[r] = mx;
+    row_sum[r] *= corr;
+#pragma unroll
+    for (int d8 = 0; d8 < D / 8; ++d8) {
+      acc_o[d8][2 * r] *= corr;
+      acc_o[d8][2 * r + 1] *= corr;
+    }
+#pragma unroll
+    for (int n8 = 0; n8 < kN / 8; ++n8) {
+      const float p0 = exp2f(s[n8][2 * r] - ref);
+      const float p1 = exp2f(s[n8][2 * r + 1] - ref);
+      row_sum[r] += p0 + p1;
+      s[n8][2 * r] = p0;
+      s[n8][2 * r + 1] = p1;
+    }
+  }
 
-  // Slow-path state.
-  float slope = 0.f;
-  DropKey drop{};
+  if constexpr (kExtras) {
+    if (p.dropout_p > 0.f) {
+#pragma unroll
+      for (int n8 = 0; n8 < kN / 8; ++n8) {
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+          const int i = m0 + row_local[r];
+          const int j = j0 + n8 * 8 + 2 * t;  // even: j and j + 1 share one Philox call
+          bool k0, k1;
+          dropout_keep_pair(drop, static_cast<std::int64_t>(b) * p.heads_q + h, i, j, k0, k1);
+          if (!k0) s[n8][2 * r] = 0.f;
+          if (!k1) s[n8][2 * r + 1] = 0.f;
+        }
+      }
+    }
+  }
+}
+
+// Start of the key loop: the slow path's ALiBi slope and dropout key, zero o, max -inf, sum 0.
+template <bool kExtras, int kD8>
+__device__ __forceinline__ void start_rows(const FlashFwdParams& p, int b, int h, float& slope, DropKey& drop,
+                                           float (&acc_o)[kD8][4], float (&row_max)[2], float (&row_sum)[2]) {
   if constexpr (kExtras) {
     if (p.alibi != nullptr) slope = p.alibi[b * p.alibi_b + h * p.alibi_h];
     if (p.dropout_p > 0.f) drop = flash_dropout_key(p);
   }
-
-  float acc_o[D / 8][4];
   zero_acc(acc_o);
-  float row_max[2] = {kNegInf, kNegInf};
-  float row_sum[2] = {0.f, 0.f};
+  row_max[0] = row_max[1] = kNegInf;
+  row_sum[0] = row_sum[1] = 0.f;
+}
 
-  for (int nb = n_begin; nb < n_end; ++nb) {
-    const T *cK, *cV;
-    kv_loop_step<kN, D, kThreads>(sK, sV, kg, vg, p.k_s, p.v_s, nb, n_begin, n_end, si.sk, tid, cK, cV);
-
-    // S = Q K^T (16 x kN per warp).
-    float s[kN / 8][4];
-    warp_a_bt<T, D>(s, sQ, warp * 16, cK, lane);
-
-    // Scores in log2 units, masked.
-    const int j0 = nb * kN;
-    const bool need_mask = tile_needs_mask(p, si, m0, kM, j0, kN);
-#pragma unroll
-    for (int n8 = 0; n8 < kN / 8; ++n8) {
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int i = m0 + row_local[e >> 1];
-        const int j = j0 + n8 * 8 + 2 * t + (e & 1);
-        float x;
-        if constexpr (kExtras) {
-          float dcap;
-          x = extra_score<T>(p, si, s[n8][e], b, h, i, j, slope, &dcap) * kLog2e;
-        } else {
-          x = s[n8][e] * p.scale_log2;
-        }
-        if (need_mask && !visible(p, si, i, j)) x = kNegInf;
-        s[n8][e] = x;
-      }
-    }
-
-    // Online softmax.
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      float mx = row_max[r];
-#pragma unroll
-      for (int n8 = 0; n8 < kN / 8; ++n8) mx = fmaxf(mx, fmaxf(s[n8][2 * r], s[n8][2 * r + 1]));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-      const float ref = mx == kNegInf ? 0.f : mx;
-      const float corr = exp2f(row_max[r] - ref);
-      row_max[r] = mx;
-      row_sum[r] *= corr;
-#pragma unroll
-      for (int d8 = 0; d8 < D / 8; ++d8) {
-        acc_o[d8][2 * r] *= corr;
-        acc_o[d8][2 * r + 1] *= corr;
-      }
-#pragma unroll
-      for (int n8 = 0; n8 < kN / 8; ++n8) {
-        const float p0 = exp2f(s[n8][2 * r] - ref);
-        const float p1 = exp2f(s[n8][2 * r + 1] - ref);
-        row_sum[r] += p0 + p1;
-        s[n8][2 * r] = p0;
-        s[n8][2 * r + 1] = p1;
-      }
-    }
-
-    if constexpr (kExtras) {
-      if (p.dropout_p > 0.f) {
-#pragma unroll
-        for (int n8 = 0; n8 < kN / 8; ++n8) {
-#pragma unroll
-          for (int r = 0; r < 2; ++r) {
-            const int i = m0 + row_local[r];
-            const int j = j0 + n8 * 8 + 2 * t;  // even: j and j + 1 share one Philox call
-            bool k0, k1;
-            dropout_keep_pair(drop, static_cast<std::int64_t>(b) * p.heads_q + h, i, j, k0, k1);
-            if (!k0) s[n8][2 * r] = 0.f;
-            if (!k1) s[n8][2 * r + 1] = 0.f;
-          }
-        }
-      }
-    }
-
-    // O += P V.
-    warp_p_b<T, D>(acc_o, s, cV, lane);
-    __syncthreads();  // this stage is refilled by the next iteration's prefetch
+// A query block that sees no key: o = 0 (rows [0, valid_q) at og), lse = -inf.
+template <int D, int kM, int kThreads, class T>
+__device__ __forceinline__ void write_empty_rows(const FlashFwdParams& p, T* og, int valid_q, int b, int h,
+                                                 std::int64_t tok0, int tid) {
+  constexpr int kChunks = D / 8;
+  for (int c = tid; c < kM * kChunks; c += kThreads) {
+    const int r = c / kChunks;
+    if (r < valid_q) *reinterpret_cast<uint4*>(og + r * p.o_s + (c - r * kChunks) * 8) = make_uint4(0, 0, 0, 0);
   }
+  if (p.lse != nullptr && tid < valid_q) p.lse[b * p.lse_b + h * p.lse_h + (tok0 + tid) * p.lse_s] = kNegInf;
+}
 
-  // Epilogue: o / l (and the dropout scale), lse; o staged through this warp's Q rows.
-  float lse_v[2];
+// End of the key loop: acc_o /= l (times 1 / (1 - p) with dropout), lse_v = natural-log LSE
+// (-inf and o = 0 for rows that saw no key).
+template <int D, bool kExtras>
+__device__ __forceinline__ void finish_rows(const FlashFwdParams& p, float (&acc_o)[D / 8][4], const float (&row_max)[2],
+                                            const float (&row_sum)[2], float (&lse_v)[2]) {
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     float l = row_sum[r];
@@ -200,6 +161,64 @@ __global__ void __launch_bounds__(FlashFwdConfig<D>::kThreads, FlashFwdConfig<D>
       acc_o[d8][2 * r + 1] *= inv;
     }
   }
+}
+
+template <class T, int D, bool kExtras>
+__global__ void __launch_bounds__(FlashFwdConfig<D>::kThreads, FlashFwdConfig<D>::kMinBlocks)
+    flash_fwd_kernel(const FlashFwdParams p) {
+  using Cfg = FlashFwdConfig<D>;
+  constexpr int kM = Cfg::kM, kN = Cfg::kN, kThreads = Cfg::kThreads, S = SmemTile<D>::kStride;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  T* sQ = reinterpret_cast<T*>(smem_raw);
+  T* sK = sQ + kM * S;      // [2][kN][S]
+  T* sV = sK + 2 * kN * S;  // [2][kN][S]
+
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int g = lane >> 2, t = lane & 3;
+  QueryBlock<T> qb;
+  if (!query_block<kM, kN>(p, qb)) return;
+  const SeqInfo& si = qb.si;
+  const int b = qb.b, h = qb.h, m0 = qb.m0, valid_q = qb.valid_q, n_begin = qb.n_begin, n_end = qb.n_end;
+  const T *qg = qb.q, *kg = qb.k, *vg = qb.v;
+  T* og = static_cast<T*>(p.o) + b * p.o_b + h * p.o_h + static_cast<std::int64_t>(si.start_q + m0) * p.o_s;
+  const int row_local[2] = {warp * 16 + g, warp * 16 + g + 8};
+
+  if (n_end <= n_begin) {  // no query of the block sees a key: o = 0, lse = -inf
+    write_empty_rows<D, kM, kThreads>(p, og, valid_q, b, h, si.start_q + m0, tid);
+    return;
+  }
+
+  load_tile_async<kM, D, kThreads>(sQ, qg, p.q_s, valid_q, tid);
+  load_tile_async<kN, D, kThreads>(sK, kg + static_cast<std::int64_t>(n_begin) * kN * p.k_s, p.k_s,
+                                   si.sk - n_begin * kN, tid);
+  load_tile_async<kN, D, kThreads>(sV, vg + static_cast<std::int64_t>(n_begin) * kN * p.v_s, p.v_s,
+                                   si.sk - n_begin * kN, tid);
+  cp_async_commit();
+
+  float slope = 0.f, acc_o[D / 8][4], row_max[2], row_sum[2];
+  DropKey drop{};
+  start_rows<kExtras>(p, b, h, slope, drop, acc_o, row_max, row_sum);
+
+  for (int nb = n_begin; nb < n_end; ++nb) {
+    const T *cK, *cV;
+    kv_loop_step<kN, D, kThreads>(sK, sV, kg, vg, p.k_s, p.v_s, nb, n_begin, n_end, si.sk, tid, cK, cV);
+
+    // S = Q K^T (16 x kN per warp).
+    float s[kN / 8][4];
+    warp_a_bt<T, D>(s, sQ, warp * 16, cK, lane);
+
+    const int j0 = nb * kN;
+    online_softmax_tile<T, D, kN, kExtras>(p, si, s, acc_o, row_max, row_sum, m0, row_local, j0,
+                                           tile_needs_mask(p, si, m0, kM, j0, kN), b, h, slope, drop, t);
+
+    // O += P V.
+    warp_p_b<T, D>(acc_o, s, cV, lane);
+    __syncthreads();  // this stage is refilled by the next iteration's prefetch
+  }
+
+  // Epilogue: o / l, lse; o staged through this warp's Q rows.
+  float lse_v[2];
+  finish_rows<D, kExtras>(p, acc_o, row_max, row_sum, lse_v);
   T* sO = sQ + warp * 16 * S;
 #pragma unroll
   for (int d8 = 0; d8 < D / 8; ++d8) {
