@@ -1,7 +1,7 @@
 // GPU tests of RopePlan / RopeBackwardPlan against reference::rope(_backward): every dtype;
 // [B, S, H, D], [B, H, S, D], [T, H, D] and [B, S, D]; neox and interleaved; full and partial
 // rotary; position ids ([S] i32, [B, S] i64, out-of-cache positions -> NaN) or offsets; f32 and
-// x-dtype caches, HF's [max_pos, R] cache as a half view; in-kernel tables with every scaling
+// x-dtype caches, HF's [max_pos, R] cache as a half view, a cache with unaligned rows; in-kernel tables with every scaling
 // rule and large positions; q + k (GQA head counts) in one launch; strided views (a q slice of
 // packed qkv, a non-unit head dim); in place; empty; > 2^31 elements (sampled rows); every
 // accepting SKU forced, poisoned outputs, guard bytes; graph capture. Then the run-time
@@ -27,7 +27,7 @@ namespace {
 using reference::HostTensor;
 
 enum class Ids { kNone, kSeq32, kBatch64, kOutOfRange };
-enum class Cache { kNone, kF32, kSame, kHfView };
+enum class Cache { kNone, kF32, kSame, kHfView, kPadded };
 
 struct RopeCase {
   std::string name;
@@ -67,6 +67,7 @@ std::vector<RopeCase> rope_cases(DType t) {
       {"bshd_neox_cache_f32", c({2, 33, 4, 64}), {}, opts(1), Ids::kNone, Cache::kF32},
       {"bshd_neox_cache_same", c({2, 33, 4, 64}), {}, opts(1), Ids::kBatch64, Cache::kSame},
       {"bshd_hf_cache_view", c({2, 9, 3, 32}), {}, opts(1), Ids::kSeq32, Cache::kHfView},
+      {"bshd_cache_padded_rows", c({2, 9, 3, 32}), {}, opts(1, RopeStyle::kInterleaved), Ids::kBatch64, Cache::kPadded},
       {"bhsd_interleaved", c({2, 4, 33, 64}), {}, opts(2, inter), Ids::kBatch64},
       {"bhsd_neox_tables", c({3, 5, 41, 128}), {}, opts(2)},
       {"tokens_partial", c({37, 5, 80}), {}, opts(0, RopeStyle::kNeox, 32), Ids::kSeq32},
@@ -118,6 +119,8 @@ Inputs make_inputs(const RopeCase& c) {
     const DType ct = c.cache == Cache::kSame ? c.x.dtype : DType::kF32;
     if (c.cache == Cache::kHfView)  // the first half of HF's [max_pos, R] cache (cat(freqs, freqs))
       in.cos = in.sin = TensorLayout::strided(DType::kF32, {kMaxPos, half}, {2 * half, 1});
+    else if (c.cache == Cache::kPadded)  // rows of half + 1 entries: not whole 16-byte vectors
+      in.cos = in.sin = TensorLayout::strided(DType::kF32, {kMaxPos, half}, {half + 1, 1}, 4);
     else
       in.cos = in.sin = TensorLayout::contiguous(ct, {kMaxPos, half});
     in.hcos.emplace(in.cos);
