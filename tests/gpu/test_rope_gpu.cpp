@@ -1,12 +1,12 @@
 // GPU tests of RopePlan / RopeBackwardPlan against reference::rope(_backward): every dtype;
 // [B, S, H, D], [B, H, S, D], [T, H, D] and [B, S, D]; neox and interleaved; full and partial
 // rotary; position ids ([S] i32, [B, S] i64, out-of-cache positions -> NaN) or offsets; f32 and
-// x-dtype caches, HF's [max_pos, R] cache as a half view, a cache with unaligned rows; in-kernel tables with every scaling
-// rule and large positions; q + k (GQA head counts) in one launch; strided views (a q slice of
-// packed qkv, a non-unit head dim); in place; empty; > 2^31 elements (sampled rows); every
-// accepting SKU forced, poisoned outputs, guard bytes; graph capture. Then the run-time
-// refusals (null, misaligned, aliasing) with the outputs left untouched.
-// Filter: --gtest_filter='*Rope*'.
+// x-dtype caches, HF's [max_pos, R] cache as a half view, a cache with unaligned rows; in-kernel
+// tables with every scaling rule and large positions; q + k (GQA head counts) in one launch;
+// strided views (a q slice of packed qkv, a non-unit head dim); in place; empty; > 2^31
+// elements (sampled rows); every accepting SKU forced, poisoned outputs, guard bytes; graph
+// capture. Then the run-time refusals (null, misaligned, aliasing) with the outputs left
+// untouched. Filter: --gtest_filter='*Rope*'.
 #include <gtest/gtest.h>
 
 #include <cuda_runtime_api.h>
