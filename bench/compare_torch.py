@@ -56,6 +56,10 @@ NOTES = {
     'rope_bwd': 'rope_bwd: g * cos + rotate_half^T(g * sin), the transpose of the HF formula',
     'alibi': 'alibi: torch.addcmul(s, slopes [1, H, 1, 1], dist [Sq, Skv], value=-1), dist precomputed',
     'alibi_bwd': 'alibi_bwd: -(g * dist).sum over (b, i, j) in f32 (the slope gradient)',
+    'paged_decode': 'paged_decode: torch has no paged decode; twin = SDPA (flash backend, enable_gqa) on a contiguous '
+                    'cache of the same size; GB/s of both = K + V bytes / time (effective); Sq > 1 runs unmasked in torch',
+    'contig_decode': 'contig_decode: twin = SDPA (flash backend, enable_gqa) on the same contiguous cache; GB/s = K + V bytes / time',
+    'kv_cache_append': 'kv_cache_append: twin = index_copy_ of k and v into the flattened [slots, Hkv, D] caches',
 }
 
 
@@ -63,10 +67,12 @@ NOTES = {
 class Operand:
     """One tensor of a case: random input, or preallocated output (random=False)."""
 
-    def __init__(self, shape, dtype, random=True):
-        self.shape, self.dtype, self.random = tuple(shape), dtype, random
+    def __init__(self, shape, dtype, random=True, make=None):
+        self.shape, self.dtype, self.random, self.maker = tuple(shape), dtype, random, make
 
     def make(self):
+        if self.maker is not None:  # a fixed construction (e.g. valid cache slot indices)
+            return self.maker()
         if not self.random:
             return torch.empty(self.shape, device='cuda', dtype=self.dtype)
         if self.dtype == torch.bool:
@@ -84,6 +90,36 @@ class Operand:
 # 'given' (out= / copy_ into preallocated outputs rotated with the inputs, as baracuda-bench
 # does). Ops without an out= form (relu, the backward ops) always allocate.
 TORCH_OUT = 'alloc'
+
+
+# issue 6: SDPA (baracuda-bench --suite attention), shape BxHxSxD, timed once per PyTorch
+# backend (torch.nn.attention.sdpa_kernel: FLASH_ATTENTION and CUDNN_ATTENTION separately).
+SDPA_OPS = ('sdpa_fwd', 'sdpa_fwd_causal', 'sdpa_bwd', 'sdpa_bwd_causal')
+SDPA_BACKENDS = ('flash', 'cudnn')
+
+
+def sdpa_case(op, dt, shape, backend):
+    """q, k, v [B, H, S, D] (and grad_o for the backward); the backward times autograd's
+    backward of one saved forward per buffer set (the flash / cuDNN backward kernels)."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    kernel = {'flash': SDPBackend.FLASH_ATTENTION, 'cudnn': SDPBackend.CUDNN_ATTENTION}[backend]
+    causal = 'causal' in op
+    t = Operand(shape, dt)
+    if op.startswith('sdpa_fwd'):
+        def fwd(q, k, v):
+            with sdpa_kernel([kernel]):
+                return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        return [t, t, t], fwd
+    saved = {}
+
+    def bwd(q, k, v, g):
+        key = (q.data_ptr(), k.data_ptr(), v.data_ptr())
+        if key not in saved:
+            q.requires_grad_(), k.requires_grad_(), v.requires_grad_()
+            with sdpa_kernel([kernel]):
+                saved[key] = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        return torch.autograd.grad(saved[key], (q, k, v), g, retain_graph=True)
+    return [t, t, t, t], bwd
 
 
 def torch_case(op, dt_in, dt_out, shape):
@@ -269,6 +305,8 @@ def torch_case(op, dt_in, dt_out, shape):
         return rope_case(op, dt_in, shape)
     if op in ('alibi', 'alibi_bwd'):
         return alibi_case(op, dt_in, shape)
+    if op in ('paged_decode', 'contig_decode', 'kv_cache_append'):
+        return decode_case(op, dt_in, shape)
     raise ValueError(f'no PyTorch equivalent for op {op!r}')
 
 
@@ -311,6 +349,64 @@ def alibi_case(op, dt, shape):
     if op == 'alibi':
         return [Operand(shape, dt), Operand((1, h, 1, 1), dt)], lambda sc, sl: torch.addcmul(sc, sl, dist, value=-1)
     return [Operand(shape, dt)], lambda g: (g * dist).sum(dim=(0, 2, 3), dtype=torch.float32).neg()
+
+
+def decode_case(op, dt, shape):
+    """Issue 6. PyTorch has no paged decode: the twin of paged_decode / contig_decode (shape
+    B x L x Hq x Hkv x D [x PAGE] [x Sq]) is SDPA on a contiguous cache of the same size, q of
+    Sq tokens, k / v [B, Hkv, L, D] with enable_gqa=True, pinned to the flash backend when it
+    takes the case (else SDPA's own choice; see the note). Both sides report the K + V bytes
+    (baracuda's record) over the time: effective TB/s. kv_cache_append (B x S_new x Hkv x D x
+    PAGE) is vLLM's reshape_and_cache done with index_copy_ into the flattened [slots, Hkv, D]
+    caches (slots: the new tokens' page * PAGE + row under a shuffled block table)."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    if op == 'kv_cache_append':
+        b, sn, hkv, d, page = shape
+        max_pages = (max(256, 128 + sn) + page - 1) // page
+
+        def slots():
+            pages = torch.randperm(b * max_pages, device='cuda').view(b, max_pages)
+            pos = 128 + torch.arange(sn, device='cuda')
+            return (pages[:, pos // page] * page + pos % page).reshape(-1)
+
+        shared = {}  # one pair of caches for every buffer set (their bytes are not in the model)
+
+        def cache(which):
+            def make():
+                if which not in shared:
+                    shared[which] = torch.empty((b * max_pages * page, hkv, d), device='cuda', dtype=dt)
+                return shared[which]
+            return Operand((b * max_pages * page, hkv, d), dt, make=make)
+        new = Operand((b * sn, hkv, d), dt)
+        idx = Operand((b * sn,), torch.int64, make=slots)
+
+        def append(kn, vn, ix, kc, vc):
+            kc.index_copy_(0, ix, kn)
+            vc.index_copy_(0, ix, vn)
+        return [new, new, idx, cache('k'), cache('v')], append
+    paged = op == 'paged_decode'
+    b, length, hq, hkv, d = shape[:5]
+    sq_at = 6 if paged else 5
+    sq = shape[sq_at] if len(shape) > sq_at else 1
+    q = Operand((b, hq, sq, d), dt)
+    kv = Operand((b, hkv, length, d), dt)
+
+    def sdpa(qt, kt, vt):
+        return F.scaled_dot_product_attention(qt, kt, vt, enable_gqa=hkv != hq)
+    try:  # the flash backend when it takes the case
+        with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
+            sdpa(q.make(), kv.make(), kv.make())
+        backends = [SDPBackend.FLASH_ATTENTION]
+    except RuntimeError:
+        backends = [SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.CUDNN_ATTENTION,
+                    SDPBackend.MATH]
+        NOTES[op] = f'{op}: the flash backend refused the case; SDPA chose among its other backends'
+    torch.cuda.empty_cache()
+
+    def run(qt, kt, vt):
+        with sdpa_kernel(backends):
+            return sdpa(qt, kt, vt)
+    return [q, kv, kv], run
 
 
 # GemmPlan's aux cases (baracuda-bench --suite gemm): the fused activation backward, the same
@@ -503,8 +599,39 @@ def rerun_baracuda(bench, rec):
     return [r for r in runs if r['op'] == rec['op']][-1]['ms']
 
 
+SDPA_TORCH_MS = {}  # (op, dtype, shape, backend) -> (ms, ms_min): one timing per case and backend
+
+
+def compare_sdpa(rec, reps_override):
+    """One row per PyTorch SDPA backend for a baracuda sdpa_* record (its SKU in the op cell)."""
+    op, dtype, shape_s = rec['op'], rec['dtype'], rec['shape']
+    dt, _ = parse_dtype(dtype)
+    shape = tuple(int(d) for d in shape_s.split('x'))
+    reps = reps_override or rec.get('reps') or DEFAULT_REPS
+    rows = []
+    for backend in SDPA_BACKENDS:
+        key = (op, dtype, shape_s, backend)
+        try:
+            if key not in SDPA_TORCH_MS:
+                operands, fn = sdpa_case(op, dt, shape, backend)
+                SDPA_TORCH_MS[key] = time_case(operands, fn, rec['bytes'], reps, False)
+                torch.cuda.empty_cache()
+        except Exception as e:  # the backend refuses the case (or is not built): say so, keep going
+            print(f'# {op} {shape_s}: torch {backend} backend: {e}'.split('\n')[0], flush=True)
+            continue
+        ms, ms_min = SDPA_TORCH_MS[key]
+        rows.append(dict(op=f'{op}/{backend}', dtype=dtype, shape=shape_s, timing=rec.get('timing', 'events'),
+                         sku=rec.get('sku'), torch_backend=backend, baracuda_ms=rec['ms'], torch_ms=ms,
+                         torch_ms_min=ms_min, baracuda_gbps=rec['gbps'], torch_gbps=rec['bytes'] / (ms * 1e6),
+                         baracuda_tflops=rec.get('tflops'), torch_tflops=rec['flops'] / (ms * 1e9),
+                         ratio=ms / rec['ms'], pct_copy=rec.get('pct_copy'), gate='-'))
+    return rows
+
+
 def compare(rec, reps_override, interleave=None, rounds=2):
     op, dtype, shape_s = rec['op'], rec['dtype'], rec['shape']
+    if op in SDPA_OPS:
+        return compare_sdpa(rec, reps_override)
     dt_in, dt_out = parse_dtype(dtype)
     shape = tuple(int(d) for d in shape_s.split('x'))
     operands, fn = torch_case(op, dt_in, dt_out, shape)
@@ -601,11 +728,12 @@ def main():
             print(f'{rec.get("op")} {rec.get("dtype")} {rec.get("shape")}: error: {e}', flush=True)
             torch.cuda.empty_cache()
             continue
-        rows.append(row)
-        print_row(row)
-        if out:
-            out.write(json.dumps(row) + '\n')
-            out.flush()
+        for r in row if isinstance(row, list) else [row]:  # sdpa_*: one row per torch backend
+            rows.append(r)
+            print_row(r)
+            if out:
+                out.write(json.dumps(r) + '\n')
+                out.flush()
     if out:
         out.close()
 
@@ -617,7 +745,7 @@ def main():
     for r in rows:
         if r['torch_tflops'] is not None:
             print(f'# {r["op"]} {r["shape"]}: baracuda {fmt(r["baracuda_tflops"], ".1f")} TFLOP/s, '
-                  f'torch {r["torch_tflops"]:.1f} TFLOP/s')
+                  f'torch {r["torch_tflops"]:.1f} TFLOP/s' + (f' (baracuda SKU {r["sku"]})' if r.get('sku') else ''))
     for op in sorted({r['op'] for r in rows} & NOTES.keys()):
         print('# ' + NOTES[op])
     return 1 if errors else 0

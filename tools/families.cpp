@@ -1,17 +1,21 @@
 #include "families.hpp"
 
+#include <cstring>
 #include <type_traits>
 
 #include "baracuda/reference/binary.hpp"
+#include "baracuda/ops/attention.hpp"
 #include "baracuda/reference/compare.hpp"
 #include "baracuda/reference/domains.hpp"
 #include "baracuda/reference/elementwise.hpp"
 #include "baracuda/reference/gated.hpp"
 #include "baracuda/reference/gemm.hpp"
+#include "baracuda/reference/attention.hpp"
 #include "baracuda/reference/batch_norm.hpp"
 #include "baracuda/reference/gumbel_softmax.hpp"
 #include "baracuda/reference/gemm_int4.hpp"
 #include "baracuda/reference/gemm_bin.hpp"
+#include "baracuda/reference/decode.hpp"
 #include "baracuda/reference/normalization.hpp"
 #include "baracuda/reference/pack.hpp"
 #include "baracuda/reference/prelu.hpp"
@@ -528,6 +532,145 @@ std::vector<CheckRow> check_prelu(const Stream& s, DType t, std::mt19937_64& rng
           (void)dgw.download(hgw, s);
           auto c = reference::compare(hgx, bwant.grad_x, false);
           return c.ok ? reference::compare(hgw, bwant.grad_weight, false) : c;
+        });
+  }
+  return rows;
+}
+
+// ---- sdpa: dense GQA causal (bottom-right) with dropout, bias + ALiBi + softcap, varlen
+// with an empty sequence; forward (o, lse) and backward (dq, dk, dv) under every SKU.
+std::vector<CheckRow> check_sdpa(const Stream& s, DType t, std::mt19937_64& rng) {
+  std::vector<CheckRow> rows;
+  struct Problem {
+    SdpaDescriptor d;
+    std::vector<std::int32_t> cu_q, cu_k;
+  };
+  std::vector<Problem> problems(3);
+  for (auto& pb : problems) {
+    pb.d.q = pb.d.o = TensorLayout::contiguous(t, {2, 4, 37, 64});
+    pb.d.k = pb.d.v = TensorLayout::contiguous(t, {2, 2, 50, 64});
+    pb.d.lse = TensorLayout::contiguous(DType::kF32, {2, 4, 37});
+  }
+  problems[0].d.options.causal = true;
+  problems[0].d.options.align = CausalAlign::kBottomRight;
+  problems[0].d.options.dropout_p = 0.1;
+  problems[1].d.bias = TensorLayout::contiguous(DType::kF32, {37, 50});
+  problems[1].d.alibi_slopes = TensorLayout::contiguous(DType::kF32, {4});
+  problems[1].d.options.softcap = 4.0;
+  SdpaDescriptor& vd = problems[2].d;
+  vd.q = vd.o = TensorLayout::contiguous(t, {40, 4, 64});
+  vd.k = vd.v = TensorLayout::contiguous(t, {45, 2, 64});
+  vd.lse = TensorLayout::contiguous(DType::kF32, {4, 40});
+  vd.options.varlen = true;
+  vd.options.causal = true;
+  vd.options.batch = 3;
+  vd.options.max_seqlen_q = 25;
+  vd.options.max_seqlen_k = 30;
+  problems[2].cu_q = {0, 15, 15, 40};
+  problems[2].cu_k = {0, 10, 15, 45};
+  for (const auto& pb : problems) {
+    const SdpaDescriptor& d = pb.d;
+    const std::int64_t B = d.options.varlen ? d.options.batch : d.q.shape[0];
+    const std::int64_t Sq = d.options.varlen ? d.options.max_seqlen_q : d.q.shape[2];
+    const std::int64_t Skv = d.options.varlen ? d.options.max_seqlen_k : d.k.shape[2];
+    HostTensor hq(d.q), hk(d.k), hv(d.v), ho(d.o), hl(d.lse), hgo(d.o), hgq(d.q), hgk(d.k), hgv(d.v);
+    HostTensor hb(d.bias.rank ? d.bias : TensorLayout::contiguous(DType::kF32, {1}));
+    HostTensor ha(d.alibi_slopes.rank ? d.alibi_slopes : TensorLayout::contiguous(DType::kF32, {1}));
+    reference::fill_random(hq, rng, -3, 3, false);
+    reference::fill_random(hk, rng, -1, 1, false);
+    reference::fill_random(hv, rng, -1, 1, false);
+    reference::fill_random(hgo, rng, -1, 1, false);
+    reference::fill_random(hb, rng, -2, 2, false);
+    reference::fill_random(ha, rng, 0.01, 0.2, false);
+    const auto keep = reference::sdpa_dropout_keep(B, d.q.shape[1], Sq, Skv, d.options.dropout_p, 7, 3);
+    reference::SdpaHostInputs in;
+    in.q = &hq;
+    in.k = &hk;
+    in.v = &hv;
+    if (d.bias.rank) in.bias = &hb;
+    if (d.alibi_slopes.rank) in.alibi = &ha;
+    in.cu_seqlens_q = pb.cu_q;
+    in.cu_seqlens_k = pb.cu_k;
+    in.keep = &keep;
+    auto want = reference::sdpa(d, in);
+    if (!want) {
+      rows.push_back({"-", d.to_string(), false, want.error().to_string()});
+      continue;
+    }
+    HostTensor hcq(TensorLayout::contiguous(DType::kI32, {B + 1}, 4)), hck(hcq.layout());
+    for (std::int64_t i = 0; i < (d.options.varlen ? B + 1 : 0); ++i) {
+      hcq.set(i, pb.cu_q[static_cast<std::size_t>(i)]);
+      hck.set(i, pb.cu_k[static_cast<std::size_t>(i)]);
+    }
+    DeviceCopy dq(hq, s), dk(hk, s), dv(hv, s), dout(ho, s), dl(hl, s), db(hb, s), da(ha, s), dcq(hcq, s), dck(hck, s);
+    SdpaArgs a;
+    a.q = dq.data();
+    a.k = dk.data();
+    a.v = dv.data();
+    a.o = dout.data();
+    a.lse = static_cast<float*>(dl.data());
+    if (d.bias.rank) a.bias = db.data();
+    if (d.alibi_slopes.rank) a.alibi_slopes = static_cast<const float*>(da.data());
+    if (d.options.varlen) {
+      a.cu_seqlens_q = static_cast<const std::int32_t*>(dcq.data());
+      a.cu_seqlens_k = static_cast<const std::int32_t*>(dck.data());
+    }
+    a.seed = 7;
+    a.offset = 3;
+    const bool dropout = d.options.dropout_p > 0;
+    // cuDNN's dropout is its own generator: its rows check nothing but the run (GPU tests: statistics).
+    auto exact_ok = [&](const std::string& sku) { return !dropout || sku.find("cudnn") == std::string::npos; };
+    std::string sku_now;
+    run_every_sku<SdpaPlan>(
+        s, d, rows,
+        [&](const SdpaPlan& p, Workspace ws) {
+          sku_now = p.sku().name();
+          dout.poison(s);
+          return p.run(s, ws, a);
+        },
+        [&] {
+          (void)dout.download(ho, s);
+          (void)dl.download(hl, s);
+          if (!exact_ok(sku_now)) return reference::Comparison{true, 0, 0, "dropout by cuDNN's generator: not compared"};
+          auto c = reference::compare(ho, want->o, false);
+          return c.ok ? reference::compare(hl, want->lse, false) : c;
+        });
+    const SdpaBackwardDescriptor g = reference::sdpa_backward_of(d);
+    HostTensor hro(d.o), hrl(d.lse);
+    for (std::int64_t i = 0; i < d.o.numel(); ++i) hro.set(i, want->o.exact[static_cast<std::size_t>(i)]);
+    for (std::int64_t i = 0; i < d.lse.numel(); ++i) hrl.set(i, want->lse.exact[static_cast<std::size_t>(i)]);
+    auto gwant = reference::sdpa_backward(g, in, hro, hgo);
+    if (!gwant) {
+      rows.push_back({"-", g.to_string(), false, gwant.error().to_string()});
+      continue;
+    }
+    DeviceCopy dro(hro, s), drl(hrl, s), dgo(hgo, s), dgq(hgq, s), dgk(hgk, s), dgv(hgv, s);
+    SdpaBackwardArgs ba{.q = dq.data(), .k = dk.data(), .v = dv.data(), .o = dro.data(), .grad_o = dgo.data(),
+                        .lse = static_cast<const float*>(drl.data()), .grad_q = dgq.data(), .grad_k = dgk.data(),
+                        .grad_v = dgv.data()};
+    ba.bias = a.bias;
+    ba.alibi_slopes = a.alibi_slopes;
+    ba.cu_seqlens_q = a.cu_seqlens_q;
+    ba.cu_seqlens_k = a.cu_seqlens_k;
+    ba.seed = 7;
+    ba.offset = 3;
+    run_every_sku<SdpaBackwardPlan>(
+        s, g, rows,
+        [&](const SdpaBackwardPlan& p, Workspace ws) {
+          sku_now = p.sku().name();
+          dgq.poison(s);
+          dgk.poison(s);
+          dgv.poison(s);
+          return p.run(s, ws, ba);
+        },
+        [&] {
+          (void)dgq.download(hgq, s);
+          (void)dgk.download(hgk, s);
+          (void)dgv.download(hgv, s);
+          if (!exact_ok(sku_now)) return reference::Comparison{true, 0, 0, "dropout by cuDNN's generator: not compared"};
+          auto c = reference::compare(hgq, gwant->grad_q, false);
+          if (c.ok) c = reference::compare(hgk, gwant->grad_k, false);
+          return c.ok ? reference::compare(hgv, gwant->grad_v, false) : c;
         });
   }
   return rows;
@@ -1382,6 +1525,95 @@ std::vector<CheckRow> check_channel_norm(const Stream& s, DType t, std::mt19937_
   return rows;
 }
 
+// ---- paged_decode / kv_cache_append (issue 6): SdpaDecodePlan against reference::sdpa_decode
+// (flash-attn's rule, decode.hpp), every accepting SKU; shuffled pages, NaN in every cache row
+// no sequence uses. KvCacheAppendPlan bit-exact over the caches' whole storage.
+std::vector<CheckRow> check_decode(const Stream& s, DType t, std::mt19937_64& rng) {
+  std::vector<CheckRow> rows;
+  struct Problem {
+    reference::DecodeShape shape;
+    std::vector<std::int32_t> lens;
+  };
+  const Problem cases[] = {{reference::decode_shape(t, 3, 2, 8, 2, 128, 16, 20, true), {0, 17, 300}},
+                           {reference::decode_shape(t, 2, 1, 32, 8, 64, 32, 8, false), {1, 256}},
+                           {reference::decode_shape(t, 1, 4, 16, 2, 128, 256, 16, true), {3000}}};  // splits the KV length
+  for (const auto& c : cases) {
+    const auto d = reference::decode_descriptor(c.shape);
+    HostTensor q(d.q), k(d.k_cache), v(d.v_cache), bt(d.block_table), lens(d.seqlens_k), o(d.o), lse(d.lse);
+    reference::fill_random(q, rng, -3, 3, false);
+    reference::fill_random(k, rng, -1, 1, false);
+    reference::fill_random(v, rng, -1, 1, false);
+    if (d.paged()) reference::fill_block_table(bt, d.k_cache.shape[0], rng);
+    for (std::size_t b = 0; b < c.lens.size(); ++b) lens.set(static_cast<std::int64_t>(b), c.lens[b]);
+    reference::poison_unused_rows(k, d.paged() ? &bt : nullptr, c.lens);
+    reference::poison_unused_rows(v, d.paged() ? &bt : nullptr, c.lens);
+    auto want = reference::sdpa_decode(d, q, k, v, d.paged() ? &bt : nullptr, lens, nullptr).value();
+    DeviceCopy dq(q, s), dk(k, s), dv(v, s), dbt(bt, s), dl(lens, s), dout(o, s), dlse(lse, s);
+    run_every_sku<SdpaDecodePlan>(
+        s, d, rows,
+        [&](const SdpaDecodePlan& p, Workspace ws) {
+          dout.poison(s);
+          dlse.poison(s);
+          return p.run(s, ws,
+                       {.q = dq.data(), .k_cache = dk.data(), .v_cache = dv.data(),
+                        .block_table = d.paged() ? static_cast<const std::int32_t*>(dbt.data()) : nullptr,
+                        .seqlens_k = static_cast<const std::int32_t*>(dl.data()), .o = dout.data(),
+                        .lse = static_cast<float*>(dlse.data())});
+        },
+        [&] {
+          (void)dout.download(o, s);
+          (void)dlse.download(lse, s);
+          return reference::compare_decode(o, &lse, want);
+        });
+  }
+  return rows;
+}
+
+std::vector<CheckRow> check_kv_cache(const Stream& s, DType t, std::mt19937_64& rng) {
+  std::vector<CheckRow> rows;
+  struct Problem {
+    reference::DecodeShape shape;
+    std::vector<std::int32_t> starts;
+  };
+  const Problem cases[] = {{reference::decode_shape(t, 4, 1, 1, 8, 128, 16, 4, true), {0, 15, 63, 64}},
+                           {reference::decode_shape(t, 2, 5, 1, 2, 3, 8, 4, false), {0, 29}}};
+  auto random_bytes = [&](HostTensor& h) {
+    auto* p = reinterpret_cast<unsigned char*>(h.storage());
+    for (std::size_t i = 0; i < h.storage_bytes(); ++i) p[i] = static_cast<unsigned char>(rng());
+  };
+  for (const auto& c : cases) {
+    const auto d = reference::append_descriptor(c.shape);
+    HostTensor kn(d.k_new), vn(d.v_new), kc(d.k_cache), vc(d.v_cache), bt(d.block_table), starts(d.cache_seqlens);
+    for (HostTensor* h : {&kn, &vn, &kc, &vc}) random_bytes(*h);
+    if (d.paged()) reference::fill_block_table(bt, d.k_cache.shape[0], rng);
+    for (std::size_t b = 0; b < c.starts.size(); ++b) starts.set(static_cast<std::int64_t>(b), c.starts[b]);
+    HostTensor want_k = kc, want_v = vc, got_k = kc, got_v = vc;
+    (void)reference::kv_cache_append(d, kn, vn, want_k, want_v, d.paged() ? &bt : nullptr, starts);
+    DeviceCopy dkn(kn, s), dvn(vn, s), dkc(kc, s), dvc(vc, s), dbt(bt, s), dst(starts, s);
+    run_every_sku<KvCacheAppendPlan>(
+        s, d, rows,
+        [&](const KvCacheAppendPlan& p, Workspace ws) {
+          (void)copy_to_device(dkc.buf.data(), kc.storage(), kc.storage_bytes(), s);
+          (void)copy_to_device(dvc.buf.data(), vc.storage(), vc.storage_bytes(), s);
+          return p.run(s, ws,
+                       {.k_new = dkn.data(), .v_new = dvn.data(), .k_cache = dkc.data(), .v_cache = dvc.data(),
+                        .block_table = d.paged() ? static_cast<const std::int32_t*>(dbt.data()) : nullptr,
+                        .cache_seqlens = static_cast<const std::int32_t*>(dst.data())});
+        },
+        [&] {
+          (void)dkc.download(got_k, s);
+          (void)dvc.download(got_v, s);
+          reference::Comparison cmp;
+          cmp.checked = static_cast<std::int64_t>(got_k.storage_bytes() + got_v.storage_bytes());
+          cmp.ok = std::memcmp(got_k.storage(), want_k.storage(), got_k.storage_bytes()) == 0 &&
+                   std::memcmp(got_v.storage(), want_v.storage(), got_v.storage_bytes()) == 0;
+          if (!cmp.ok) cmp.detail = "cache bytes differ from the reference append";
+          return cmp;
+        });
+  }
+  return rows;
+}
+
 }  // namespace
 
 // ---- rope / alibi (issue 6, attention positional ops)
@@ -1602,6 +1834,21 @@ const std::vector<FamilyEntry>& families() {
                                          "nc[4096,8192]")};
        },
        check_prelu},
+      {"sdpa", kMathTypes, "scaled dot-product attention (causal, window, mask, bias, alibi, softcap, dropout, GQA, varlen)",
+       [](const DeviceCaps& c, DType t) {
+         SdpaDescriptor d;
+         d.q = d.o = TensorLayout::contiguous(t, {8, 16, 4096, 128});
+         d.k = d.v = d.q;
+         d.lse = TensorLayout::contiguous(DType::kF32, {8, 16, 4096});
+         d.options.causal = true;
+         SdpaBackwardDescriptor g;
+         g.q = g.k = g.v = g.o = g.grad_o = g.grad_q = g.grad_k = g.grad_v = d.q;
+         g.lse = d.lse;
+         g.options = d.options;
+         return std::vector<InfoRow>{info_row<SdpaPlan>("sdpa", c, d, t, "[8,16,4096,128] causal"),
+                                     info_row<SdpaBackwardPlan>("sdpa_backward", c, g, t, "[8,16,4096,128] causal")};
+       },
+       check_sdpa},
       {"ternary", kMathTypes, "clamp fma addcmul addcdiv",
        [](const DeviceCaps& c, DType t) {
          std::vector<InfoRow> rows;
@@ -1854,6 +2101,29 @@ const std::vector<FamilyEntry>& families() {
                                          t, "[8,16,2048,2048] grad_slopes")};
        },
        check_alibi},
+      {"paged_decode", kMathTypes,
+       "SdpaDecodePlan: Sq 1..16 new tokens over a paged [pages, page_size, Hkv, D] or contiguous KV cache; GQA / MQA, "
+       "causal bottom-right, sliding window, softcap, ALiBi, lse; split-KV",
+       [](const DeviceCaps& c, DType t) {
+         std::vector<InfoRow> rows;
+         for (std::int64_t page : {16, 256})
+           rows.push_back(info_row<SdpaDecodePlan>("paged_decode", c,
+                                                   reference::decode_descriptor(reference::decode_shape(t, 64, 1, 32, 8, 128, page, 4096 / page, true)),
+                                                   t, (std::string("B64 KV4096 32/8 heads d128 page ") + std::to_string(page)).c_str()));
+         rows.push_back(info_row<SdpaDecodePlan>("paged_decode", c,
+                                                 reference::decode_descriptor(reference::decode_shape(t, 1, 4, 32, 8, 128, 256, 128, true)), t,
+                                                 "B1 KV32768 Sq4 32/8 heads d128 page 256"));
+         return rows;
+       },
+       check_decode},
+      {"kv_cache_append", {DType::kBF16, DType::kF16, DType::kF32, DType::kI8},
+       "KvCacheAppendPlan: new k / v [B, S_new, Hkv, D] copied into a paged or contiguous cache at cache_seqlens",
+       [](const DeviceCaps& c, DType t) {
+         return std::vector<InfoRow>{info_row<KvCacheAppendPlan>(
+             "kv_cache_append", c, reference::append_descriptor(reference::decode_shape(t, 64, 1, 1, 8, 128, 16, 256, true)), t,
+             "B64 S_new1 Hkv8 d128 page 16")};
+       },
+       check_kv_cache},
   };
   return table;
 }

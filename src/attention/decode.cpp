@@ -1,0 +1,313 @@
+// SdpaDecodePlan (baracuda/ops/decode.hpp): descriptor validation, the split heuristic, the two
+// candidates and the run-time argument checks. Candidates, in this order:
+//  * "mma_splitkv": tensor-core kernel (kernels/decode_mma.cuh), f16 / bf16, D in {64, 128,
+//    256}, page_size % 16 == 0, 16-byte cache rows; the number of KV splits is fixed here from
+//    the device's SM count (deterministic), with the partials in the workspace;
+//  * "simt_warp_row": one warp per query row on CUDA cores (kernels/decode_simt.cuh), any
+//    float dtype, D <= 512, any page size and strides; no workspace.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <span>
+#include <string>
+
+#include "attention/decode_params.hpp"
+#include "attention/decode_shared.hpp"
+#include "baracuda/ops/decode.hpp"
+#include "core/hash.hpp"
+#include "core/plan_impl.hpp"
+#include "elementwise/checks.hpp"
+#include "elementwise/map_family.hpp"
+#include "normalization/pointer_checks.hpp"
+
+namespace baracuda {
+
+std::size_t SdpaDecodeDescriptor::hash() const noexcept {
+  std::size_t h = 0;
+  for (const auto* t : {&q, &k_cache, &v_cache, &block_table, &seqlens_k, &o, &lse, &alibi_slopes})
+    h = detail::hash_combine(h, t->hash());
+  h = detail::hash_combine(h, std::hash<double>{}(options.scale));
+  h = detail::hash_combine(h, std::hash<double>{}(options.softcap));
+  h = detail::hash_combine(h, static_cast<std::size_t>(options.window_left));
+  return detail::hash_combine(h, static_cast<std::size_t>(options.causal));
+}
+
+std::string SdpaDecodeDescriptor::to_string() const {
+  std::string s = "paged_decode(q=" + q.to_string() + ", k_cache=" + k_cache.to_string() + ", v_cache=" + v_cache.to_string();
+  if (block_table.rank) s += ", block_table=" + block_table.to_string();
+  s += ", seqlens_k=" + seqlens_k.to_string() + ", o=" + o.to_string();
+  if (lse.rank) s += ", lse=" + lse.to_string();
+  if (alibi_slopes.rank) s += ", alibi_slopes=" + alibi_slopes.to_string();
+  s += ", scale=" + elementwise::number_text(options.scale) + (options.causal ? ", causal" : ", not causal");
+  if (options.window_left >= 0) s += ", window_left=" + std::to_string(options.window_left);
+  if (options.softcap > 0) s += ", softcap=" + elementwise::number_text(options.softcap);
+  return s + ")";
+}
+
+namespace attention {
+namespace {
+
+Status validate_decode(const SdpaDecodeDescriptor& d) {
+  BARACUDA_TRY(validate_layout(d.q, "q"));
+  BARACUDA_TRY(validate_layout(d.k_cache, "k_cache"));
+  BARACUDA_TRY(validate_layout(d.v_cache, "v_cache"));
+  BARACUDA_TRY(validate_layout(d.seqlens_k, "seqlens_k"));
+  BARACUDA_TRY(validate_layout(d.o, "o"));
+  BARACUDA_TRY(validate_layout(d.block_table, "block_table"));
+  BARACUDA_TRY(validate_layout(d.lse, "lse"));
+  BARACUDA_TRY(validate_layout(d.alibi_slopes, "alibi_slopes"));
+  BARACUDA_TRY(check_rank(d.q, "q", 4, "[B, Sq, Hq, D]"));
+  BARACUDA_TRY(elementwise::check_math_dtype(d.q, "q", "paged_decode"));
+  const std::int64_t batch = d.q.shape[0], sq = d.q.shape[1], hq = d.q.shape[2], dim = d.q.shape[3];
+  if (sq < 1 || sq > 16)
+    return invalid("q.shape[1] = Sq = " + s64(sq) + " is outside 1 .. 16 (new query tokens per sequence)");
+  if (hq < 1) return invalid("q.shape[2] = Hq = " + s64(hq) + ": needs at least one query head");
+  if (dim < 1) return invalid("q.shape[3] = D = " + s64(dim) + ": needs a head dim of at least 1");
+  BARACUDA_TRY(check_head_dim_contiguous(d.q, "q"));
+  BARACUDA_TRY(check_cache_pair(d.k_cache, d.v_cache, d.q, "q"));
+  const std::int64_t hkv = d.k_cache.shape[2];
+  if (hq % hkv != 0)
+    return invalid("q.shape[2] = Hq = " + s64(hq) + " is not a multiple of k_cache.shape[2] = Hkv = " + s64(hkv));
+  BARACUDA_TRY(check_block_table(d.block_table, d.k_cache, batch));
+  BARACUDA_TRY(check_seqlens(d.seqlens_k, "seqlens_k", batch));
+  BARACUDA_TRY(elementwise::check_same_dtype(d.o, "o", d.q, "q"));
+  BARACUDA_TRY(elementwise::check_same_shape(d.o, "o", d.q, "q"));
+  BARACUDA_TRY(check_head_dim_contiguous(d.o, "o"));
+  BARACUDA_TRY(elementwise::check_output_layout(d.o, "o"));
+  if (d.lse.rank) {
+    if (d.lse.dtype != DType::kF32) return invalid("lse.dtype = " + dt(d.lse.dtype) + ": lse is f32");
+    if (d.lse.rank != 3 || d.lse.shape[0] != batch || d.lse.shape[1] != hq || d.lse.shape[2] != sq)
+      return invalid("lse = " + d.lse.to_string() + " is not [B, Hq, Sq] = [" + s64(batch) + ", " + s64(hq) + ", " + s64(sq) + "]");
+    BARACUDA_TRY(elementwise::check_output_layout(d.lse, "lse"));
+  }
+  if (d.alibi_slopes.rank) {
+    const TensorLayout& a = d.alibi_slopes;
+    if (a.dtype != DType::kF32) return invalid("alibi_slopes.dtype = " + dt(a.dtype) + ": alibi_slopes are f32");
+    const bool ok = (a.rank == 1 && a.shape[0] == hq) || (a.rank == 2 && a.shape[0] == batch && a.shape[1] == hq);
+    if (!ok) return invalid("alibi_slopes = " + a.to_string() + " is neither [Hq] nor [B, Hq] (Hq = " + s64(hq) + ")");
+  }
+  const auto& op = d.options;
+  if (!(op.scale >= 0) || !std::isfinite(op.scale))
+    return invalid("options.scale = " + elementwise::number_text(op.scale) + " must be finite and >= 0 (0: 1 / sqrt(D))");
+  if (!(op.softcap >= 0) || !std::isfinite(op.softcap))
+    return invalid("options.softcap = " + elementwise::number_text(op.softcap) + " must be finite and >= 0 (0: off)");
+  if (op.window_left < -1) return invalid("options.window_left = " + s64(op.window_left) + " must be >= -1 (-1: unbounded)");
+  for (const auto& [t, f] : {std::pair{&d.q, "q"}, std::pair{&d.o, "o"}, std::pair{&d.lse, "lse"}, std::pair{&d.alibi_slopes, "alibi_slopes"}})
+    BARACUDA_TRY(check_element_alignment(*t, f));
+  return Status::ok();
+}
+
+// The parameters of both SKUs, pointers left null, one split.
+DecodeParams make_params(const SdpaDecodeDescriptor& d) {
+  DecodeParams p;
+  p.batch = d.q.shape[0];
+  p.sq = d.q.shape[1];
+  p.hq = d.q.shape[2];
+  p.d = d.q.shape[3];
+  p.hkv = d.k_cache.shape[2];
+  p.group = p.hq / p.hkv;
+  p.rows = p.group * p.sq;
+  p.row_blocks = (p.rows + kDecodeRowsPerCta - 1) / kDecodeRowsPerCta;
+  for (int i = 0; i < 3; ++i) {
+    p.q_stride[i] = d.q.strides[i];
+    p.o_stride[i] = d.o.strides[i];
+    p.k_stride[i] = d.k_cache.strides[i];
+    p.v_stride[i] = d.v_cache.strides[i];
+  }
+  const CacheGeometry g = cache_geometry(d.k_cache, d.block_table, p.batch);
+  p.page_size = g.page_size;
+  p.max_pages = g.max_pages;
+  p.num_pages = g.num_pages;
+  p.capacity = g.capacity;
+  p.bt_stride[0] = g.bt_stride[0];
+  p.bt_stride[1] = g.bt_stride[1];
+  p.seqlens_stride = d.seqlens_k.strides[0];
+  if (d.lse.rank)
+    for (int i = 0; i < 3; ++i) p.lse_stride[i] = d.lse.strides[i];
+  if (d.alibi_slopes.rank == 1) p.alibi_stride[1] = d.alibi_slopes.strides[0];
+  if (d.alibi_slopes.rank == 2) {
+    p.alibi_stride[0] = d.alibi_slopes.strides[0];
+    p.alibi_stride[1] = d.alibi_slopes.strides[1];
+  }
+  p.scale = d.options.scale > 0 ? d.options.scale : 1.0 / std::sqrt(static_cast<double>(p.d));
+  p.softcap = d.options.softcap;
+  p.causal = d.options.causal;
+  p.window_left = d.options.window_left;
+  p.split_len = std::max<std::int64_t>(p.capacity, 1);
+  return p;
+}
+
+// Query rows of the tensor-core kernel's first row block, rounded to its m16 warp layout.
+std::int64_t mma_q_rows(const DecodeParams& p) {
+  const std::int64_t rows = std::min<std::int64_t>(p.rows, kDecodeRowsPerCta);
+  const std::int64_t mtiles = (rows + 15) / 16;
+  return 16 * (mtiles == 1 ? 1 : (mtiles == 2 ? 2 : 4));
+}
+
+constexpr std::int64_t round_up(std::int64_t v, std::int64_t m) { return (v + m - 1) / m * m; }
+
+// Splits of the KV length (flash-attn's rule): the fewest splits whose wave efficiency
+// (CTAs / (waves x slots)) is within 85% of the best over 1 .. min(64, capacity / 256).
+// Three stages where they fit the device's shared memory with 64 query rows (two at D = 256).
+int choose_stages(std::int64_t dim, const DeviceCaps& caps) {
+  if (dim == 256) return 2;
+  return decode_smem_bytes(dim, 3, kDecodeRowsPerCta) <= static_cast<std::int64_t>(caps.smem_per_block_optin) ? 3 : 2;
+}
+
+void choose_splits(DecodeParams& p, const DeviceCaps& caps) {
+  p.splits = 1;
+  p.split_len = round_up(std::max<std::int64_t>(p.capacity, 1), kDecodeBlockN);
+  if (p.batch == 0 || p.capacity == 0) return;
+  const std::int64_t smem = decode_smem_bytes(p.d, p.stages, p.row_blocks > 1 ? kDecodeRowsPerCta : mma_q_rows(p));
+  const std::int64_t sm_smem = static_cast<std::int64_t>(caps.smem_per_block_optin) + 1024;
+  const std::int64_t per_sm = std::clamp<std::int64_t>(sm_smem / (smem + 1024), 1, 4);
+  const double slots = static_cast<double>(std::max(caps.sm_count, 1) * per_sm);
+  const double base = static_cast<double>(p.batch * p.hkv * p.row_blocks);
+  const std::int64_t max_splits = std::clamp<std::int64_t>((p.capacity + 255) / 256, 1, 64);
+  auto eff = [&](std::int64_t s) {
+    const double waves = base * static_cast<double>(s) / slots;
+    return waves / std::ceil(waves);
+  };
+  double best = 0;
+  for (std::int64_t s = 1; s <= max_splits; ++s) best = std::max(best, eff(s));
+  std::int64_t s = 1;
+  while (s < max_splits && eff(s) < 0.85 * best) ++s;
+  p.split_len = round_up((p.capacity + s - 1) / s, kDecodeBlockN);
+  p.splits = static_cast<int>((p.capacity + p.split_len - 1) / p.split_len);
+}
+
+std::size_t split_workspace(const DecodeParams& p) {
+  if (p.splits <= 1) return 0;
+  const std::int64_t rows = static_cast<std::int64_t>(p.splits) * p.batch * p.sq * p.hq;
+  return round_up(rows * p.d * 4, kWorkspaceAlignment) + round_up(rows * 4, kWorkspaceAlignment);
+}
+
+KernelSku decode_sku(DType t, const char* impl) {
+  KernelSku s;
+  s.family = "paged_decode";
+  s.impl = impl;
+  s.in = s.out = t;
+  s.compute = s.precision.accumulator = t == DType::kF64 ? DType::kF64 : DType::kF32;
+  s.min_sm = 80;
+  s.backend = Backend::kHand;
+  s.graph_capturable = true;
+  return s;
+}
+
+// Why the tensor-core kernel cannot run `d` ("" = it can).
+std::string mma_rejection(const SdpaDecodeDescriptor& d, const DeviceCaps& caps) {
+  const DType t = d.q.dtype;
+  if (t != DType::kF16 && t != DType::kBF16) return "q.dtype = " + dt(t) + ": the tensor-core kernel takes f16 or bf16";
+  const std::int64_t dim = d.q.shape[3];
+  if (dim != 64 && dim != 128 && dim != 256) return "D = " + s64(dim) + ": the tensor-core kernel is built for D in {64, 128, 256}";
+  if (d.paged() && d.k_cache.shape[1] % 16 != 0)
+    return "k_cache.shape[1] = page_size = " + s64(d.k_cache.shape[1]) + " is not a multiple of 16";
+  for (const auto& [t2, f] : {std::pair{&d.k_cache, "k_cache"}, std::pair{&d.v_cache, "v_cache"}}) {
+    if (t2->alignment < 16) return std::string(f) + ".alignment = " + s64(t2->alignment) + " < 16 bytes";
+    for (int i = 0; i < 3; ++i)
+      if (t2->shape[i] > 1 && t2->strides[i] % 8 != 0)
+        return std::string(f) + ".strides[" + std::to_string(i) + "] = " + s64(t2->strides[i]) +
+               " is not a multiple of 8 elements (16-byte rows)";
+  }
+  const DecodeParams p = make_params(d);
+  if (p.batch * p.hkv * p.row_blocks > 0x7FFFFFFF)
+    return "B * Hkv * ceil(Hq / Hkv * Sq / 64) = " + s64(p.batch * p.hkv * p.row_blocks) + " CTAs > 2^31 - 1";
+  const std::int64_t smem = decode_smem_bytes(dim, choose_stages(dim, caps), kDecodeRowsPerCta);
+  if (smem > static_cast<std::int64_t>(caps.smem_per_block_optin))
+    return "needs " + s64(smem) + " bytes of shared memory > the device's " + s64(static_cast<std::int64_t>(caps.smem_per_block_optin));
+  return "";
+}
+
+struct MmaCandidate {
+  using Desc = SdpaDecodeDescriptor;
+  using Args = SdpaDecodeArgs;
+  static DecodeParams setup(const Desc& d, const DeviceCaps& caps) {
+    DecodeParams p = make_params(d);
+    p.stages = choose_stages(p.d, caps);
+    choose_splits(p, caps);
+    return p;
+  }
+  static Candidate<Desc, Args>::Probe probe(const Desc& d, const DeviceCaps& caps) {
+    Candidate<Desc, Args>::Probe pr;
+    pr.sku = decode_sku(d.q.dtype, "mma_splitkv");
+    pr.rejection = mma_rejection(d, caps);
+    if (pr.rejection.empty()) pr.workspace_bytes = split_workspace(setup(d, caps));
+    return pr;
+  }
+  static Expected<std::shared_ptr<const void>> prepare(const Desc& d, const DeviceCaps& caps) {
+    return std::shared_ptr<const void>(std::make_shared<DecodeParams>(setup(d, caps)));
+  }
+  static Status launch(const void* state, const Desc& d, const Args& a, Workspace ws, cudaStream_t s) {
+    DecodeParams p = with_pointers(*static_cast<const DecodeParams*>(state), a);
+    if (p.splits > 1) {
+      const std::int64_t rows = static_cast<std::int64_t>(p.splits) * p.batch * p.sq * p.hq;
+      p.ws_o = static_cast<float*>(ws.data);
+      p.ws_lse = reinterpret_cast<float*>(static_cast<char*>(ws.data) + round_up(rows * p.d * 4, kWorkspaceAlignment));
+    }
+    return launch_decode_mma(d.q.dtype, p, s);
+  }
+  static DecodeParams with_pointers(DecodeParams p, const Args& a) {
+    p.q = a.q;
+    p.k = a.k_cache;
+    p.v = a.v_cache;
+    p.block_table = a.block_table;
+    p.seqlens = a.seqlens_k;
+    p.o = a.o;
+    p.lse = a.lse;
+    p.alibi = a.alibi_slopes;
+    return p;
+  }
+};
+
+struct SimtCandidate {
+  using Desc = SdpaDecodeDescriptor;
+  using Args = SdpaDecodeArgs;
+  static Candidate<Desc, Args>::Probe probe(const Desc& d, const DeviceCaps&) {
+    Candidate<Desc, Args>::Probe pr;
+    pr.sku = decode_sku(d.q.dtype, "simt_warp_row");
+    if (d.q.shape[3] > 512) pr.rejection = "D = " + s64(d.q.shape[3]) + " > 512 (16 dims per lane)";
+    else if (d.q.shape[0] * d.q.shape[1] * d.q.shape[2] > std::int64_t{0x7FFFFFFF} * 4)
+      pr.rejection = "B * Sq * Hq = " + s64(d.q.shape[0] * d.q.shape[1] * d.q.shape[2]) + " rows need more than 2^31 - 1 blocks";
+    return pr;
+  }
+  static Expected<std::shared_ptr<const void>> prepare(const Desc& d, const DeviceCaps&) {
+    return std::shared_ptr<const void>(std::make_shared<DecodeParams>(make_params(d)));
+  }
+  static Status launch(const void* state, const Desc& d, const Args& a, Workspace, cudaStream_t s) {
+    return launch_decode_simt(d.q.dtype, MmaCandidate::with_pointers(*static_cast<const DecodeParams*>(state), a), s);
+  }
+};
+
+constexpr std::array<Candidate<SdpaDecodeDescriptor, SdpaDecodeArgs>, 2> kDecodeCandidates = {
+    Candidate<SdpaDecodeDescriptor, SdpaDecodeArgs>{&MmaCandidate::probe, &MmaCandidate::prepare, &MmaCandidate::launch},
+    Candidate<SdpaDecodeDescriptor, SdpaDecodeArgs>{&SimtCandidate::probe, &SimtCandidate::prepare, &SimtCandidate::launch}};
+
+}  // namespace
+
+Status check_decode_args(const SdpaDecodeDescriptor& d, const SdpaDecodeArgs& a) {
+  std::vector<norm::PtrOperand> ops = {
+      {a.o, d.o, "o", true, false},
+      {a.q, d.q, "q", false, false},
+      {a.k_cache, d.k_cache, "k_cache", false, false},
+      {a.v_cache, d.v_cache, "v_cache", false, false},
+      {a.seqlens_k, d.seqlens_k, "seqlens_k", false, false},
+  };
+  if (d.lse.rank) ops.push_back({a.lse, d.lse, "lse", true, false});
+  if (d.paged()) ops.push_back({a.block_table, d.block_table, "block_table", false, false});
+  if (d.alibi_slopes.rank) ops.push_back({a.alibi_slopes, d.alibi_slopes, "alibi_slopes", false, false});
+  return norm::check_operand_pointers(ops);
+}
+
+}  // namespace attention
+
+template <>
+struct FamilyTraits<SdpaDecodeDescriptor> {
+  static constexpr const char* kFamily = "paged_decode";
+  static Status validate(const SdpaDecodeDescriptor& d) { return attention::validate_decode(d); }
+  static std::span<const Candidate<SdpaDecodeDescriptor, SdpaDecodeArgs>> candidates() { return attention::kDecodeCandidates; }
+  static Status check_args(const SdpaDecodeDescriptor& d, const SdpaDecodeArgs& a) { return attention::check_decode_args(d, a); }
+};
+
+template class Plan<SdpaDecodeDescriptor, SdpaDecodeArgs>;
+
+}  // namespace baracuda

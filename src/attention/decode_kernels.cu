@@ -1,0 +1,106 @@
+// Instances and launchers of SdpaDecodePlan's kernels: the tensor-core kernel
+// (kernels/decode_mma.cuh) per (f16 | bf16, D in {64, 128, 256}) with its split combine, and
+// the SIMT kernel (kernels/decode_simt.cuh) per (f64 | f32 | f16 | bf16, D bucket).
+#include <atomic>
+#include <mutex>
+#include <string>
+
+#include "attention/decode_params.hpp"
+#include "attention/kernels/decode_mma.cuh"
+#include "attention/kernels/decode_simt.cuh"
+
+namespace baracuda::attention {
+
+namespace {
+
+Status launch_status(const char* kernel) {
+  const cudaError_t e = cudaGetLastError();
+  if (e == cudaSuccess) return Status::ok();
+  return Status(Code::kCudaError, std::string(kernel) + " kernel launch failed: " + cudaGetErrorString(e), StatusSource::kCuda,
+                static_cast<int>(e));
+}
+
+// Opts the kernel in to `bytes` of dynamic shared memory on the current device, once per
+// (kernel, device); cudaFuncSetAttribute is serialized across host threads.
+template <class Kernel>
+Status allow_smem(Kernel kernel, std::atomic<unsigned long long>& done, std::int64_t bytes) {
+  int dev = 0;
+  cudaError_t e = cudaGetDevice(&dev);
+  const unsigned long long bit = dev < 64 ? 1ull << dev : 0ull;
+  if (e == cudaSuccess && bit && (done.load(std::memory_order_acquire) & bit)) return Status::ok();
+  static std::mutex mu;
+  std::lock_guard<std::mutex> lock(mu);
+  if (e == cudaSuccess) e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    return Status(Code::kCudaError, "paged_decode mma_splitkv: cudaFuncSetAttribute(MaxDynamicSharedMemorySize = " +
+                                        std::to_string(bytes) + "): " + cudaGetErrorString(e),
+                  StatusSource::kCuda, static_cast<int>(e));
+  }
+  done.fetch_or(bit, std::memory_order_release);
+  return Status::ok();
+}
+
+template <class T, int D, int kStages>
+Status launch_mma_t(const DecodeParams& p, cudaStream_t s) {
+  auto kernel = &kernels::decode_mma_kernel<T, D, kStages>;
+  static std::atomic<unsigned long long> opted{0};
+  BARACUDA_TRY(allow_smem(kernel, opted, decode_smem_bytes(D, kStages, kDecodeRowsPerCta)));
+  const std::int64_t rows_first = p.rows < kDecodeRowsPerCta ? p.rows : kDecodeRowsPerCta;
+  const std::int64_t mtiles = (rows_first + 15) / 16;
+  const std::int64_t q_rows = 16 * (mtiles == 1 ? 1 : (mtiles == 2 ? 2 : 4));
+  // Every row block but the last has 64 rows: size for the largest.
+  const std::int64_t smem = decode_smem_bytes(D, kStages, p.row_blocks > 1 ? kDecodeRowsPerCta : q_rows);
+  const dim3 grid(static_cast<unsigned>(p.batch * p.hkv * p.row_blocks), static_cast<unsigned>(p.splits));
+  kernel<<<grid, kDecodeThreads, static_cast<std::size_t>(smem), s>>>(p);
+  BARACUDA_TRY(launch_status("paged_decode mma_splitkv"));
+  if (p.splits == 1) return Status::ok();
+  const int threads = p.d >= 128 ? 128 : 64;
+  kernels::decode_combine_kernel<T><<<static_cast<unsigned>(p.batch * p.sq * p.hq), threads, 0, s>>>(p);
+  return launch_status("paged_decode split combine");
+}
+
+template <class T>
+Status launch_mma_d(const DecodeParams& p, cudaStream_t s) {
+  const bool three = p.stages == 3;
+  switch (p.d) {
+    case 64: return three ? launch_mma_t<T, 64, 3>(p, s) : launch_mma_t<T, 64, 2>(p, s);
+    case 128: return three ? launch_mma_t<T, 128, 3>(p, s) : launch_mma_t<T, 128, 2>(p, s);
+    case 256: return launch_mma_t<T, 256, 2>(p, s);
+    default: return Status(Code::kInternal, "paged_decode mma_splitkv: no kernel for D = " + std::to_string(p.d));
+  }
+}
+
+template <class T>
+Status launch_simt_t(const DecodeParams& p, cudaStream_t s) {
+  const std::int64_t rows = p.batch * p.sq * p.hq;
+  const dim3 grid(static_cast<unsigned>((rows + kernels::kSimtWarps - 1) / kernels::kSimtWarps));
+  const int threads = kernels::kSimtWarps * 32;
+  if (p.d <= 64) kernels::decode_simt_kernel<T, 2><<<grid, threads, 0, s>>>(p);
+  else if (p.d <= 128) kernels::decode_simt_kernel<T, 4><<<grid, threads, 0, s>>>(p);
+  else if (p.d <= 256) kernels::decode_simt_kernel<T, 8><<<grid, threads, 0, s>>>(p);
+  else kernels::decode_simt_kernel<T, 16><<<grid, threads, 0, s>>>(p);
+  return launch_status("paged_decode simt_warp_row");
+}
+
+}  // namespace
+
+Status launch_decode_mma(DType dtype, const DecodeParams& p, cudaStream_t s) {
+  if (p.batch == 0 || p.sq == 0 || p.hq == 0) return Status::ok();
+  if (dtype == DType::kBF16) return launch_mma_d<__nv_bfloat16>(p, s);
+  if (dtype == DType::kF16) return launch_mma_d<__half>(p, s);
+  return Status(Code::kInternal, "paged_decode mma_splitkv: no kernel for dtype " + std::string(dtype_name(dtype)));
+}
+
+Status launch_decode_simt(DType dtype, const DecodeParams& p, cudaStream_t s) {
+  if (p.batch == 0 || p.sq == 0 || p.hq == 0) return Status::ok();
+  switch (dtype) {
+    case DType::kF64: return launch_simt_t<double>(p, s);
+    case DType::kF32: return launch_simt_t<float>(p, s);
+    case DType::kF16: return launch_simt_t<__half>(p, s);
+    case DType::kBF16: return launch_simt_t<__nv_bfloat16>(p, s);
+    default: return Status(Code::kInternal, "paged_decode simt_warp_row: no kernel for dtype " + std::string(dtype_name(dtype)));
+  }
+}
+
+}  // namespace baracuda::attention

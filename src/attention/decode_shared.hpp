@@ -1,0 +1,46 @@
+// Descriptor checks and cache geometry shared by SdpaDecodePlan (decode.cpp) and
+// KvCacheAppendPlan (kv_cache.cpp): every message names the field and its value.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "baracuda/core/status.hpp"
+#include "baracuda/core/tensor.hpp"
+#include "baracuda/ops/decode.hpp"
+#include "baracuda/ops/kv_cache.hpp"
+
+namespace baracuda::attention {
+
+Status invalid(const std::string& msg);  // Code::kInvalidArgument
+std::string s64(std::int64_t v);
+std::string dt(DType t);
+
+// t.rank == rank, else "<field>.rank = r: <field> is <shape>".
+Status check_rank(const TensorLayout& t, const char* field, int rank, const char* shape);
+// The last dim has unit stride (or size 1).
+Status check_head_dim_contiguous(const TensorLayout& t, const char* field);
+// alignment >= the element size (kernels read whole elements).
+Status check_element_alignment(const TensorLayout& t, const char* field);
+// k_cache / v_cache: rank 4, ref's dtype and head dim D = ref.shape[3], Hkv >= 1, the same
+// shape, head dims contiguous.
+Status check_cache_pair(const TensorLayout& k, const TensorLayout& v, const TensorLayout& ref, const char* ref_field);
+// Paged: block_table i32 [B, max_pages] and page_size = k_cache.shape[1] >= 1; contiguous
+// (rank 0): k_cache.shape[0] == B.
+Status check_block_table(const TensorLayout& block_table, const TensorLayout& k_cache, std::int64_t batch);
+// i32 [B].
+Status check_seqlens(const TensorLayout& t, const char* field, std::int64_t batch);
+
+struct CacheGeometry {
+  std::int64_t page_size = 0, max_pages = 1, num_pages = 0, capacity = 0;
+  std::int64_t bt_stride[2] = {};
+};
+// A contiguous cache is one "page" of S_max rows per sequence (page b of sequence b).
+CacheGeometry cache_geometry(const TensorLayout& k_cache, const TensorLayout& block_table, std::int64_t batch);
+
+// The run-time argument checks of the two plans (null, declared alignment, an output
+// overlapping anything): decode.cpp, kv_cache.cpp.
+Status check_decode_args(const SdpaDecodeDescriptor& d, const SdpaDecodeArgs& a);
+Status check_append_args(const KvCacheAppendDescriptor& d, const KvCacheAppendArgs& a);
+
+}  // namespace baracuda::attention

@@ -1,0 +1,329 @@
+// GPU tests of SdpaDecodePlan against reference::sdpa_decode (flash-attn's rule: max error
+// <= 3x the naive same-precision implementation's + atol; empty rows exactly o = 0, lse =
+// -inf; no NaN; see baracuda/reference/decode.hpp). Fresh random inputs per run (seed printed
+// on failure): q in [-3, 3], caches in [-1, 1], block tables mapping every slot to a distinct
+// page in a random order, every cache row no sequence uses set to NaN (a kernel that reads
+// past seqlen or an unmapped page shows it), o and lse poisoned (NaN) before every run, guard
+// bytes around every device tensor. Every case runs under every SKU that accepts it
+// (mma_splitkv, simt_warp_row). Cases: every dtype; seqlen_k 0, 1, 15, 16, 17, 63, 64, 65,
+// 300, not multiples of the page size; Sq = 1, 4, 16; GQA ratios 1, 4, 8 and MQA; D = 64,
+// 128, 256 and odd D (simt); page sizes 16, 32, 256 and contiguous caches; softcap, ALiBi
+// ([Hq] and [B, Hq]), sliding windows, non-causal, explicit scale; strided q / o / lse /
+// caches / block table / seqlens (o's padding checked untouched); long contexts that split
+// the KV length over CTAs; bitwise determinism of the split combine; the run-time refusals
+// with o and lse untouched.
+// Filter: --gtest_filter='*Decode*:*KvCache*'.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "baracuda/reference/decode.hpp"
+#include "gemm_gpu_util.hpp"
+#include "gpu_harness.hpp"
+#include "test_support.hpp"
+
+namespace baracuda::test {
+namespace {
+
+using reference::DecodeShape;
+using reference::HostTensor;
+
+// Paged caches get 3 pages no sequence maps.
+DecodeShape shape(DType t, std::int64_t b, std::int64_t sq, std::int64_t hq, std::int64_t hkv, std::int64_t dim,
+                  std::int64_t page, std::int64_t max_pages, bool paged = true) {
+  return reference::decode_shape(t, b, sq, hq, hkv, dim, page, max_pages, paged, paged ? 3 : 0);
+}
+
+struct Case {
+  DecodeShape s;
+  std::vector<std::int32_t> lens;
+  SdpaDecodeOptions opt{};
+  bool strided = false;
+  bool expect_split = false;  // the default plan splits the KV length (workspace > 0)
+};
+
+// q inside a fused [B, Sq, Hq + 2 Hkv, D] projection, o with 8 padding elements per row, lse
+// as the transposed view of [B, Sq, Hq], caches with a gap between rows, a block table with
+// 3 spare slots per row, seqlens every other int.
+void make_strided(SdpaDecodeDescriptor& d) {
+  const std::int64_t B = d.q.shape[0], Sq = d.q.shape[1], Hq = d.q.shape[2], D = d.q.shape[3];
+  const std::int64_t Hkv = d.k_cache.shape[2], P = d.k_cache.shape[0], ps = d.k_cache.shape[1];
+  const std::int64_t W = Hq + 2 * Hkv;
+  d.q = TensorLayout::strided(d.q.dtype, {B, Sq, Hq, D}, {Sq * W * D, W * D, D, 1});
+  d.o = TensorLayout::strided(d.o.dtype, {B, Sq, Hq, D}, {Sq * Hq * (D + 8), Hq * (D + 8), D + 8, 1});
+  if (d.lse.rank) d.lse = TensorLayout::strided(DType::kF32, {B, Hq, Sq}, {Sq * Hq, 1, Hq});
+  d.k_cache = d.v_cache = TensorLayout::strided(d.k_cache.dtype, {P, ps, Hkv, D}, {ps * 2 * Hkv * D, 2 * Hkv * D, D, 1});
+  if (d.block_table.rank) {
+    const std::int64_t M = d.block_table.shape[1];
+    d.block_table = TensorLayout::strided(DType::kI32, {B, M}, {M + 3, 1});
+  }
+  d.seqlens_k = TensorLayout::strided(DType::kI32, {B}, {2});
+}
+
+// Device copies of a case's operands.
+struct Operands {
+  SdpaDecodeDescriptor d;
+  HostTensor q, k, v, bt, lens, alibi, o, lse;
+  std::unique_ptr<DeviceTensor> dq, dk, dv, dbt, dlens, dalibi, dout, dlse;
+  reference::DecodeResult want;
+
+  explicit Operands(const Case& c) : d(desc_of(c)), q(d.q), k(d.k_cache), v(d.v_cache), bt(d.block_table), lens(d.seqlens_k),
+                                     alibi(d.alibi_slopes), o(d.o), lse(d.lse) {
+    fill_random(q, -3, 3);
+    fill_random(k, -1, 1);
+    fill_random(v, -1, 1);
+    if (d.paged()) reference::fill_block_table(bt, d.k_cache.shape[0], rng());
+    for (std::size_t b = 0; b < c.lens.size(); ++b) lens.set(static_cast<std::int64_t>(b), c.lens[b]);
+    reference::poison_unused_rows(k, d.paged() ? &bt : nullptr, c.lens);
+    reference::poison_unused_rows(v, d.paged() ? &bt : nullptr, c.lens);
+    if (d.alibi_slopes.rank) fill_random(alibi, 0.01, 0.5);
+    auto r = reference::sdpa_decode(d, q, k, v, d.paged() ? &bt : nullptr, lens, d.alibi_slopes.rank ? &alibi : nullptr);
+    EXPECT_TRUE(r.has_value()) << (r ? "" : r.error().to_string());
+    if (r) want = std::move(r.value());
+    const Stream& s = test_stream();
+    dq = std::make_unique<DeviceTensor>(q, s);
+    dk = std::make_unique<DeviceTensor>(k, s);
+    dv = std::make_unique<DeviceTensor>(v, s);
+    dlens = std::make_unique<DeviceTensor>(lens, s);
+    dout = std::make_unique<DeviceTensor>(o, s);
+    if (d.paged()) dbt = std::make_unique<DeviceTensor>(bt, s);
+    if (d.alibi_slopes.rank) dalibi = std::make_unique<DeviceTensor>(alibi, s);
+    if (d.lse.rank) dlse = std::make_unique<DeviceTensor>(lse, s);
+  }
+  static SdpaDecodeDescriptor desc_of(const Case& c) {
+    auto d = reference::decode_descriptor(c.s);
+    d.options = c.opt;
+    if (c.strided) make_strided(d);
+    return d;
+  }
+  SdpaDecodeArgs args() const {
+    return {.q = dq->data(),
+            .k_cache = dk->data(),
+            .v_cache = dv->data(),
+            .block_table = dbt ? static_cast<const std::int32_t*>(dbt->data()) : nullptr,
+            .seqlens_k = static_cast<const std::int32_t*>(dlens->data()),
+            .o = dout->data(),
+            .lse = dlse ? static_cast<float*>(dlse->data()) : nullptr,
+            .alibi_slopes = dalibi ? static_cast<const float*>(dalibi->data()) : nullptr};
+  }
+  void poison() {
+    dout->poison(0xFF, test_stream());
+    if (dlse) dlse->poison(0xFF, test_stream());
+  }
+  void verify(const std::string& sku) {
+    SCOPED_TRACE(sku);
+    ASSERT_TRUE(dout->download(o, test_stream())) << "guard bytes around o";
+    if (dlse) ASSERT_TRUE(dlse->download(lse, test_stream())) << "guard bytes around lse";
+    auto cmp = reference::compare_decode(o, dlse ? &lse : nullptr, want);
+    EXPECT_TRUE(cmp.ok) << cmp.detail;
+    EXPECT_TRUE(quant_padding_untouched(o, 0xFF)) << "o's row padding";
+  }
+};
+
+std::string lens_text(const std::vector<std::int32_t>& lens) {
+  std::string s;
+  for (auto l : lens) s += (s.empty() ? "" : ",") + std::to_string(l);
+  return s;
+}
+
+int run_case(const Case& c) {
+  Operands op(c);
+  SCOPED_TRACE(op.d.to_string() + " lens {" + lens_text(c.lens) + "} seed " + std::to_string(test_seed()));
+  if (c.expect_split) {
+    auto p = SdpaDecodePlan::select(test_stream(), op.d);
+    EXPECT_TRUE(p.has_value() && p->workspace_size() > 0) << "expected the KV length split over CTAs";
+  }
+  return for_each_sku<SdpaDecodePlan>(
+      op.d, [&] { op.poison(); },
+      [&](const SdpaDecodePlan& p, Workspace ws) { return p.run(test_stream(), ws, op.args()); },
+      [&](const std::string& sku) { op.verify(sku); });
+}
+
+// Lengths of B sequences: the edge values first, then random ones up to `cap`.
+std::vector<std::int32_t> lengths(std::int64_t batch, std::int64_t cap, std::vector<std::int32_t> first) {
+  std::vector<std::int32_t> l;
+  for (std::int64_t b = 0; b < batch; ++b)
+    l.push_back(b < static_cast<std::int64_t>(first.size())
+                    ? std::min<std::int32_t>(first[static_cast<std::size_t>(b)], static_cast<std::int32_t>(cap))
+                    : static_cast<std::int32_t>(rng()() % static_cast<std::uint64_t>(cap + 1)));
+  return l;
+}
+
+const DType kFast[] = {DType::kBF16, DType::kF16};
+
+TEST(DecodeGpu, EveryDtypeAndSku) {
+  BARACUDA_REQUIRE_GPU();
+  int runs = 0;
+  for (DType t : {DType::kBF16, DType::kF16, DType::kF32, DType::kF64}) {
+    runs += run_case({shape(t, 3, 1, 8, 2, 128, 16, 20), {1, 17, 300}});
+    runs += run_case({shape(t, 2, 4, 8, 8, 64, 32, 4, false), {100, 5}});
+  }
+  RecordProperty("skus_run", runs);
+}
+
+TEST(DecodeGpu, SeqlenEdgesAndPageSizes) {
+  BARACUDA_REQUIRE_GPU();
+  int runs = 0;
+  const std::vector<std::int32_t> edges = {0, 1, 15, 16, 17, 63, 64, 65, 127, 129, 300};
+  for (DType t : kFast)
+    for (std::int64_t page : {16, 32, 256}) {
+      runs += run_case({shape(t, 11, 1, 16, 4, 128, page, 512 / page + 1), edges});
+      runs += run_case({shape(t, 11, 4, 16, 4, 64, page, 512 / page + 1), edges});
+    }
+  runs += run_case({shape(DType::kBF16, 11, 2, 8, 2, 128, 16, 32, false), edges});  // contiguous cache
+  RecordProperty("skus_run", runs);
+}
+
+TEST(DecodeGpu, SpeculativeTokensAndGqaRatios) {
+  BARACUDA_REQUIRE_GPU();
+  int runs = 0;
+  for (std::int64_t sq : {1, 4, 16})
+    for (std::int64_t ratio : {1, 4, 8, 32}) {  // 32: MQA (Hkv = 1)
+      const std::int64_t hq = 32, hkv = hq / ratio;
+      const DType t = (sq + ratio) % 2 ? DType::kF16 : DType::kBF16;
+      runs += run_case({shape(t, 3, sq, hq, hkv, 128, 16, 12), lengths(3, 192, {0, 3, 190})});
+    }
+  RecordProperty("skus_run", runs);
+}
+
+TEST(DecodeGpu, HeadDims) {
+  BARACUDA_REQUIRE_GPU();
+  int runs = 0;
+  for (DType t : kFast)
+    for (std::int64_t dim : {64, 128, 256}) runs += run_case({shape(t, 2, 2, 8, 2, dim, 16, 10), {150, 33}});
+  for (std::int64_t dim : {1, 8, 80, 96, 200, 512}) runs += run_case({shape(DType::kF16, 2, 1, 4, 2, dim, 16, 4), {40, 64}});
+  RecordProperty("skus_run", runs);
+}
+
+TEST(DecodeGpu, SoftcapAlibiWindowScale) {
+  BARACUDA_REQUIRE_GPU();
+  int runs = 0;
+  for (DType t : {DType::kBF16, DType::kF16, DType::kF32}) {
+    Case c{shape(t, 3, 4, 8, 2, 128, 16, 24), {5, 200, 381}};
+    c.opt.softcap = 5.0;
+    c.opt.scale = 1.0;
+    runs += run_case(c);
+    c.opt = {};
+    c.s.alibi = 1;
+    runs += run_case(c);
+    c.s.alibi = 2;
+    c.opt.window_left = 37;
+    runs += run_case(c);
+    c.s.alibi = 0;
+    for (std::int64_t w : {0, 5, 100}) {
+      c.opt.window_left = w;
+      runs += run_case(c);
+    }
+    c.opt.window_left = -1;
+    c.opt.causal = false;
+    c.opt.scale = 0.05;
+    runs += run_case(c);
+    c.opt.window_left = 10;  // not causal, windowed
+    runs += run_case(c);
+  }
+  RecordProperty("skus_run", runs);
+}
+
+TEST(DecodeGpu, StridedViewsAndNoLse) {
+  BARACUDA_REQUIRE_GPU();
+  int runs = 0;
+  for (DType t : {DType::kBF16, DType::kF16, DType::kF32}) {
+    Case c{shape(t, 3, 3, 8, 2, 128, 16, 12), {0, 77, 190}};
+    c.strided = true;
+    runs += run_case(c);
+    Case n{shape(t, 2, 1, 8, 4, 64, 32, 4, false), {1, 128}};
+    n.s.lse = false;
+    runs += run_case(n);
+  }
+  RecordProperty("skus_run", runs);
+}
+
+TEST(DecodeGpu, LongContextSplitsTheKvLength) {
+  BARACUDA_REQUIRE_GPU();
+  int runs = 0;
+  for (DType t : kFast) {
+    Case c{shape(t, 2, 1, 32, 8, 128, 256, 24), {6000, 3}};
+    c.expect_split = true;
+    runs += run_case(c);
+    Case w{shape(t, 1, 4, 16, 2, 64, 16, 512), {8191}};  // page 16, window inside one split
+    w.expect_split = true;
+    w.opt.window_left = 700;
+    runs += run_case(w);
+  }
+  Case big{shape(DType::kBF16, 16, 1, 32, 8, 128, 16, 256), lengths(16, 4096, {4096, 4095, 1})};
+  runs += run_case(big);  // the bench shape at a sixteenth of its batch
+  RecordProperty("skus_run", runs);
+}
+
+// Same inputs, fresh workspace garbage: the split SKU gives the same bits (fixed split, fixed
+// combine order).
+TEST(DecodeGpu, SplitCombineIsDeterministic) {
+  BARACUDA_REQUIRE_GPU();
+  Operands op({shape(DType::kBF16, 1, 2, 32, 8, 128, 256, 32), {8000}});
+  PlanPreference pref;
+  pref.force_sku = "paged_decode.fwd.mma_splitkv*";
+  auto plan = SdpaDecodePlan::select(test_stream(), op.d, pref);
+  ASSERT_TRUE(plan.has_value()) << plan.error().to_string();
+  ASSERT_GT(plan->workspace_size(), 0u);
+  std::vector<std::vector<unsigned char>> bits;
+  for (int rep = 0; rep < 2; ++rep) {
+    Workspace ws = test_workspace(plan->workspace_size());
+    ASSERT_TRUE(memset_device(ws.data, rep ? 0x11 : 0xEE, ws.bytes, test_stream()).is_ok());
+    op.poison();
+    ASSERT_TRUE(plan->run(test_stream(), ws, op.args()).is_ok());
+    ASSERT_TRUE(op.dout->download(op.o, test_stream()));
+    const auto* p = reinterpret_cast<const unsigned char*>(op.o.storage());
+    bits.emplace_back(p, p + op.o.storage_bytes());
+  }
+  EXPECT_EQ(bits[0], bits[1]);
+  op.verify(plan->sku().name());
+}
+
+// ------------------------------------------------------------------------ run-time refusals
+void refusal_table(const char* force) {
+  SCOPED_TRACE(force);
+  Operands op({shape(DType::kBF16, 1, 1, 8, 2, 128, 256, 32), {5000}});  // splits: needs workspace
+  PlanPreference pref;
+  pref.force_sku = force;
+  auto plan = SdpaDecodePlan::select(test_stream(), op.d, pref);
+  ASSERT_TRUE(plan.has_value()) << plan.error().to_string();
+  const Stream& s = test_stream();
+  Untouched out(op.d.o), lse(op.d.lse);
+  SdpaDecodeArgs ok = op.args();
+  ok.o = out.data();
+  ok.lse = static_cast<float*>(lse.data());
+  const std::size_t need = plan->workspace_size();
+  const Code bad = Code::kInvalidArgument;
+  auto at = [](const void* p, int off) { return static_cast<char*>(const_cast<void*>(p)) + off; };
+  expect_arg_run_refusals<SdpaDecodeArgs>(
+      "paged_decode", ok, [&](Workspace w, const SdpaDecodeArgs& a) { return plan->run(s, w, a); },
+      test_workspace(need + kWorkspaceAlignment), need,
+      {
+          {"null q", [](SdpaDecodeArgs& a) { a.q = nullptr; }, bad, "args.q is null"},
+          {"null k_cache", [](SdpaDecodeArgs& a) { a.k_cache = nullptr; }, bad, "args.k_cache is null"},
+          {"null block_table", [](SdpaDecodeArgs& a) { a.block_table = nullptr; }, bad, "args.block_table is null"},
+          {"null seqlens_k", [](SdpaDecodeArgs& a) { a.seqlens_k = nullptr; }, bad, "args.seqlens_k is null"},
+          {"null o", [](SdpaDecodeArgs& a) { a.o = nullptr; }, bad, "args.o is null"},
+          {"null lse", [](SdpaDecodeArgs& a) { a.lse = nullptr; }, bad, "args.lse is null"},
+          {"misaligned v_cache", [&](SdpaDecodeArgs& a) { a.v_cache = at(a.v_cache, 2); }, Code::kMisaligned,
+           "is not aligned to v_cache.alignment = 16 bytes"},
+          {"misaligned q", [&](SdpaDecodeArgs& a) { a.q = at(a.q, 4); }, Code::kMisaligned, "is not aligned to q.alignment = 16 bytes"},
+          {"o aliases q", [](SdpaDecodeArgs& a) { a.q = a.o; }, bad, "args.o overlaps args.q"},
+          {"o aliases k_cache", [](SdpaDecodeArgs& a) { a.k_cache = a.o; }, bad, "args.o overlaps args.k_cache"},
+          {"lse aliases o", [](SdpaDecodeArgs& a) { a.o = a.lse; }, bad, "args.o and args.lse overlap"},
+      },
+      {&out, &lse});
+}
+
+TEST(DecodeGpuRefusals, RunTableEverySku) {
+  BARACUDA_REQUIRE_GPU();
+  refusal_table("paged_decode.fwd.mma_splitkv*");
+  refusal_table("paged_decode.fwd.simt_warp_row*");
+}
+
+}  // namespace
+}  // namespace baracuda::test
