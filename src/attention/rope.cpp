@@ -416,6 +416,16 @@ Setup setup_for(Impl impl, const Operands& o) {
       }
     p.vec = static_cast<int>(v);
     p.vec16 = true;
+    // the caches as vectors too: P entries per unit (V for neox, V / 2 interleaved) of 16 bytes,
+    // unit column stride, row strides keeping every unit aligned
+    if (o.cos->rank != 0) {
+      const std::int64_t pairs = p.interleaved ? v / 2 : v;
+      const auto esize = static_cast<std::int64_t>(dtype_size(o.cos->dtype));
+      bool ok = (pairs * esize) % 16 == 0;
+      for (const TensorLayout* c : {o.cos, o.sin})
+        ok = ok && c->alignment >= 16 && (c->shape[1] == 1 || c->strides[1] == 1) && (c->strides[0] * esize) % 16 == 0;
+      p.cache_vec16 = ok;
+    }
   } else {
     p.vec = p.interleaved ? 2 : 1;
   }

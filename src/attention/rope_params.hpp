@@ -45,6 +45,7 @@ struct RopeParams {
   bool cache_f32 = true;          // cos / sin dtype: f32, else x's dtype
   std::int64_t max_pos = 0;
   std::int64_t cache_stride[2][2] = {};  // [cos, sin][row, col]
+  bool cache_vec16 = false;       // vec16 kernels: a unit's P cache entries are 16-byte vectors
   double attention_factor = 1.0;
   // Launch shape (set at select)
   bool vec16 = false;             // the 16-byte-vector kernel (else the strided one)

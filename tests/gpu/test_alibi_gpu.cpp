@@ -3,7 +3,8 @@
 // Sq < Skv, Sq > Skv, Skv not a whole vector, transposed scores, a padded row stride; in place;
 // empty; every accepting SKU forced, poisoned outputs, guard bytes. Backward: grad_s only,
 // grad_slopes only, both, grad_s in place of grad_y; the slope gradient bit-identical over two
-// runs (deterministic). Then the run-time refusals. Filter: --gtest_filter='*Alibi*'.
+// runs (deterministic). A > 2^31-element case (sampled rows). Then the run-time refusals.
+// Filter: --gtest_filter='*Alibi*'.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -150,6 +151,51 @@ TEST_P(AlibiGpu, Backward) {
 
 INSTANTIATE_TEST_SUITE_P(Types, AlibiGpu, ::testing::Values(DType::kF64, DType::kF32, DType::kF16, DType::kBF16),
                          [](const auto& info) { return std::string(dtype_name(info.param)); });
+
+// More than 2^31 elements (64-bit offsets): [1, 2, 2^15 + 1, 2^15] bf16 in place, the scores set
+// on the device to one byte pattern (no 4 GiB host copy); every SKU forced. Checked rows: with
+// bottom-right alignment the last row of each head (head 1's lies past element 2^31) against
+// the oracle of the one-row problem [1, 1, 1, Skv] (same distances |Skv - 1 - j|), with
+// top-left the first row of each head against the one-row top-left problem (|0 - j|).
+TEST(AlibiGpuHuge, BeyondTwoToThe31Elements) {
+  BARACUDA_REQUIRE_GPU();
+  const std::int64_t H = 2, Sq = (std::int64_t{1} << 15) + 1, Skv = std::int64_t{1} << 15;
+  const auto sc = TensorLayout::contiguous(DType::kBF16, {1, H, Sq, Skv});
+  ASSERT_GT(sc.numel(), std::int64_t{1} << 31);
+  const std::size_t bytes = static_cast<std::size_t>(sc.numel()) * 2;
+  auto buf = DeviceBuffer::allocate(bytes);
+  ASSERT_TRUE(buf.has_value()) << buf.error().to_string();
+  const Stream& st = test_stream();
+  const auto sl = TensorLayout::contiguous(DType::kF32, {H});
+  HostTensor hsl(sl);
+  fill_random(hsl, 0.001, 0.01);
+  DeviceTensor dsl(hsl, st);
+  const auto row = TensorLayout::contiguous(DType::kBF16, {1, 1, 1, Skv});
+  HostTensor one(row), got(row);
+  for (std::int64_t j = 0; j < Skv; ++j) one.set(j, 0.74609375);  // bf16 0x3F3F, the memset pattern
+  for (CausalAlign a : {CausalAlign::kBottomRight, CausalAlign::kTopLeft}) {
+    AlibiDescriptor d{.s = sc, .y = sc, .slopes = sl, .align = a};
+    for_each_sku<AlibiPlan>(
+        d, [&] { ASSERT_TRUE(memset_device(buf->data(), 0x3F, bytes, st).is_ok()); },
+        [&](const AlibiPlan& p, Workspace ws) {
+          return p.run(st, ws, AlibiArgs{.s = buf->data(), .y = buf->data(), .slopes = static_cast<const float*>(dsl.data())});
+        },
+        [&](const std::string& sku) {
+          for (std::int64_t h = 0; h < H; ++h) {
+            const std::int64_t i = a == CausalAlign::kBottomRight ? Sq - 1 : 0;
+            const std::size_t off = static_cast<std::size_t>((h * Sq + i) * Skv) * 2;
+            ASSERT_TRUE(copy_to_host(got.data(), static_cast<const char*>(buf->data()) + off, static_cast<std::size_t>(Skv) * 2, st).is_ok());
+            ASSERT_TRUE(st.synchronize().is_ok());
+            HostTensor slope(TensorLayout::contiguous(DType::kF32, {1}));
+            slope.set(0, hsl.get(h));
+            AlibiDescriptor d1{.s = row, .y = row, .slopes = slope.layout(), .align = a};
+            auto want = reference::alibi(d1, &one, slope);
+            ASSERT_TRUE(want.has_value());
+            EXPECT_TRUE(check_close(got, want.value(), sku + " head " + std::to_string(h) + " row " + std::to_string(i)));
+          }
+        });
+  }
+}
 
 // Run-time refusals of both plans: null, misaligned, aliasing, and the backward's workspace
 // (too small, null, misaligned); the outputs keep their poison.

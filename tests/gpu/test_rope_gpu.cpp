@@ -1,11 +1,12 @@
 // GPU tests of RopePlan / RopeBackwardPlan against reference::rope(_backward): every dtype;
 // [B, S, H, D], [B, H, S, D], [T, H, D] and [B, S, D]; neox and interleaved; full and partial
 // rotary; position ids ([S] i32, [B, S] i64, out-of-cache positions -> NaN) or offsets; f32 and
-// x-dtype caches, HF's [max_pos, R] cache as a half view; in-kernel tables with every scaling
-// rule and large positions; q + k (GQA head counts) in one launch; strided views (a q slice of
-// packed qkv, a non-unit head dim); in place; empty; every accepting SKU forced, poisoned
-// outputs, guard bytes. Then the run-time refusals (null, misaligned, aliasing) with the
-// outputs left untouched. Filter: --gtest_filter='*Rope*'.
+// x-dtype caches, HF's [max_pos, R] cache as a half view, a cache with unaligned rows; in-kernel
+// tables with every scaling rule and large positions; q + k (GQA head counts) in one launch;
+// strided views (a q slice of packed qkv, a non-unit head dim); in place; empty; > 2^31
+// elements (sampled rows); every accepting SKU forced, poisoned outputs, guard bytes; graph
+// capture. Then the run-time refusals (null, misaligned, aliasing) with the outputs left
+// untouched. Filter: --gtest_filter='*Rope*'.
 #include <gtest/gtest.h>
 
 #include <cuda_runtime_api.h>
@@ -26,7 +27,7 @@ namespace {
 using reference::HostTensor;
 
 enum class Ids { kNone, kSeq32, kBatch64, kOutOfRange };
-enum class Cache { kNone, kF32, kSame, kHfView };
+enum class Cache { kNone, kF32, kSame, kHfView, kPadded };
 
 struct RopeCase {
   std::string name;
@@ -66,6 +67,7 @@ std::vector<RopeCase> rope_cases(DType t) {
       {"bshd_neox_cache_f32", c({2, 33, 4, 64}), {}, opts(1), Ids::kNone, Cache::kF32},
       {"bshd_neox_cache_same", c({2, 33, 4, 64}), {}, opts(1), Ids::kBatch64, Cache::kSame},
       {"bshd_hf_cache_view", c({2, 9, 3, 32}), {}, opts(1), Ids::kSeq32, Cache::kHfView},
+      {"bshd_cache_padded_rows", c({2, 9, 3, 32}), {}, opts(1, RopeStyle::kInterleaved), Ids::kBatch64, Cache::kPadded},
       {"bhsd_interleaved", c({2, 4, 33, 64}), {}, opts(2, inter), Ids::kBatch64},
       {"bhsd_neox_tables", c({3, 5, 41, 128}), {}, opts(2)},
       {"tokens_partial", c({37, 5, 80}), {}, opts(0, RopeStyle::kNeox, 32), Ids::kSeq32},
@@ -117,6 +119,8 @@ Inputs make_inputs(const RopeCase& c) {
     const DType ct = c.cache == Cache::kSame ? c.x.dtype : DType::kF32;
     if (c.cache == Cache::kHfView)  // the first half of HF's [max_pos, R] cache (cat(freqs, freqs))
       in.cos = in.sin = TensorLayout::strided(DType::kF32, {kMaxPos, half}, {2 * half, 1});
+    else if (c.cache == Cache::kPadded)  // rows of half + 1 entries: not whole 16-byte vectors
+      in.cos = in.sin = TensorLayout::strided(DType::kF32, {kMaxPos, half}, {half + 1, 1}, 4);
     else
       in.cos = in.sin = TensorLayout::contiguous(ct, {kMaxPos, half});
     in.hcos.emplace(in.cos);
@@ -241,6 +245,40 @@ TEST(RopeGpuGraph, CaptureAndReplay) {
   EXPECT_TRUE(check_close(hy, want.y, "graph replay"));
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
+}
+
+// More than 2^31 elements (64-bit offsets): x [1, 2^17 + 1, 128, 128] bf16 in place, set on the
+// device to one byte pattern, tables computed in the kernel; every SKU forced. The last position's
+// first and last heads (past element 2^31) against the oracle of [1, 1, 1, 128] with
+// position_offset = S - 1.
+TEST(RopeGpuHuge, BeyondTwoToThe31Elements) {
+  BARACUDA_REQUIRE_GPU();
+  const std::int64_t S = (std::int64_t{1} << 17) + 1, H = 128, D = 128;
+  const auto x = TensorLayout::contiguous(DType::kBF16, {1, S, H, D});
+  ASSERT_GT(x.numel(), std::int64_t{1} << 31);
+  const std::size_t bytes = static_cast<std::size_t>(x.numel()) * 2;
+  auto buf = DeviceBuffer::allocate(bytes);
+  ASSERT_TRUE(buf.has_value()) << buf.error().to_string();
+  const Stream& st = test_stream();
+  const auto row = TensorLayout::contiguous(DType::kBF16, {1, 1, 1, D});
+  HostTensor one(row), got(row);
+  for (std::int64_t j = 0; j < D; ++j) one.set(j, 0.74609375);  // bf16 0x3F3F, the memset pattern
+  RopeDescriptor d{.x = x, .y = x};
+  RopeDescriptor d1{.x = row, .y = row};
+  d1.options.position_offset = S - 1;
+  auto want = reference::rope(d1, {.x = &one});
+  ASSERT_TRUE(want.has_value());
+  for_each_sku<RopePlan>(
+      d, [&] { ASSERT_TRUE(memset_device(buf->data(), 0x3F, bytes, st).is_ok()); },
+      [&](const RopePlan& p, Workspace ws) { return p.run(st, ws, RopeArgs{.x = buf->data(), .y = buf->data()}); },
+      [&](const std::string& sku) {
+        for (std::int64_t h : {std::int64_t{0}, H - 1}) {
+          const std::size_t off = static_cast<std::size_t>(((S - 1) * H + h) * D) * 2;
+          ASSERT_TRUE(copy_to_host(got.data(), static_cast<const char*>(buf->data()) + off, static_cast<std::size_t>(D) * 2, st).is_ok());
+          ASSERT_TRUE(st.synchronize().is_ok());
+          EXPECT_TRUE(check_close(got, want->y, sku + " last position, head " + std::to_string(h)));
+        }
+      });
 }
 
 // Run-time refusals: null, misaligned, aliasing (y over x2, y2 over x, y over the caches, y

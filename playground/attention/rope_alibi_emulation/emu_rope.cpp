@@ -81,6 +81,7 @@ int run_rope_emu() {
         {"llama3", c({1, 8, 2, 128}), {}, ol, 0, 0, false},
         {"in_place", c({2, 9, 4, 64}), {}, o1, 2, 1, true},
         {"oob", c({2, 9, 2, 32}), {}, o1, 3, 1, false},
+        {"cache_padded_rows", c({2, 9, 2, 32}), {}, o2, 2, 3, false},
     };
     for (auto& cs : cases) {
       if (std::string(cs.name) == "qk_in_place_partial") { cs.o = o1; cs.o.rotary_dim = 16; }
@@ -97,7 +98,8 @@ int run_rope_emu() {
         for (std::int64_t i = 0; i < il.numel(); ++i) ids->set(i, static_cast<double>((i * 37 + 5) % (cs.cache ? 40 : 20000)) - (cs.ids == 3 && i % 4 == 0 ? 41 : 0));
       }
       if (cs.cache) {
-        cl = TensorLayout::contiguous(cs.cache == 2 ? t : DType::kF32, {40, R / 2});
+        cl = cs.cache == 3 ? TensorLayout::strided(DType::kF32, {40, R / 2}, {R / 2 + 1, 1}, 4)
+                           : TensorLayout::contiguous(cs.cache == 2 ? t : DType::kF32, {40, R / 2});
         cc.emplace(cl); sn.emplace(cl);
         reference::fill_random(*cc, g_rng, -1, 1, false);
         reference::fill_random(*sn, g_rng, -1, 1, false);

@@ -69,6 +69,20 @@ __device__ __forceinline__ Compute<T> load_cache(const void* base, bool f32, std
   return to_compute(static_cast<const T*>(base)[off]);
 }
 
+// P consecutive cache entries at `row` as 16-byte vectors (RopeParams::cache_vec16: unit column
+// stride, 16-byte aligned rows and units) when P entries of the cache dtype E are whole vectors.
+template <class T, class E, int P>
+__device__ __forceinline__ bool load_cache_vec(const void* base, std::int64_t off, Compute<T> (&v)[P]) {
+  if constexpr ((P * sizeof(E)) % 16 == 0) {
+    const auto r = baracuda::kernels::load_vec<E, P>(static_cast<const E*>(base) + off);
+#pragma unroll
+    for (int k = 0; k < P; ++k) v[k] = static_cast<Compute<T>>(to_compute(r.v[k]));
+    return true;
+  } else {
+    return false;
+  }
+}
+
 // P pairs starting at pair `first`: cos / sin of the position (NaN for a cached position out of
 // range), times the attention factor, sin negated for the backward.
 template <class T, int P>
@@ -77,6 +91,18 @@ __device__ __forceinline__ void pair_trig(const RopeParams& p, std::int64_t posi
   using C = Compute<T>;
   if (p.cos != nullptr) {
     const bool bad = position < 0 || position >= p.max_pos;
+    if (p.cache_vec16 && !bad) {
+      const std::int64_t oc = position * p.cache_stride[0][0] + first, os = position * p.cache_stride[1][0] + first;
+      const bool done = p.cache_f32 ? (load_cache_vec<T, float, P>(p.cos, oc, c) && load_cache_vec<T, float, P>(p.sin, os, s))
+                                    : (load_cache_vec<T, T, P>(p.cos, oc, c) && load_cache_vec<T, T, P>(p.sin, os, s));
+      if (done) {
+        if (p.inverse) {
+#pragma unroll
+          for (int k = 0; k < P; ++k) s[k] = -s[k];
+        }
+        return;
+      }
+    }
 #pragma unroll
     for (int k = 0; k < P; ++k) {
       const std::int64_t i = first + k;
