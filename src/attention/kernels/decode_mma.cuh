@@ -133,6 +133,7 @@ __global__ void __launch_bounds__(kDecodeThreads) decode_mma_kernel(const Decode
   // Issues the copies of tile `it` into stage it % kStages.
   const T* kg_base = static_cast<const T*>(p.k);
   const T* vg_base = static_cast<const T*>(p.v);
+  const bool paged = p.block_table != nullptr;
   auto issue = [&](int it) {
     const std::int64_t base = k_begin + static_cast<std::int64_t>(it) * kDecodeBlockN;
     T* kst = ks + (it % kStages) * kTile;
@@ -140,14 +141,33 @@ __global__ void __launch_bounds__(kDecodeThreads) decode_mma_kernel(const Decode
     const T* kchunk[4];
     const T* vchunk[4];
     int nvalid[4];
+    // Block-table slot and row of the tile's first key (keys < capacity < 2^31: one 32-bit
+    // division per tile); the chunks after it step 16 rows, wrapping into the next slots.
+    const std::uint32_t ps = static_cast<std::uint32_t>(p.page_size);
+    std::uint32_t slot0 = 0, row0 = static_cast<std::uint32_t>(base);
+    if (paged) {
+      slot0 = row0 / ps;
+      row0 -= slot0 * ps;
+    }
 #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const std::int64_t key = base + 16 * c;
       const std::int64_t left = k_end - key;
       nvalid[c] = left <= 0 ? 0 : (left >= 16 ? 16 : static_cast<int>(left));
-      const std::int64_t page = nvalid[c] ? page_of(p, b, key) : -1;
+      std::uint32_t row = row0 + 16 * c, slot = slot0;
+      while (paged && row >= ps) {
+        row -= ps;
+        ++slot;
+      }
+      std::int64_t page = b;
+      if (paged) {
+        page = -1;
+        if (nvalid[c] && slot < p.max_pages) {
+          const std::int64_t e = p.block_table[b * p.bt_stride[0] + static_cast<std::int64_t>(slot) * p.bt_stride[1]];
+          page = e >= 0 && e < p.num_pages ? e : -1;
+        }
+      }
       if (page < 0) nvalid[c] = 0;
-      const std::int64_t row = page < 0 ? 0 : key % p.page_size;
       const std::int64_t pg = page < 0 ? 0 : page;
       kchunk[c] = kg_base + pg * p.k_stride[0] + row * p.k_stride[1] + h * p.k_stride[2];
       vchunk[c] = vg_base + pg * p.v_stride[0] + row * p.v_stride[1] + h * p.v_stride[2];
