@@ -118,18 +118,6 @@ __global__ void __launch_bounds__(kDecodeThreads) decode_mma_kernel(const Decode
   }
   const int n_tiles = k_end > k_begin ? static_cast<int>((k_end - k_begin + kDecodeBlockN - 1) / kDecodeBlockN) : 0;
 
-  // The query tile: rows past `rows_here` are zeros.
-  const T* qg = static_cast<const T*>(p.q);
-  for (int i = tid; i < q_rows * D; i += kDecodeThreads) {
-    const int r = i / D, c = i % D;
-    T v = from_float<T>(0.0f);
-    if (r < rows_here) {
-      const std::int64_t gr = row0 + r, t = gr / p.group, hq = h * p.group + gr % p.group;
-      v = qg[b * p.q_stride[0] + t * p.q_stride[1] + hq * p.q_stride[2] + c];
-    }
-    qs[r * kLd + c] = v;
-  }
-
   // Issues the copies of tile `it` into stage it % kStages.
   const T* kg_base = static_cast<const T*>(p.k);
   const T* vg_base = static_cast<const T*>(p.v);
@@ -188,6 +176,18 @@ __global__ void __launch_bounds__(kDecodeThreads) decode_mma_kernel(const Decode
   for (int s = 0; s < kStages - 1; ++s) {
     if (s < n_tiles) issue(s);
     cp_async_commit();
+  }
+
+  // The query tile (after the first copies are in flight): rows past `rows_here` are zeros.
+  const T* qg = static_cast<const T*>(p.q);
+  for (int i = tid; i < q_rows * D; i += kDecodeThreads) {
+    const int r = i / D, c = i % D;
+    T v = from_float<T>(0.0f);
+    if (r < rows_here) {
+      const std::int64_t gr = row0 + r, t = gr / p.group, hq = h * p.group + gr % p.group;
+      v = qg[b * p.q_stride[0] + t * p.q_stride[1] + hq * p.q_stride[2] + c];
+    }
+    qs[r * kLd + c] = v;
   }
 
   // Per-lane row state: rows g4 and g4 + 8 of m-tile mt.
