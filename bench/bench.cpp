@@ -42,6 +42,9 @@
 #include "baracuda/ops/gemm_bin.hpp"
 #include "baracuda/ops/gemm_int4.hpp"
 #include "baracuda/ops/gemm_quant.hpp"
+#include "baracuda/ops/attention.hpp"
+#include "baracuda/ops/alibi.hpp"
+#include "baracuda/ops/rope.hpp"
 #include "baracuda/ops/decode.hpp"
 #include "baracuda/ops/kv_cache.hpp"
 
@@ -54,7 +57,7 @@ using Shape = std::vector<std::int64_t>;
 enum class Family { kCopy, kGemm, kBinary, kUnary, kUnaryBwd, kBinaryBwd, kCast, kCmp, kLerp, kGated, kPRelu,
                     kTernary, kWhere, kFill, kAffine, kUnaryParam, kUnaryParamBwd, kLerpBwd, kTernaryBwd, kWhereBwd,
                     kGatedBwd, kPReluBwd, kPack, kUnpack, kGemmPlan, kSoftmax, kSoftmaxBwd, kSoftmaxMore, kNorm, kNormBwd, kQuantGemm, kReduce, kScan,
-                    kChanNorm, kInt4Gemm, kBinGemm, kDecode, kKvAppend };
+                    kChanNorm, kInt4Gemm, kBinGemm, kSdpa, kRope, kAlibi, kDecode, kKvAppend };
 
 struct OpSpec {
   const char* name;
@@ -200,6 +203,24 @@ const OpSpec kOps[] = {
     // operations (TOPS); the PyTorch twin is torch._int_mm of the same M, N, K in int8
     {"bin_gemm", Family::kBinGemm, 0},
     {"bin_gemm_and", Family::kBinGemm, 1},
+    // SdpaPlan / SdpaBackwardPlan (issue 6), shape BxHxSxD: q, k, v, o [B, H, S, D] contiguous,
+    // lse f32 [B, H, S]; kind 0 forward, 1 forward causal, 2 backward causal (reads q, k, v, o,
+    // grad_o, lse; writes dq, dk, dv), 3 backward. TFLOP/s with flash-attn's count:
+    // 4 B H S^2 D forward, halved for causal, backward 2.5x the forward.
+    {"sdpa_fwd", Family::kSdpa, 0},
+    {"sdpa_fwd_causal", Family::kSdpa, 1},
+    {"sdpa_bwd_causal", Family::kSdpa, 2},
+    {"sdpa_bwd", Family::kSdpa, 3},
+    // issue 6, attention positional ops. RopePlan on x [B, S, H, D] (shape BxSxHxD), neox, f32
+    // cos / sin cache [S, D / 2], y out of place: kind 0 x alone, 1 q and k (k with H / 4 heads)
+    // in one launch, 2 the backward of x. AlibiPlan on scores [B, H, Sq, Skv], [H] slopes,
+    // bottom-right: kind 0 y = s + bias out of place, 1 the backward's slope gradient alone
+    // (grad_s in place of grad_y).
+    {"rope", Family::kRope, 0},
+    {"rope_qk", Family::kRope, 1},
+    {"rope_bwd", Family::kRope, 2},
+    {"alibi", Family::kAlibi, 0},
+    {"alibi_bwd", Family::kAlibi, 1},
     // SdpaDecodePlan (issue 6), shape B x L x Hq x Hkv x D x PAGE [x Sq]: q [B, Sq, Hq, D] over a
     // paged KV cache [B * L / PAGE, PAGE, Hkv, D] (shuffled pages, every sequence L keys);
     // contig_decode: B x L x Hq x Hkv x D [x Sq] over a contiguous [B, L, Hkv, D] cache. GB/s
@@ -239,6 +260,7 @@ struct Case {
   DType out = DType::kBF16;
   Shape shape;
   int reps = kDefaultReps;
+  std::string force;  // a suite's per-case force_sku glob (the attention suite's fused-SKU rows)
 };
 
 // A suite: the two ceilings, then the elementwise ops (bf16) and the f32 -> bf16 cast at one shape.
@@ -268,8 +290,12 @@ const SuiteSpec kSuites[] = {
      "instance_norm bf16 8x512x64x64", "1073741824", "", "", 50},
     {"scan", "cumsum f32 / bf16 at 16384x8192 and 1x268435456 (look-back), cummax and logcumsumexp at 16384x8192",
      "1073741824", "", "", 50},
-    {"attention", "attention (issue 6): paged decode bf16 B64 KV4096 32/8 heads d128 (page 16 and 256, contiguous; "
-     "Sq 4; B1 KV32768 split-KV), kv_cache_append", "1073741824", "", "", 50},
+    {"attention", "SDPA bf16 d128 B8 H16 S4096 forward causal / non-causal and backward causal, d64 B16 H16 S2048 "
+     "forward causal: the plan's default SKU, then each fused SKU forced (cudnn*, flash*) where one accepts; "
+     "rope bf16 [8,4096,32,128] neox with a cos/sin cache (x alone, q+k with 8 kv heads, backward), "
+     "alibi bias add / slope gradient bf16 [8,16,2048,2048]; paged decode bf16 B64 KV4096 32/8 heads d128 "
+     "(page 16 and 256, contiguous; Sq 4; B1 KV32768 split-KV), kv_cache_append",
+     "1073741824", "8192x8192x8192", "", 20},
 };
 
 // The "gemm" suite: square, LLM shapes M in {1, 16, 128, 2048} x (N, K) in {(4096, 4096),
@@ -452,6 +478,31 @@ Expected<Options> parse_options(int argc, char** argv) {
   return o;
 }
 
+// The SDPA cases of the attention suite (issue 6's shapes): each at the plan's default SKU and
+// with every fused backend forced (rows whose backend accepts nothing are skipped).
+Status add_sdpa_suite(std::vector<Case>& cases, int reps) {
+  const char* const kCases[][2] = {{"sdpa_fwd_causal", "8x16x4096x128"},
+                                   {"sdpa_fwd", "8x16x4096x128"},
+                                   {"sdpa_bwd_causal", "8x16x4096x128"},
+                                   {"sdpa_fwd_causal", "16x16x2048x64"}};
+  for (const auto& sc : kCases)
+    for (const char* force : {"", "*cudnn*", "*flash*"}) {
+      auto c = make_case(sc[0], "bf16", sc[1], reps);
+      if (!c) return c.error();
+      c->force = force;
+      cases.push_back(*c);
+    }
+  return Status::ok();
+}
+
+// The rope / alibi cases of the "attention" suite (issue 6).
+template <class Add>
+Status add_rope_alibi_cases(Add&& add) {
+  for (const char* op : {"rope", "rope_qk", "rope_bwd"}) BARACUDA_TRY(add(op, "bf16", "8x4096x32x128"));
+  for (const char* op : {"alibi", "alibi_bwd"}) BARACUDA_TRY(add(op, "bf16", "8x16x2048x2048"));
+  return Status::ok();
+}
+
 Expected<std::vector<Case>> suite_cases(const SuiteSpec& s) {
   std::vector<Case> cases;
   auto add = [&](const char* op, const char* dtype, const char* shape) -> Status {
@@ -481,12 +532,14 @@ Expected<std::vector<Case>> suite_cases(const SuiteSpec& s) {
       for (const auto& c : kChanNormSuite) BARACUDA_TRY(add(c[0], "bf16", c[1]));
     return cases;
   }
-  if (name == "scan") {
-    for (const auto& c : kScanSuite) BARACUDA_TRY(add(c[0], c[1], c[2]));
+  if (name == "attention") {
+    BARACUDA_TRY(add_sdpa_suite(cases, s.reps));
+    BARACUDA_TRY(add_rope_alibi_cases(add));
+    BARACUDA_TRY(add_decode_suite_cases(add));
     return cases;
   }
-  if (name == "attention") {
-    BARACUDA_TRY(add_decode_suite_cases(add));
+  if (name == "scan") {
+    for (const auto& c : kScanSuite) BARACUDA_TRY(add(c[0], c[1], c[2]));
     return cases;
   }
   if (std::string_view(s.name) == "gemm") {
@@ -580,8 +633,8 @@ void print_list() {
     auto cases = suite_cases(s);
     if (!cases) continue;
     for (const auto& c : *cases)
-      std::printf("    %-13s %-9s %s (reps %d)\n", c.op->name, dtype_string(c).c_str(), shape_string(c.shape).c_str(),
-                  c.reps);
+      std::printf("    %-13s %-9s %s (reps %d)%s\n", c.op->name, dtype_string(c).c_str(), shape_string(c.shape).c_str(),
+                  c.reps, c.force.empty() ? "" : (" force " + c.force).c_str());
   }
 }
 
@@ -625,9 +678,9 @@ PlanPreference g_preference;
 template <class PlanT, class MakeArgs>
 Expected<Workload> plan_workload(const Stream& stream, const typename PlanT::Descriptor& desc,
                                  std::vector<TensorLayout> inputs, std::vector<TensorLayout> outputs,
-                                 MakeArgs make_args) {
+                                 MakeArgs make_args, const PlanPreference* pref = nullptr) {
   auto t0 = std::chrono::steady_clock::now();
-  auto plan = PlanT::select(stream, desc, g_preference);
+  auto plan = PlanT::select(stream, desc, pref ? *pref : g_preference);
   double select_us = micros_since(t0);
   if (!plan) return Status(plan.error()).add_context("select");
   Workload w;
@@ -1163,6 +1216,100 @@ Expected<Workload> kv_append_workload(const Case& c, const Stream& s) {
 }
 
 // ---------------------------------------------------------------------------- plan families
+// SDPA (kinds of the sdpa_* ops): shape BxHxSxD, self-attention (Sq = Skv = S, Hq = Hkv = H).
+Expected<Workload> sdpa_workload(const Case& c, const Stream& s) {
+  if (c.shape.size() != 4) return Status(Code::kInvalidArgument, std::string(c.op->name) + " takes --shape BxHxSxD");
+  const std::int64_t B = c.shape[0], H = c.shape[1], S = c.shape[2], D = c.shape[3];
+  const TensorLayout t = TensorLayout::contiguous(c.in, {B, H, S, D});
+  const TensorLayout lse = TensorLayout::contiguous(DType::kF32, {B, H, S});
+  const bool causal = c.op->kind == 1 || c.op->kind == 2, backward = c.op->kind >= 2;
+  PlanPreference pref = g_preference;
+  if (!c.force.empty()) pref.force_sku = c.force;
+  double flops = 4.0 * static_cast<double>(B * H) * static_cast<double>(S) * static_cast<double>(S) * static_cast<double>(D);
+  if (causal) flops /= 2;
+  SdpaDescriptor d;
+  d.q = d.k = d.v = d.o = t;
+  d.lse = lse;
+  d.options.causal = causal;
+  Expected<Workload> w = Status(Code::kInternal, "unset");
+  if (!backward) {
+    w = plan_workload<SdpaPlan>(s, d, {t, t, t}, {t, lse}, [](const Ptrs& p) {
+      SdpaArgs a;
+      a.q = p[0];
+      a.k = p[1];
+      a.v = p[2];
+      a.o = p[3];
+      a.lse = static_cast<float*>(p[4]);
+      return a;
+    }, &pref);
+  } else {
+    SdpaBackwardDescriptor g;
+    g.q = g.k = g.v = g.o = g.grad_o = g.grad_q = g.grad_k = g.grad_v = t;
+    g.lse = lse;
+    g.options = d.options;
+    flops *= 2.5;
+    w = plan_workload<SdpaBackwardPlan>(s, g, {t, t, t, t, t, lse}, {t, t, t}, [](const Ptrs& p) {
+      SdpaBackwardArgs a;
+      a.q = p[0];
+      a.k = p[1];
+      a.v = p[2];
+      a.o = p[3];
+      a.grad_o = p[4];
+      a.lse = static_cast<const float*>(p[5]);
+      a.grad_q = p[6];
+      a.grad_k = p[7];
+      a.grad_v = p[8];
+      return a;
+    }, &pref);
+  }
+  if (w) w->flops = flops;
+  return w;
+}
+
+// ---------------------------------------------------------------------------- rope / alibi
+// RopePlan (kinds in kOps): x [B, S, H, D], f32 cache [S, D / 2]; bytes: x, k, the caches read,
+// y (and k's output) written.
+Expected<Workload> rope_workload(const Case& c, const Stream& s) {
+  if (c.shape.size() != 4 || c.shape[3] % 2 != 0)
+    return Status(Code::kInvalidArgument, std::string(c.op->name) + " takes --shape BxSxHxD (D even)");
+  const TensorLayout x = TensorLayout::contiguous(c.in, c.shape);
+  const TensorLayout cache = TensorLayout::contiguous(DType::kF32, {c.shape[1], c.shape[3] / 2});
+  if (c.op->kind == 2) {
+    RopeBackwardDescriptor d{.grad_y = x, .grad_x = x, .cos = cache, .sin = cache};
+    return plan_workload<RopeBackwardPlan>(s, d, {x, cache, cache}, {x}, [](const Ptrs& p) {
+      return RopeBackwardArgs{.grad_y = p[0], .grad_x = p[3], .cos = p[1], .sin = p[2]};
+    });
+  }
+  if (c.op->kind == 1) {
+    const TensorLayout k = TensorLayout::contiguous(c.in, {c.shape[0], c.shape[1], std::max<std::int64_t>(c.shape[2] / 4, 1), c.shape[3]});
+    RopeDescriptor d{.x = x, .y = x, .x2 = k, .y2 = k, .cos = cache, .sin = cache};
+    return plan_workload<RopePlan>(s, d, {x, k, cache, cache}, {x, k}, [](const Ptrs& p) {
+      return RopeArgs{.x = p[0], .y = p[4], .x2 = p[1], .y2 = p[5], .cos = p[2], .sin = p[3]};
+    });
+  }
+  RopeDescriptor d{.x = x, .y = x, .cos = cache, .sin = cache};
+  return plan_workload<RopePlan>(s, d, {x, cache, cache}, {x}, [](const Ptrs& p) {
+    return RopeArgs{.x = p[0], .y = p[3], .cos = p[1], .sin = p[2]};
+  });
+}
+
+// AlibiPlan: scores [B, H, Sq, Skv] (bf16 random), f32 [H] slopes (random: timing only).
+Expected<Workload> alibi_workload(const Case& c, const Stream& s) {
+  if (c.shape.size() != 4) return Status(Code::kInvalidArgument, std::string(c.op->name) + " takes --shape BxHxSqxSkv");
+  const TensorLayout sc = TensorLayout::contiguous(c.in, c.shape);
+  const TensorLayout sl = TensorLayout::contiguous(DType::kF32, {c.shape[1]});
+  if (c.op->kind == 1) {
+    AlibiBackwardDescriptor d{.grad_y = sc, .grad_s = sc, .grad_slopes = sl};
+    return plan_workload<AlibiBackwardPlan>(s, d, {sc}, {sl}, [](const Ptrs& p) {
+      return AlibiBackwardArgs{.grad_y = p[0], .grad_s = p[0], .grad_slopes = static_cast<float*>(p[1])};
+    });
+  }
+  AlibiDescriptor d{.s = sc, .y = sc, .slopes = sl};
+  return plan_workload<AlibiPlan>(s, d, {sc, sl}, {sc}, [](const Ptrs& p) {
+    return AlibiArgs{.s = p[0], .y = p[2], .slopes = static_cast<const float*>(p[1])};
+  });
+}
+
 Expected<Workload> make_workload(const Case& c, const Stream& s) {
   const TensorLayout t = TensorLayout::contiguous(c.in, c.shape);
   const TensorLayout b = c.op->bias ? bias_layout(c.in, c.shape) : t;
@@ -1187,6 +1334,8 @@ Expected<Workload> make_workload(const Case& c, const Stream& s) {
       return quant_gemm_workload(c, s);
     case Family::kInt4Gemm:
       return int4_gemm_workload(c, s);
+    case Family::kSdpa:
+      return sdpa_workload(c, s);
     case Family::kBinGemm:
       return bin_gemm_workload(c, s);
     case Family::kDecode:
@@ -1197,6 +1346,10 @@ Expected<Workload> make_workload(const Case& c, const Stream& s) {
       return reduce_workload(c, s);
     case Family::kScan:
       return scan_workload(c, s);
+    case Family::kRope:
+      return rope_workload(c, s);
+    case Family::kAlibi:
+      return alibi_workload(c, s);
     case Family::kBinary: {
       BinaryDescriptor d{static_cast<BinaryKind>(c.op->kind), t, b, t};
       return plan_workload<BinaryPlan>(s, d, {t, b}, {t}, [](const Ptrs& p) { return BinaryArgs{p[0], p[1], p[2]}; });
@@ -1709,6 +1862,11 @@ int run_bench(int argc, char** argv) {
   int failures = 0;
   for (const Case& c : ordered) {
     auto r = run_case(c, *opts, *env, *stream);
+    if (!r && !c.force.empty() && r.error().code() == Code::kNotSupported) {  // no SKU of that backend accepts
+      std::fprintf(stderr, "baracuda-bench: %s %s %s: no %s SKU accepts (row skipped)\n", c.op->name,
+                   dtype_string(c).c_str(), shape_string(c.shape).c_str(), c.force.c_str());
+      continue;
+    }
     if (!r) {
       std::fprintf(stderr, "baracuda-bench: %s %s %s: %s\n", c.op->name, dtype_string(c).c_str(),
                    shape_string(c.shape).c_str(), r.error().to_string().c_str());

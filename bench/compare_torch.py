@@ -51,6 +51,11 @@ NOTES = {
     'batch_norm': 'batch_norm: F.batch_norm(training=True) with running stats (eager torch may pick cuDNN)',
     'batch_norm_bwd': 'batch_norm_bwd: aten.native_batch_norm_backward (train) from the saved mean / invstd',
     'group_norm_bwd': 'group_norm_bwd: aten.native_group_norm_backward from the saved mean / rstd',
+    'rope': 'rope: HF apply_rotary_pos_emb, x * cos + rotate_half(x) * sin, [1, S, 1, D] cos / sin in x dtype',
+    'rope_qk': 'rope_qk: the HF formula on q and on k (H / 4 heads), eager',
+    'rope_bwd': 'rope_bwd: g * cos + rotate_half^T(g * sin), the transpose of the HF formula',
+    'alibi': 'alibi: torch.addcmul(s, slopes [1, H, 1, 1], dist [Sq, Skv], value=-1), dist precomputed',
+    'alibi_bwd': 'alibi_bwd: -(g * dist).sum over (b, i, j) in f32 (the slope gradient)',
     'paged_decode': 'paged_decode: torch has no paged decode; twin = SDPA (flash backend, enable_gqa) on a contiguous '
                     'cache of the same size; GB/s of both = K + V bytes / time (effective); Sq > 1 runs unmasked in torch',
     'contig_decode': 'contig_decode: twin = SDPA (flash backend, enable_gqa) on the same contiguous cache; GB/s = K + V bytes / time',
@@ -85,6 +90,36 @@ class Operand:
 # 'given' (out= / copy_ into preallocated outputs rotated with the inputs, as baracuda-bench
 # does). Ops without an out= form (relu, the backward ops) always allocate.
 TORCH_OUT = 'alloc'
+
+
+# issue 6: SDPA (baracuda-bench --suite attention), shape BxHxSxD, timed once per PyTorch
+# backend (torch.nn.attention.sdpa_kernel: FLASH_ATTENTION and CUDNN_ATTENTION separately).
+SDPA_OPS = ('sdpa_fwd', 'sdpa_fwd_causal', 'sdpa_bwd', 'sdpa_bwd_causal')
+SDPA_BACKENDS = ('flash', 'cudnn')
+
+
+def sdpa_case(op, dt, shape, backend):
+    """q, k, v [B, H, S, D] (and grad_o for the backward); the backward times autograd's
+    backward of one saved forward per buffer set (the flash / cuDNN backward kernels)."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    kernel = {'flash': SDPBackend.FLASH_ATTENTION, 'cudnn': SDPBackend.CUDNN_ATTENTION}[backend]
+    causal = 'causal' in op
+    t = Operand(shape, dt)
+    if op.startswith('sdpa_fwd'):
+        def fwd(q, k, v):
+            with sdpa_kernel([kernel]):
+                return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        return [t, t, t], fwd
+    saved = {}
+
+    def bwd(q, k, v, g):
+        key = (q.data_ptr(), k.data_ptr(), v.data_ptr())
+        if key not in saved:
+            q.requires_grad_(), k.requires_grad_(), v.requires_grad_()
+            with sdpa_kernel([kernel]):
+                saved[key] = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        return torch.autograd.grad(saved[key], (q, k, v), g, retain_graph=True)
+    return [t, t, t, t], bwd
 
 
 def torch_case(op, dt_in, dt_out, shape):
@@ -265,9 +300,55 @@ def torch_case(op, dt_in, dt_out, shape):
         m, n, k = shape
         return ([Operand((m, k), torch.int8), Operand((n, k), torch.int8)],
                 lambda a, w: torch._int_mm(a, w.t()))
+    # issue 6 (baracuda-bench --suite attention): rope / alibi
+    if op in ('rope', 'rope_qk', 'rope_bwd'):
+        return rope_case(op, dt_in, shape)
+    if op in ('alibi', 'alibi_bwd'):
+        return alibi_case(op, dt_in, shape)
     if op in ('paged_decode', 'contig_decode', 'kv_cache_append'):
         return decode_case(op, dt_in, shape)
     raise ValueError(f'no PyTorch equivalent for op {op!r}')
+
+
+def rope_case(op, dt, shape):
+    """HF's apply_rotary_pos_emb in eager torch on x [B, S, H, D]: x * cos + rotate_half(x) * sin
+    with cos / sin [1, S, 1, D] in x's dtype (HF's cat(freqs, freqs) cache, broadcast over batch
+    and heads). rope_qk rotates k (H / 4 heads) too; rope_bwd is the transpose,
+    g * cos + rotate_half^T(g * sin)."""
+    b, s, h, d = shape
+    half = d // 2
+    cs = Operand((1, s, 1, d), dt)
+
+    def rotate_half(t):
+        return torch.cat((-t[..., half:], t[..., :half]), dim=-1)
+
+    def fwd(x, c, sn):
+        return x * c + rotate_half(x) * sn
+
+    if op == 'rope':
+        return [Operand(shape, dt), cs, cs], fwd
+    if op == 'rope_qk':
+        k = Operand((b, s, max(h // 4, 1), d), dt)
+        return [Operand(shape, dt), k, cs, cs], lambda q, kk, c, sn: (fwd(q, c, sn), fwd(kk, c, sn))
+
+    def bwd(g, c, sn):
+        t = g * sn
+        return g * c + torch.cat((t[..., half:], -t[..., :half]), dim=-1)
+    return [Operand(shape, dt), cs, cs], bwd
+
+
+def alibi_case(op, dt, shape):
+    """flash-attn's bottom-right ALiBi bias on scores [B, H, Sq, Skv] in one eager kernel:
+    torch.addcmul(s, slopes [1, H, 1, 1], dist, value=-1) with dist = |i + Skv - Sq - j| [Sq, Skv]
+    precomputed in s's dtype (baracuda computes it in the kernel). alibi_bwd: the slope gradient
+    -(g * dist).sum over (b, i, j), accumulated in f32."""
+    b, h, sq, skv = shape
+    i = torch.arange(sq, device='cuda').view(-1, 1)
+    j = torch.arange(skv, device='cuda').view(1, -1)
+    dist = (i + (skv - sq) - j).abs().to(dt)
+    if op == 'alibi':
+        return [Operand(shape, dt), Operand((1, h, 1, 1), dt)], lambda sc, sl: torch.addcmul(sc, sl, dist, value=-1)
+    return [Operand(shape, dt)], lambda g: (g * dist).sum(dim=(0, 2, 3), dtype=torch.float32).neg()
 
 
 def decode_case(op, dt, shape):
@@ -518,8 +599,39 @@ def rerun_baracuda(bench, rec):
     return [r for r in runs if r['op'] == rec['op']][-1]['ms']
 
 
+SDPA_TORCH_MS = {}  # (op, dtype, shape, backend) -> (ms, ms_min): one timing per case and backend
+
+
+def compare_sdpa(rec, reps_override):
+    """One row per PyTorch SDPA backend for a baracuda sdpa_* record (its SKU in the op cell)."""
+    op, dtype, shape_s = rec['op'], rec['dtype'], rec['shape']
+    dt, _ = parse_dtype(dtype)
+    shape = tuple(int(d) for d in shape_s.split('x'))
+    reps = reps_override or rec.get('reps') or DEFAULT_REPS
+    rows = []
+    for backend in SDPA_BACKENDS:
+        key = (op, dtype, shape_s, backend)
+        try:
+            if key not in SDPA_TORCH_MS:
+                operands, fn = sdpa_case(op, dt, shape, backend)
+                SDPA_TORCH_MS[key] = time_case(operands, fn, rec['bytes'], reps, False)
+                torch.cuda.empty_cache()
+        except Exception as e:  # the backend refuses the case (or is not built): say so, keep going
+            print(f'# {op} {shape_s}: torch {backend} backend: {e}'.split('\n')[0], flush=True)
+            continue
+        ms, ms_min = SDPA_TORCH_MS[key]
+        rows.append(dict(op=f'{op}/{backend}', dtype=dtype, shape=shape_s, timing=rec.get('timing', 'events'),
+                         sku=rec.get('sku'), torch_backend=backend, baracuda_ms=rec['ms'], torch_ms=ms,
+                         torch_ms_min=ms_min, baracuda_gbps=rec['gbps'], torch_gbps=rec['bytes'] / (ms * 1e6),
+                         baracuda_tflops=rec.get('tflops'), torch_tflops=rec['flops'] / (ms * 1e9),
+                         ratio=ms / rec['ms'], pct_copy=rec.get('pct_copy'), gate='-'))
+    return rows
+
+
 def compare(rec, reps_override, interleave=None, rounds=2):
     op, dtype, shape_s = rec['op'], rec['dtype'], rec['shape']
+    if op in SDPA_OPS:
+        return compare_sdpa(rec, reps_override)
     dt_in, dt_out = parse_dtype(dtype)
     shape = tuple(int(d) for d in shape_s.split('x'))
     operands, fn = torch_case(op, dt_in, dt_out, shape)
@@ -616,11 +728,12 @@ def main():
             print(f'{rec.get("op")} {rec.get("dtype")} {rec.get("shape")}: error: {e}', flush=True)
             torch.cuda.empty_cache()
             continue
-        rows.append(row)
-        print_row(row)
-        if out:
-            out.write(json.dumps(row) + '\n')
-            out.flush()
+        for r in row if isinstance(row, list) else [row]:  # sdpa_*: one row per torch backend
+            rows.append(r)
+            print_row(r)
+            if out:
+                out.write(json.dumps(r) + '\n')
+                out.flush()
     if out:
         out.close()
 
@@ -632,7 +745,7 @@ def main():
     for r in rows:
         if r['torch_tflops'] is not None:
             print(f'# {r["op"]} {r["shape"]}: baracuda {fmt(r["baracuda_tflops"], ".1f")} TFLOP/s, '
-                  f'torch {r["torch_tflops"]:.1f} TFLOP/s')
+                  f'torch {r["torch_tflops"]:.1f} TFLOP/s' + (f' (baracuda SKU {r["sku"]})' if r.get('sku') else ''))
     for op in sorted({r['op'] for r in rows} & NOTES.keys()):
         print('# ' + NOTES[op])
     return 1 if errors else 0

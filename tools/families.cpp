@@ -4,11 +4,13 @@
 #include <type_traits>
 
 #include "baracuda/reference/binary.hpp"
+#include "baracuda/ops/attention.hpp"
 #include "baracuda/reference/compare.hpp"
 #include "baracuda/reference/domains.hpp"
 #include "baracuda/reference/elementwise.hpp"
 #include "baracuda/reference/gated.hpp"
 #include "baracuda/reference/gemm.hpp"
+#include "baracuda/reference/attention.hpp"
 #include "baracuda/reference/batch_norm.hpp"
 #include "baracuda/reference/gumbel_softmax.hpp"
 #include "baracuda/reference/gemm_int4.hpp"
@@ -17,6 +19,8 @@
 #include "baracuda/reference/normalization.hpp"
 #include "baracuda/reference/pack.hpp"
 #include "baracuda/reference/prelu.hpp"
+#include "baracuda/reference/alibi.hpp"
+#include "baracuda/reference/rope.hpp"
 #include "baracuda/reference/scan.hpp"
 #include "baracuda/reference/softmax.hpp"
 #include "baracuda/reference/sparsemax.hpp"
@@ -528,6 +532,145 @@ std::vector<CheckRow> check_prelu(const Stream& s, DType t, std::mt19937_64& rng
           (void)dgw.download(hgw, s);
           auto c = reference::compare(hgx, bwant.grad_x, false);
           return c.ok ? reference::compare(hgw, bwant.grad_weight, false) : c;
+        });
+  }
+  return rows;
+}
+
+// ---- sdpa: dense GQA causal (bottom-right) with dropout, bias + ALiBi + softcap, varlen
+// with an empty sequence; forward (o, lse) and backward (dq, dk, dv) under every SKU.
+std::vector<CheckRow> check_sdpa(const Stream& s, DType t, std::mt19937_64& rng) {
+  std::vector<CheckRow> rows;
+  struct Problem {
+    SdpaDescriptor d;
+    std::vector<std::int32_t> cu_q, cu_k;
+  };
+  std::vector<Problem> problems(3);
+  for (auto& pb : problems) {
+    pb.d.q = pb.d.o = TensorLayout::contiguous(t, {2, 4, 37, 64});
+    pb.d.k = pb.d.v = TensorLayout::contiguous(t, {2, 2, 50, 64});
+    pb.d.lse = TensorLayout::contiguous(DType::kF32, {2, 4, 37});
+  }
+  problems[0].d.options.causal = true;
+  problems[0].d.options.align = CausalAlign::kBottomRight;
+  problems[0].d.options.dropout_p = 0.1;
+  problems[1].d.bias = TensorLayout::contiguous(DType::kF32, {37, 50});
+  problems[1].d.alibi_slopes = TensorLayout::contiguous(DType::kF32, {4});
+  problems[1].d.options.softcap = 4.0;
+  SdpaDescriptor& vd = problems[2].d;
+  vd.q = vd.o = TensorLayout::contiguous(t, {40, 4, 64});
+  vd.k = vd.v = TensorLayout::contiguous(t, {45, 2, 64});
+  vd.lse = TensorLayout::contiguous(DType::kF32, {4, 40});
+  vd.options.varlen = true;
+  vd.options.causal = true;
+  vd.options.batch = 3;
+  vd.options.max_seqlen_q = 25;
+  vd.options.max_seqlen_k = 30;
+  problems[2].cu_q = {0, 15, 15, 40};
+  problems[2].cu_k = {0, 10, 15, 45};
+  for (const auto& pb : problems) {
+    const SdpaDescriptor& d = pb.d;
+    const std::int64_t B = d.options.varlen ? d.options.batch : d.q.shape[0];
+    const std::int64_t Sq = d.options.varlen ? d.options.max_seqlen_q : d.q.shape[2];
+    const std::int64_t Skv = d.options.varlen ? d.options.max_seqlen_k : d.k.shape[2];
+    HostTensor hq(d.q), hk(d.k), hv(d.v), ho(d.o), hl(d.lse), hgo(d.o), hgq(d.q), hgk(d.k), hgv(d.v);
+    HostTensor hb(d.bias.rank ? d.bias : TensorLayout::contiguous(DType::kF32, {1}));
+    HostTensor ha(d.alibi_slopes.rank ? d.alibi_slopes : TensorLayout::contiguous(DType::kF32, {1}));
+    reference::fill_random(hq, rng, -3, 3, false);
+    reference::fill_random(hk, rng, -1, 1, false);
+    reference::fill_random(hv, rng, -1, 1, false);
+    reference::fill_random(hgo, rng, -1, 1, false);
+    reference::fill_random(hb, rng, -2, 2, false);
+    reference::fill_random(ha, rng, 0.01, 0.2, false);
+    const auto keep = reference::sdpa_dropout_keep(B, d.q.shape[1], Sq, Skv, d.options.dropout_p, 7, 3);
+    reference::SdpaHostInputs in;
+    in.q = &hq;
+    in.k = &hk;
+    in.v = &hv;
+    if (d.bias.rank) in.bias = &hb;
+    if (d.alibi_slopes.rank) in.alibi = &ha;
+    in.cu_seqlens_q = pb.cu_q;
+    in.cu_seqlens_k = pb.cu_k;
+    in.keep = &keep;
+    auto want = reference::sdpa(d, in);
+    if (!want) {
+      rows.push_back({"-", d.to_string(), false, want.error().to_string()});
+      continue;
+    }
+    HostTensor hcq(TensorLayout::contiguous(DType::kI32, {B + 1}, 4)), hck(hcq.layout());
+    for (std::int64_t i = 0; i < (d.options.varlen ? B + 1 : 0); ++i) {
+      hcq.set(i, pb.cu_q[static_cast<std::size_t>(i)]);
+      hck.set(i, pb.cu_k[static_cast<std::size_t>(i)]);
+    }
+    DeviceCopy dq(hq, s), dk(hk, s), dv(hv, s), dout(ho, s), dl(hl, s), db(hb, s), da(ha, s), dcq(hcq, s), dck(hck, s);
+    SdpaArgs a;
+    a.q = dq.data();
+    a.k = dk.data();
+    a.v = dv.data();
+    a.o = dout.data();
+    a.lse = static_cast<float*>(dl.data());
+    if (d.bias.rank) a.bias = db.data();
+    if (d.alibi_slopes.rank) a.alibi_slopes = static_cast<const float*>(da.data());
+    if (d.options.varlen) {
+      a.cu_seqlens_q = static_cast<const std::int32_t*>(dcq.data());
+      a.cu_seqlens_k = static_cast<const std::int32_t*>(dck.data());
+    }
+    a.seed = 7;
+    a.offset = 3;
+    const bool dropout = d.options.dropout_p > 0;
+    // cuDNN's dropout is its own generator: its rows check nothing but the run (GPU tests: statistics).
+    auto exact_ok = [&](const std::string& sku) { return !dropout || sku.find("cudnn") == std::string::npos; };
+    std::string sku_now;
+    run_every_sku<SdpaPlan>(
+        s, d, rows,
+        [&](const SdpaPlan& p, Workspace ws) {
+          sku_now = p.sku().name();
+          dout.poison(s);
+          return p.run(s, ws, a);
+        },
+        [&] {
+          (void)dout.download(ho, s);
+          (void)dl.download(hl, s);
+          if (!exact_ok(sku_now)) return reference::Comparison{true, 0, 0, "dropout by cuDNN's generator: not compared"};
+          auto c = reference::compare(ho, want->o, false);
+          return c.ok ? reference::compare(hl, want->lse, false) : c;
+        });
+    const SdpaBackwardDescriptor g = reference::sdpa_backward_of(d);
+    HostTensor hro(d.o), hrl(d.lse);
+    for (std::int64_t i = 0; i < d.o.numel(); ++i) hro.set(i, want->o.exact[static_cast<std::size_t>(i)]);
+    for (std::int64_t i = 0; i < d.lse.numel(); ++i) hrl.set(i, want->lse.exact[static_cast<std::size_t>(i)]);
+    auto gwant = reference::sdpa_backward(g, in, hro, hgo);
+    if (!gwant) {
+      rows.push_back({"-", g.to_string(), false, gwant.error().to_string()});
+      continue;
+    }
+    DeviceCopy dro(hro, s), drl(hrl, s), dgo(hgo, s), dgq(hgq, s), dgk(hgk, s), dgv(hgv, s);
+    SdpaBackwardArgs ba{.q = dq.data(), .k = dk.data(), .v = dv.data(), .o = dro.data(), .grad_o = dgo.data(),
+                        .lse = static_cast<const float*>(drl.data()), .grad_q = dgq.data(), .grad_k = dgk.data(),
+                        .grad_v = dgv.data()};
+    ba.bias = a.bias;
+    ba.alibi_slopes = a.alibi_slopes;
+    ba.cu_seqlens_q = a.cu_seqlens_q;
+    ba.cu_seqlens_k = a.cu_seqlens_k;
+    ba.seed = 7;
+    ba.offset = 3;
+    run_every_sku<SdpaBackwardPlan>(
+        s, g, rows,
+        [&](const SdpaBackwardPlan& p, Workspace ws) {
+          sku_now = p.sku().name();
+          dgq.poison(s);
+          dgk.poison(s);
+          dgv.poison(s);
+          return p.run(s, ws, ba);
+        },
+        [&] {
+          (void)dgq.download(hgq, s);
+          (void)dgk.download(hgk, s);
+          (void)dgv.download(hgv, s);
+          if (!exact_ok(sku_now)) return reference::Comparison{true, 0, 0, "dropout by cuDNN's generator: not compared"};
+          auto c = reference::compare(hgq, gwant->grad_q, false);
+          if (c.ok) c = reference::compare(hgk, gwant->grad_k, false);
+          return c.ok ? reference::compare(hgv, gwant->grad_v, false) : c;
         });
   }
   return rows;
@@ -1473,6 +1616,103 @@ std::vector<CheckRow> check_kv_cache(const Stream& s, DType t, std::mt19937_64& 
 
 }  // namespace
 
+// ---- rope / alibi (issue 6, attention positional ops)
+std::vector<CheckRow> check_rope(const Stream& s, DType t, std::mt19937_64& rng) {
+  std::vector<CheckRow> rows;
+  const auto x = TensorLayout::contiguous(t, {2, 37, 4, 64});
+  const auto k = TensorLayout::contiguous(t, {2, 37, 2, 64});
+  const auto cache = TensorLayout::contiguous(DType::kF32, {64, 32});
+  const auto ids = TensorLayout::contiguous(DType::kI64, {2, 37});
+  HostTensor hx(x), hk(k), hy(x), hy2(k), hc(cache), hsn(cache), hids(ids);
+  reference::fill_random(hx, rng, -4, 4, false);
+  reference::fill_random(hk, rng, -4, 4, false);
+  reference::fill_random(hc, rng, -1, 1, false);
+  reference::fill_random(hsn, rng, -1, 1, false);
+  for (std::int64_t i = 0; i < ids.numel(); ++i) hids.set(i, static_cast<double>((i * 17) % 64));
+  DeviceCopy dx(hx, s), dk(hk, s), dy(hy, s), dy2(hy2, s), dc(hc, s), dsn(hsn, s), dids(hids, s);
+  RopeDescriptor cached{.x = x, .y = x, .x2 = k, .y2 = k, .position_ids = ids, .cos = cache, .sin = cache};
+  RopeDescriptor tables{.x = x, .y = x};
+  tables.options.style = RopeStyle::kInterleaved;
+  tables.options.scaling = RopeScaling::kYarn;
+  tables.options.factor = 4;
+  tables.options.original_max_position = 4096;
+  tables.options.position_offset = 3000;
+  for (const RopeDescriptor& d : {cached, tables}) {
+    const bool c = d.cos.rank != 0;
+    auto want = reference::rope(d, {.x = &hx, .x2 = c ? &hk : nullptr, .position_ids = c ? &hids : nullptr,
+                                    .cos = c ? &hc : nullptr, .sin = c ? &hsn : nullptr}).value();
+    run_every_sku<RopePlan>(
+        s, d, rows,
+        [&](const RopePlan& p, Workspace ws) {
+          return p.run(s, ws, {.x = dx.data(), .y = dy.data(), .x2 = dk.data(), .y2 = dy2.data(), .position_ids = dids.data(),
+                               .cos = dc.data(), .sin = dsn.data()});
+        },
+        [&] {
+          (void)dy.download(hy, s);
+          auto r = reference::compare(hy, want.y, false);
+          if (r.ok && c) {
+            (void)dy2.download(hy2, s);
+            r = reference::compare(hy2, want.y2, false);
+          }
+          return r;
+        });
+    RopeBackwardDescriptor bd{.grad_y = d.x, .grad_x = d.y, .grad_y2 = d.x2, .grad_x2 = d.y2, .position_ids = d.position_ids,
+                              .cos = d.cos, .sin = d.sin, .options = d.options};
+    auto bwant = reference::rope_backward(bd, {.x = &hx, .x2 = c ? &hk : nullptr, .position_ids = c ? &hids : nullptr,
+                                               .cos = c ? &hc : nullptr, .sin = c ? &hsn : nullptr}).value();
+    run_every_sku<RopeBackwardPlan>(
+        s, bd, rows,
+        [&](const RopeBackwardPlan& p, Workspace ws) {
+          return p.run(s, ws, {.grad_y = dx.data(), .grad_x = dy.data(), .grad_y2 = dk.data(), .grad_x2 = dy2.data(),
+                               .position_ids = dids.data(), .cos = dc.data(), .sin = dsn.data()});
+        },
+        [&] {
+          (void)dy.download(hy, s);
+          return reference::compare(hy, bwant.y, false);
+        });
+  }
+  return rows;
+}
+
+std::vector<CheckRow> check_alibi(const Stream& s, DType t, std::mt19937_64& rng) {
+  std::vector<CheckRow> rows;
+  const auto sc = TensorLayout::contiguous(t, {2, 4, 37, 64});
+  const auto sl = TensorLayout::contiguous(DType::kF32, {4});
+  HostTensor hs(sc), hy(sc), hsl(sl), hg(sc), hgs(sc), hgsl(sl);
+  reference::fill_random(hs, rng, -4, 4, false);
+  reference::fill_random(hg, rng, -4, 4, false);
+  const auto slopes = alibi_slopes(4);
+  for (std::int64_t h = 0; h < 4; ++h) hsl.set(h, slopes[static_cast<std::size_t>(h)]);
+  DeviceCopy ds(hs, s), dy(hy, s), dsl(hsl, s), dg(hg, s), dgs(hgs, s), dgsl(hgsl, s);
+  for (CausalAlign a : {CausalAlign::kBottomRight, CausalAlign::kTopLeft}) {
+    AlibiDescriptor d{.s = sc, .y = sc, .slopes = sl, .align = a};
+    auto want = reference::alibi(d, &hs, hsl).value();
+    run_every_sku<AlibiPlan>(
+        s, d, rows,
+        [&](const AlibiPlan& p, Workspace ws) {
+          return p.run(s, ws, {.s = ds.data(), .y = dy.data(), .slopes = static_cast<const float*>(dsl.data())});
+        },
+        [&] {
+          (void)dy.download(hy, s);
+          return reference::compare(hy, want, false);
+        });
+    AlibiBackwardDescriptor bd{.grad_y = sc, .grad_s = sc, .grad_slopes = sl, .align = a};
+    auto bwant = reference::alibi_backward(bd, hg).value();
+    run_every_sku<AlibiBackwardPlan>(
+        s, bd, rows,
+        [&](const AlibiBackwardPlan& p, Workspace ws) {
+          return p.run(s, ws, {.grad_y = dg.data(), .grad_s = dgs.data(), .grad_slopes = static_cast<float*>(dgsl.data())});
+        },
+        [&] {
+          (void)dgs.download(hgs, s);
+          (void)dgsl.download(hgsl, s);
+          auto r = reference::compare(hgs, bwant.grad_s, true);
+          return r.ok ? reference::compare(hgsl, bwant.grad_slopes, false) : r;
+        });
+  }
+  return rows;
+}
+
 const std::vector<FamilyEntry>& families() {
   static const std::vector<FamilyEntry> table = {
       {"unary", kMathTypes, unary_kind_list(false),
@@ -1594,6 +1834,21 @@ const std::vector<FamilyEntry>& families() {
                                          "nc[4096,8192]")};
        },
        check_prelu},
+      {"sdpa", kMathTypes, "scaled dot-product attention (causal, window, mask, bias, alibi, softcap, dropout, GQA, varlen)",
+       [](const DeviceCaps& c, DType t) {
+         SdpaDescriptor d;
+         d.q = d.o = TensorLayout::contiguous(t, {8, 16, 4096, 128});
+         d.k = d.v = d.q;
+         d.lse = TensorLayout::contiguous(DType::kF32, {8, 16, 4096});
+         d.options.causal = true;
+         SdpaBackwardDescriptor g;
+         g.q = g.k = g.v = g.o = g.grad_o = g.grad_q = g.grad_k = g.grad_v = d.q;
+         g.lse = d.lse;
+         g.options = d.options;
+         return std::vector<InfoRow>{info_row<SdpaPlan>("sdpa", c, d, t, "[8,16,4096,128] causal"),
+                                     info_row<SdpaBackwardPlan>("sdpa_backward", c, g, t, "[8,16,4096,128] causal")};
+       },
+       check_sdpa},
       {"ternary", kMathTypes, "clamp fma addcmul addcdiv",
        [](const DeviceCaps& c, DType t) {
          std::vector<InfoRow> rows;
@@ -1819,6 +2074,33 @@ const std::vector<FamilyEntry>& families() {
                                      info_row<InstanceNormPlan>("instance_norm", c, in, t, "nchw[8,512,64,64]")};
        },
        check_channel_norm},
+      {"rope", kMathTypes, "rope (neox / interleaved, partial rotary, position ids, cos/sin caches or linear / ntk / yarn / llama3 tables, q+k) and backward",
+       [](const DeviceCaps& c, DType t) {
+         const auto q = TensorLayout::contiguous(t, {8, 4096, 32, 128});
+         const auto k = TensorLayout::contiguous(t, {8, 4096, 8, 128});
+         const auto cache = TensorLayout::contiguous(DType::kF32, {4096, 64});
+         const auto hf = TensorLayout::contiguous(t, {8, 32, 4096, 128});
+         RopeDescriptor hfd{.x = hf, .y = hf};
+         hfd.options.seq_axis = 2;
+         return std::vector<InfoRow>{
+             info_row<RopePlan>("rope", c, RopeDescriptor{.x = q, .y = q, .cos = cache, .sin = cache}, t, "bshd[8,4096,32,128] cache"),
+             info_row<RopePlan>("rope", c, RopeDescriptor{.x = q, .y = q, .x2 = k, .y2 = k, .cos = cache, .sin = cache}, t,
+                                "q+k bshd[8,4096,32|8,128] cache"),
+             info_row<RopePlan>("rope", c, hfd, t, "bhsd[8,32,4096,128] tables"),
+             info_row<RopeBackwardPlan>("rope_backward", c, RopeBackwardDescriptor{.grad_y = q, .grad_x = q, .cos = cache, .sin = cache},
+                                        t, "bshd[8,4096,32,128] cache")};
+       },
+       check_rope},
+      {"alibi", kMathTypes, "alibi bias add / bias alone (bottom-right or top-left, [H] or [B,H] slopes) and backward (grad slopes)",
+       [](const DeviceCaps& c, DType t) {
+         const auto sc = TensorLayout::contiguous(t, {8, 16, 2048, 2048});
+         const auto sl = TensorLayout::contiguous(DType::kF32, {16});
+         return std::vector<InfoRow>{
+             info_row<AlibiPlan>("alibi", c, AlibiDescriptor{.s = sc, .y = sc, .slopes = sl}, t, "[8,16,2048,2048] in place"),
+             info_row<AlibiBackwardPlan>("alibi_backward", c, AlibiBackwardDescriptor{.grad_y = sc, .grad_s = sc, .grad_slopes = sl},
+                                         t, "[8,16,2048,2048] grad_slopes")};
+       },
+       check_alibi},
       {"paged_decode", kMathTypes,
        "SdpaDecodePlan: Sq 1..16 new tokens over a paged [pages, page_size, Hkv, D] or contiguous KV cache; GQA / MQA, "
        "causal bottom-right, sliding window, softcap, ALiBi, lse; split-KV",

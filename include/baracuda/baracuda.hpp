@@ -15,6 +15,9 @@
 //   ops/softmax.hpp      SoftmaxPlan, SoftmaxBackwardPlan
 //   ops/scan.hpp         ScanPlan, ScanBackwardPlan (cumsum, cumprod, cummax, cummin, logcumsumexp)
 //   ops/normalization.hpp LayerNormPlan, RMSNormPlan and their backward
+//   ops/attention.hpp    SdpaPlan, FlashSdpaPlan and their backward (scaled dot-product attention)
+//   ops/rope.hpp         RopePlan, RopeBackwardPlan (rotary position embedding)
+//   ops/alibi.hpp        AlibiPlan, AlibiBackwardPlan, alibi_slopes()
 //   ops/decode.hpp       SdpaDecodePlan (attention decode over a paged / contiguous KV cache)
 //   ops/kv_cache.hpp     KvCacheAppendPlan
 //
@@ -44,5 +47,8 @@
 #include "baracuda/ops/scan.hpp"
 #include "baracuda/ops/softmax.hpp"
 #include "baracuda/ops/sparsemax.hpp"
+#include "baracuda/ops/attention.hpp"
+#include "baracuda/ops/rope.hpp"
+#include "baracuda/ops/alibi.hpp"
 #include "baracuda/ops/decode.hpp"
 #include "baracuda/ops/kv_cache.hpp"

@@ -16,29 +16,13 @@
 #include <cuda_runtime.h>
 
 #include "baracuda/ops/elementwise.hpp"
+#include "common/mufu.cuh"
 #include "elementwise/kernels/unary_math.cuh"
 
 namespace baracuda::kernels {
 
 namespace fast16 {
-// One MUFU approximation each: 2^x, log2 x (-inf at 0, NaN below 0) and 1/x, then their
-// flush-to-zero forms (one instruction; the forms without .ftz add a subnormal rescale),
-// for arguments that are never subnormal and exponentials whose subnormal results do not
-// matter (they are added to 1).
-#define BARACUDA_MUFU(name, instruction)                          \
-  __device__ __forceinline__ float name(float x) {                \
-    float r;                                                      \
-    asm(instruction " %0, %1;" : "=f"(r) : "f"(x));               \
-    return r;                                                     \
-  }
-BARACUDA_MUFU(ex2, "ex2.approx.f32")
-BARACUDA_MUFU(lg2, "lg2.approx.f32")
-BARACUDA_MUFU(rcp, "rcp.approx.f32")
-BARACUDA_MUFU(ex2_ftz, "ex2.approx.ftz.f32")
-BARACUDA_MUFU(lg2_ftz, "lg2.approx.ftz.f32")
-BARACUDA_MUFU(rcp_ftz, "rcp.approx.ftz.f32")
-#undef BARACUDA_MUFU
-inline constexpr float kLog2e = 1.44269504088896340736f, kLn2 = 0.69314718055994530942f;
+using namespace mufu;  // ex2, lg2, rcp (+ _ftz), kLog2e, kLn2: common/mufu.cuh
 
 // log1p(e) for e >= 0 (e = exp(x) in softplus): e (1 - e / 2) below 2^-10 (error e^3 / 3),
 // else log2(1 + e) ln 2, where rounding 1 + e costs at most 2^-24 / e <= 2^-14 relative.

@@ -6,7 +6,7 @@
 // one-hot of the argmax (and y_soft = the soft values when asked for). Backward:
 // grad_x = s * (grad_y - sum grad_y * s) / tau with s = y_soft.
 // Noise: Philox4x32-10 keyed by the seed, counter (logical index / 4, offset), word
-// index % 4 (philox4x32_10 below; the host twin is reference::philox4x32_10, checked against
+// index % 4 (philox4x32_10 of common/philox.cuh; the host twin is reference::philox4x32_10, checked against
 // the Random123 known answers), or the caller's noise tensor (in1). The register rows draw
 // it once at load; the loop rows draw it again in each of their two passes (same bits).
 // Parallel scheme and preconditions: row_ops.cuh. Numerics: f32 for 16/32-bit types (z, the
@@ -18,27 +18,13 @@
 
 #include <cstdint>
 
+#include "common/philox.cuh"
 #include "softmax/kernels/row_ops.cuh"
 #include "softmax/kernels/softmax.cuh"
 
 namespace baracuda::kernels::gumbel {
 
 using rowop::RowOpParams;
-
-// Philox4x32-10 (Salmon, Moraes, Dror, Shaw, SC'11): 10 rounds, the key bumped by the Weyl
-// constants between rounds.
-__device__ __forceinline__ uint4 philox4x32_10(uint4 c, uint2 k) {
-  constexpr unsigned kM0 = 0xD2511F53u, kM1 = 0xCD9E8D57u, kW0 = 0x9E3779B9u, kW1 = 0xBB67AE85u;
-#pragma unroll
-  for (int r = 0; r < 10; ++r) {
-    const unsigned hi0 = __umulhi(kM0, c.x), lo0 = kM0 * c.x;
-    const unsigned hi1 = __umulhi(kM1, c.z), lo1 = kM1 * c.z;
-    c = make_uint4(hi1 ^ c.y ^ k.x, lo1, hi0 ^ c.w ^ k.y, lo0);
-    k.x += kW0;
-    k.y += kW1;
-  }
-  return c;
-}
 
 // The Gumbel(0, 1) noise of logical element i (gumbel_softmax.hpp gives the mapping).
 template <class C>

@@ -26,6 +26,7 @@
 
 #include "common/block_reduce.cuh"
 #include "common/device_types.cuh"
+#include "common/mufu.cuh"
 #include "common/row_io.cuh"
 #include "common/vec_io.cuh"
 #include "softmax/softmax_params.hpp"
@@ -42,6 +43,17 @@ template <class C>
 __device__ __forceinline__ C nan_max(C a, C b) {
   return (b > a || b != b) ? b : a;
 }
+__device__ __forceinline__ float nan_max(float a, float b) { return mufu::max_nan(a, b); }
+
+// f16 / bf16 rows take exp(x - m) as 2^((x - m) log2e): FADD, FMUL and one MUFU.EX2 (2^-22
+// relative, and the rounding of the product adds |x - m| 2^-24: far under the 2^-9 / 2^-12
+// of the stored result) where expf costs ~10 instructions. (Not x log2e - m log2e in one
+// FFMA: at |m| ~ 1e30 the rounding of m log2e alone is ~1e22.) With expf the bf16 16384x8192 forward
+// issued about as many instructions as its memory time allows (two exps per element).
+// Non-finite inputs behave as with expf: -inf - (-inf) and inf - inf give NaN, -inf gives 0.
+template <class T>
+inline constexpr bool kFastExp = sizeof(T) == 2;
+__device__ __forceinline__ float exp_shifted(float x, float m) { return mufu::ex2((x - m) * mufu::kLog2e); }
 template <class C>
 __device__ __forceinline__ C neg_inf() {
   return -static_cast<C>(INFINITY);
@@ -83,10 +95,17 @@ struct ThreadStat<false, T, V, K> {
       for (int i = 0; i < V; ++i) m = nan_max(m, to_compute(x[j].v[i]));
     C s = C(0);
     if (m != neg_inf<C>()) {
+      if constexpr (kFastExp<T>) {
 #pragma unroll
-      for (int j = 0; j < K; ++j)
+        for (int j = 0; j < K; ++j)
 #pragma unroll
-        for (int i = 0; i < V; ++i) s += dev_exp(to_compute(x[j].v[i]) - m);
+          for (int i = 0; i < V; ++i) s += exp_shifted(to_compute(x[j].v[i]), m);
+      } else {
+#pragma unroll
+        for (int j = 0; j < K; ++j)
+#pragma unroll
+          for (int i = 0; i < V; ++i) s += dev_exp(to_compute(x[j].v[i]) - m);
+      }
     }
     return {m, s};
   }
@@ -118,6 +137,15 @@ __device__ __forceinline__ void finish(Vec<T, V> (&x)[K], const Vec<T, V> (&)[K]
   constexpr bool kF64 = sizeof(C) == 8;
   const C log_s = (log || kF64) ? dev_log(st.s) : C(0);
   const C inv = kF64 ? C(1) : C(1) / st.s;
+  if constexpr (kFastExp<T>) {
+    if (!log) {
+#pragma unroll
+      for (int j = 0; j < K; ++j)
+#pragma unroll
+        for (int i = 0; i < V; ++i) x[j].v[i] = from_compute<T>(exp_shifted(to_compute(x[j].v[i]), st.m) * inv);
+      return;
+    }
+  }
 #pragma unroll
   for (int j = 0; j < K; ++j)
 #pragma unroll
@@ -134,8 +162,46 @@ __device__ __forceinline__ void finish(Vec<T, V> (&g)[K], const Vec<T, V> (&y)[K
 #pragma unroll
     for (int i = 0; i < V; ++i) {
       const C gv = to_compute(g[j].v[i]), yv = to_compute(y[j].v[i]);
-      g[j].v[i] = from_compute<T>(log ? gv - dev_exp(yv) * sum : yv * (gv - sum));
+      if constexpr (kFastExp<T>) {
+        g[j].v[i] = from_compute<T>(log ? fmaf(-mufu::ex2(yv * mufu::kLog2e), sum, gv) : yv * (gv - sum));
+      } else {
+        g[j].v[i] = from_compute<T>(log ? gv - dev_exp(yv) * sum : yv * (gv - sum));
+      }
     }
+}
+
+// Forward softmax of f16 / bf16 rows of at most 32 elements a thread: each exp is taken once.
+// thread_exps keeps e = exp(x - m_t) (m_t the thread's own max) in f32 registers and returns
+// (m_t, sum e); after the row's (m, s) are merged, finish_exps writes e * exp(m_t - m) / s.
+// A thread whose elements are all -inf has e = 0 and a factor of 0 (NaN when the whole row
+// is -inf, as PyTorch gives); NaN / +inf reach every output through s, as in finish().
+template <class T, int V, int K>
+inline constexpr bool kKeepExps = kFastExp<T> && K * V <= 32;
+template <class T, int V, int K>
+__device__ __forceinline__ MaxSum<float> thread_exps(const Vec<T, V> (&x)[K], float (&e)[K][V]) {
+  float m = neg_inf<float>();
+#pragma unroll
+  for (int j = 0; j < K; ++j)
+#pragma unroll
+    for (int i = 0; i < V; ++i) m = nan_max(m, to_compute(x[j].v[i]));
+  float s = 0.0f;
+#pragma unroll
+  for (int j = 0; j < K; ++j)
+#pragma unroll
+    for (int i = 0; i < V; ++i) {
+      e[j][i] = m == neg_inf<float>() ? 0.0f : exp_shifted(to_compute(x[j].v[i]), m);
+      s += e[j][i];
+    }
+  return {m, s};
+}
+template <class T, int V, int K>
+__device__ __forceinline__ void finish_exps(Vec<T, V> (&y)[K], const float (&e)[K][V], float m_thread,
+                                            MaxSum<float> st) {
+  const float f = exp_shifted(m_thread, st.m) * (1.0f / st.s);
+#pragma unroll
+  for (int j = 0; j < K; ++j)
+#pragma unroll
+    for (int i = 0; i < V; ++i) y[j].v[i] = from_compute<T>(e[j][i] * f);
 }
 
 // One kernel for every row mode. Grid: kWarp: blocks of `blockDim.x / 32` rows; kBlock: one
@@ -180,8 +246,18 @@ softmax_rows(softmax::SoftmaxParams p) {
     load_slice(b, in1, base, p.len, t, nt, from_compute<T>(C(0)));
   }
   R st;
-  if constexpr (kBwd) st = Stat::of(a, b, p.log);
-  else st = Stat::of(a, a, p.log);
+  constexpr bool kKeep = !kBwd && kKeepExps<T, V, K>;
+  [[maybe_unused]] float e[kKeep ? K : 1][kKeep ? V : 1];  // kKeep: the thread's exps, kept for the output
+  [[maybe_unused]] C m_thread = C(0);
+  if constexpr (kBwd) {
+    st = Stat::of(a, b, p.log);
+  } else if constexpr (kKeep) {
+    if (p.log) st = Stat::of(a, a, true);
+    else st = thread_exps(a, e);
+    m_thread = st.m;
+  } else {
+    st = Stat::of(a, a, p.log);
+  }
   typename Stat::Merge merge;
   if constexpr (M == RowMode::kWarp) {
     st = warp_allreduce(st, merge);
@@ -199,8 +275,14 @@ softmax_rows(softmax::SoftmaxParams p) {
     for (std::int64_t s = 1; s < p.slices; ++s) acc = merge(acc, part[s]);
     st = acc;
   }
-  if constexpr (kBwd) finish(a, b, st, p.log);
-  else finish(a, a, st, p.log);
+  if constexpr (kBwd) {
+    finish(a, b, st, p.log);
+  } else if constexpr (kKeep) {
+    if (p.log) finish(a, a, st, true);
+    else finish_exps(a, e, m_thread, st);
+  } else {
+    finish(a, a, st, p.log);
+  }
   store_slice(a, out, base, p.len, t, nt);
 }
 

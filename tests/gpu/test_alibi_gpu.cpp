@@ -1,0 +1,213 @@
+// GPU tests of AlibiPlan / AlibiBackwardPlan against reference::alibi(_backward): every dtype;
+// bias add and bias alone; bottom-right and top-left; [H] and [B, H] slopes (strided too);
+// Sq < Skv, Sq > Skv, Skv not a whole vector, transposed scores, a padded row stride; in place;
+// empty; every accepting SKU forced, poisoned outputs, guard bytes. Backward: grad_s only,
+// grad_slopes only, both, grad_s in place of grad_y; the slope gradient bit-identical over two
+// runs (deterministic). Then the run-time refusals. Filter: --gtest_filter='*Alibi*'.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "baracuda/ops/alibi.hpp"
+#include "baracuda/reference/alibi.hpp"
+#include "gpu_harness.hpp"
+#include "test_support.hpp"
+
+namespace baracuda::test {
+namespace {
+
+using reference::HostTensor;
+
+struct AlibiCase {
+  std::string name;
+  TensorLayout s;
+  bool per_batch = false;
+  CausalAlign align = CausalAlign::kBottomRight;
+  bool in_place = false;
+  bool bias_only = false;
+};
+
+std::vector<AlibiCase> alibi_cases(DType t) {
+  auto c = [&](std::vector<std::int64_t> s) { return TensorLayout::contiguous(t, s); };
+  const auto top = CausalAlign::kTopLeft;
+  return {
+      {"square", c({2, 4, 64, 64})},
+      {"prefill_tail", c({2, 3, 17, 128})},
+      {"sq_gt_skv", c({1, 2, 40, 24})},
+      {"odd_skv", c({2, 3, 17, 33})},
+      {"top_left_per_batch", c({3, 5, 32, 96}), true, top},
+      {"decode_row", c({4, 8, 1, 1000})},
+      {"transposed", TensorLayout::strided(t, {2, 4, 24, 40}, {4 * 960, 960, 1, 24})},
+      {"padded_rows", TensorLayout::strided(t, {2, 3, 16, 64}, {3 * 16 * 72, 16 * 72, 72, 1})},
+      {"in_place", c({2, 4, 33, 64}), false, CausalAlign::kBottomRight, true},
+      {"in_place_per_batch", c({2, 4, 33, 64}), true, top, true},
+      {"bias_only", c({2, 6, 31, 80}), false, CausalAlign::kBottomRight, false, true},
+      {"bias_only_odd", c({1, 3, 9, 21}), true, top, false, true},
+      {"empty", c({2, 4, 0, 64})},
+      {"big", c({2, 8, 256, 2048})},
+  };
+}
+
+TensorLayout slopes_layout(const AlibiCase& c) {
+  // [B, H] slopes with a padded batch stride; [H] contiguous
+  if (c.per_batch) return TensorLayout::strided(DType::kF32, {c.s.shape[0], c.s.shape[1]}, {c.s.shape[1] + 3, 1}, 4);
+  return TensorLayout::contiguous(DType::kF32, {c.s.shape[1]});
+}
+
+class AlibiGpu : public ::testing::TestWithParam<DType> {};
+
+TEST_P(AlibiGpu, Forward) {
+  BARACUDA_REQUIRE_GPU();
+  const DType t = GetParam();
+  for (const auto& c : alibi_cases(t)) {
+    SCOPED_TRACE(c.name);
+    const TensorLayout y = c.in_place ? c.s : TensorLayout::contiguous(t, c.s.shape_span());
+    const TensorLayout sl = slopes_layout(c);
+    AlibiDescriptor d{.s = c.bias_only ? TensorLayout{} : c.s, .y = y, .slopes = sl, .align = c.align};
+    HostTensor hs(c.s), hy(y), hsl(sl);
+    fill_random(hs, -4, 4, Fill::kWithEdges);
+    fill_random(hsl, 0.001, 1);
+    auto want = reference::alibi(d, c.bias_only ? nullptr : &hs, hsl);
+    ASSERT_TRUE(want.has_value());
+    const Stream& st = test_stream();
+    DeviceTensor ds(hs, st), dy(hy, st), dsl(hsl, st);
+    DeviceTensor& out = c.in_place ? ds : dy;
+    for_each_sku<AlibiPlan>(
+        d,
+        [&] {
+          ds.upload(hs, st);
+          dy.poison(0xFF, st);
+        },
+        [&](const AlibiPlan& p, Workspace ws) {
+          return p.run(st, ws, AlibiArgs{.s = c.bias_only ? nullptr : ds.data(), .y = out.data(),
+                                         .slopes = static_cast<const float*>(dsl.data())});
+        },
+        [&](const std::string& sku) {
+          ASSERT_TRUE(out.download(hy, st));
+          EXPECT_TRUE(check_close(hy, want.value(), sku + " " + d.to_string()));
+        });
+  }
+}
+
+TEST_P(AlibiGpu, Backward) {
+  BARACUDA_REQUIRE_GPU();
+  const DType t = GetParam();
+  for (const auto& c : alibi_cases(t)) {
+    if (c.bias_only) continue;
+    for (int which : {0, 1, 2}) {  // grad_s and grad_slopes, grad_s only, grad_slopes only
+      SCOPED_TRACE(c.name + " which=" + std::to_string(which));
+      const TensorLayout gs = which == 2 ? TensorLayout{} : c.in_place ? c.s : TensorLayout::contiguous(t, c.s.shape_span());
+      const TensorLayout gsl = which == 1 ? TensorLayout{} : slopes_layout(c);
+      AlibiBackwardDescriptor d{.grad_y = c.s, .grad_s = gs, .grad_slopes = gsl, .align = c.align};
+      HostTensor hg(c.s), hgs(gs.rank ? gs : c.s), hgsl(gsl.rank ? gsl : slopes_layout(c));
+      fill_random(hg, -4, 4);
+      auto want = reference::alibi_backward(d, hg);
+      ASSERT_TRUE(want.has_value());
+      const Stream& st = test_stream();
+      DeviceTensor dg(hg, st), dgs(hgs, st), dgsl(hgsl, st);
+      DeviceTensor& gs_out = c.in_place ? dg : dgs;
+      auto args = [&] {
+        return AlibiBackwardArgs{.grad_y = dg.data(), .grad_s = gs.rank ? gs_out.data() : nullptr,
+                                 .grad_slopes = gsl.rank ? static_cast<float*>(dgsl.data()) : nullptr};
+      };
+      for_each_sku<AlibiBackwardPlan>(
+          d,
+          [&] {
+            dg.upload(hg, st);
+            dgs.poison(0xFF, st);
+            dgsl.poison(0xFF, st);
+          },
+          [&](const AlibiBackwardPlan& p, Workspace ws) { return p.run(st, ws, args()); },
+          [&](const std::string& sku) {
+            if (gs.rank) {
+              ASSERT_TRUE(gs_out.download(hgs, st));
+              EXPECT_TRUE(check_exact(hgs, want->grad_s, sku + " grad_s " + d.to_string()));
+            }
+            if (gsl.rank) {
+              ASSERT_TRUE(dgsl.download(hgsl, st));
+              EXPECT_TRUE(check_close(hgsl, want->grad_slopes, sku + " grad_slopes " + d.to_string()));
+            }
+          });
+      if (gsl.rank && c.s.numel() > 0) {  // determinism: two runs of the default SKU, identical bits
+        auto plan = AlibiBackwardPlan::select(st, d);
+        ASSERT_TRUE(plan.has_value());
+        HostTensor runs[2] = {HostTensor(gsl), HostTensor(gsl)};
+        for (int r = 0; r < 2; ++r) {
+          dg.upload(hg, st);
+          dgsl.poison(r == 0 ? 0x00 : 0xFF, st);
+          ASSERT_TRUE(plan->run(st, test_workspace(plan->workspace_size()), args()).is_ok());
+          ASSERT_TRUE(dgsl.download(runs[r], st));
+        }
+        EXPECT_EQ(std::memcmp(runs[0].storage(), runs[1].storage(), runs[0].storage_bytes()), 0)
+            << plan->sku().name() << ": slope gradient not deterministic";
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, AlibiGpu, ::testing::Values(DType::kF64, DType::kF32, DType::kF16, DType::kBF16),
+                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+
+// Run-time refusals of both plans: null, misaligned, aliasing, and the backward's workspace
+// (too small, null, misaligned); the outputs keep their poison.
+TEST(AlibiGpuRefusals, RunTable) {
+  BARACUDA_REQUIRE_GPU();
+  const auto s = TensorLayout::contiguous(DType::kF32, {2, 4, 16, 32});
+  const auto sl = TensorLayout::contiguous(DType::kF32, {4});
+  auto fwd = AlibiPlan::select(test_stream(), AlibiDescriptor{.s = s, .y = s, .slopes = sl});
+  auto bwd = AlibiBackwardPlan::select(test_stream(), AlibiBackwardDescriptor{.grad_y = s, .grad_s = s, .grad_slopes = sl});
+  ASSERT_TRUE(fwd && bwd);
+  EXPECT_EQ(fwd->workspace_size(), 0u);
+  const std::size_t need = bwd->workspace_size();
+  ASSERT_GT(need, 0u);
+  HostTensor hs(s), hsl(sl);
+  fill_random(hs, -2, 2);
+  fill_random(hsl, 0.1, 1);
+  const Stream& st = test_stream();
+  DeviceTensor ds(hs, st), dg(hs, st), dsl(hsl, st);
+  Untouched y(s), gs(s), gsl(sl);
+  const auto* slp = static_cast<const float*>(dsl.data());
+  void* s_row1 = static_cast<float*>(ds.data()) + 32;
+  const Workspace ws = test_workspace(need + kWorkspaceAlignment);
+  const AlibiBackwardArgs bargs{.grad_y = dg.data(), .grad_s = gs.data(), .grad_slopes = static_cast<float*>(gsl.data())};
+  auto bwd_with = [&](AlibiBackwardArgs a, Workspace w) { return bwd->run(st, w, a); };
+  const Code kBad = Code::kInvalidArgument, kMis = Code::kMisaligned;
+  std::vector<RunRefusal> rows = workspace_refusals("backward", [&](Workspace w) { return bwd_with(bargs, w); }, ws, need);
+  rows.insert(rows.end(),
+              {
+                  {"forward null slopes", [&] { return fwd->run(st, {}, {.s = ds.data(), .y = y.data(), .slopes = nullptr}); }, kBad,
+                   "args.slopes is null"},
+                  {"forward misaligned s",
+                   [&] { return fwd->run(st, {}, {.s = static_cast<const char*>(ds.data()) + 4, .y = y.data(), .slopes = slp}); },
+                   kMis, "not aligned to s.alignment = 16"},
+                  {"forward y partially over s", [&] { return fwd->run(st, {}, {.s = ds.data(), .y = s_row1, .slopes = slp}); },
+                   kBad, "args.y overlaps args.s"},
+                  {"forward y over slopes",
+                   [&] { return fwd->run(st, {}, {.s = ds.data(), .y = dsl.data(), .slopes = slp}); }, kBad,
+                   "args.y overlaps args.slopes"},
+                  {"backward null grad_y", [&] { auto a = bargs; a.grad_y = nullptr; return bwd_with(a, {ws.data, need}); }, kBad,
+                   "args.grad_y is null"},
+                  {"backward misaligned grad_s", [&] {
+                     auto a = bargs;
+                     a.grad_s = static_cast<char*>(gs.data()) + 4;
+                     return bwd_with(a, {ws.data, need});
+                   }, kMis, "not aligned to grad_s.alignment = 16"},
+                  {"backward grad_slopes inside grad_y", [&] {
+                     auto a = bargs;
+                     a.grad_slopes = static_cast<float*>(dg.data());
+                     return bwd_with(a, {ws.data, need});
+                   }, kBad, "args.grad_slopes overlaps args.grad_y"},
+                  {"backward grad_slopes inside grad_s", [&] {
+                     auto a = bargs;
+                     a.grad_slopes = static_cast<float*>(gs.data());
+                     return bwd_with(a, {ws.data, need});
+                   }, kBad, "overlap (outputs must be distinct)"},
+              });
+  expect_run_refusals(rows, {&y, &gs, &gsl});
+}
+
+}  // namespace
+}  // namespace baracuda::test

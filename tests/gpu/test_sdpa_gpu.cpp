@@ -1,0 +1,547 @@
+// THE SDPA GPU suite (filter `*Sdpa*`): SdpaPlan / SdpaBackwardPlan (and FlashSdpaPlan /
+// FlashSdpaBackwardPlan where they accept) against reference::sdpa(_backward) (attention in
+// double; tolerance: compare.hpp's rule against the naive same-precision twin). For every case
+// each candidate SKU that accepts the descriptor is forced in turn (general, flash*, cudnn*),
+// on poisoned outputs with guard bytes.
+//
+// Cases: every dtype; head dims 64, 96, 128, 192, 256, 40 and d_k != d_v; causal top-left /
+// bottom-right, sliding window, GQA 1 / 4 / MQA; sequence lengths 1, 17, 128, 1000 and 4096
+// (once, causal); varlen with empty sequences; broadcast bias (f32 and q's dtype, with its
+// gradient), bool mask, ALiBi ([Hq] and [B, Hq]), softcap; fully masked rows (o = 0,
+// lse = -inf, zero gradients); dropout (exact vs the reference's keep mask on our SKUs;
+// cuDNN SKUs use their own generator: statistics and replay only); strided views ([B, S, H, D]
+// memory viewed as [B, H, S, D]); backward for all. Dropout statistics and replay for every
+// SKU; run-time refusals with outputs untouched.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "baracuda/ops/attention.hpp"
+#include "baracuda/reference/attention.hpp"
+#include "gpu_harness.hpp"
+#include "test_support.hpp"
+
+namespace baracuda::test {
+namespace {
+
+using reference::HostTensor;
+
+struct SdpaCase {
+  std::string name;
+  std::int64_t B = 1, Hq = 2, Hkv = 2, Sq = 17, Skv = 17, Dk = 64, Dv = 64;
+  SdpaOptions opt;
+  std::vector<std::int64_t> bias;  // shape; empty: none
+  bool bias_f32 = true;
+  bool grad_bias = false;
+  std::vector<std::int64_t> mask;  // shape; empty: none
+  bool mask_holes = false;         // whole query rows masked out
+  int alibi = 0;                   // 0 none, 1 [Hq], 2 [B, Hq]
+  bool strided = false;            // [B, S, H, D] memory viewed as [B, H, S, D]
+  std::vector<std::int32_t> seqlens_q, seqlens_k;  // varlen
+  bool backward = true;
+};
+
+bool is_cudnn(const std::string& sku) { return sku.find("cudnn") != std::string::npos; }
+
+TensorLayout operand(DType t, const SdpaCase& c, std::int64_t H, std::int64_t S, std::int64_t D, std::int64_t tokens) {
+  if (c.opt.varlen) return TensorLayout::contiguous(t, {tokens, H, D});
+  if (c.strided) return TensorLayout::strided(t, {c.B, H, S, D}, {S * H * D, D, H * D, 1});
+  return TensorLayout::contiguous(t, {c.B, H, S, D});
+}
+
+struct Built {
+  SdpaDescriptor fwd;
+  SdpaBackwardDescriptor bwd;
+  std::int64_t tq = 0, tk = 0;
+  std::vector<std::int32_t> cu_q, cu_k;
+};
+
+Built build(DType t, const SdpaCase& c) {
+  Built b;
+  SdpaDescriptor& d = b.fwd;
+  d.options = c.opt;
+  if (c.opt.varlen) {
+    b.cu_q.push_back(0);
+    b.cu_k.push_back(0);
+    for (std::size_t s = 0; s < c.seqlens_q.size(); ++s) {
+      b.cu_q.push_back(b.cu_q.back() + c.seqlens_q[s]);
+      b.cu_k.push_back(b.cu_k.back() + c.seqlens_k[s]);
+    }
+    b.tq = b.cu_q.back();
+    b.tk = b.cu_k.back();
+    d.options.batch = static_cast<std::int64_t>(c.seqlens_q.size());
+    d.options.max_seqlen_q = c.Sq;
+    d.options.max_seqlen_k = c.Skv;
+  }
+  d.q = operand(t, c, c.Hq, c.Sq, c.Dk, b.tq);
+  d.k = operand(t, c, c.Hkv, c.Skv, c.Dk, b.tk);
+  d.v = operand(t, c, c.Hkv, c.Skv, c.Dv, b.tk);
+  d.o = operand(t, c, c.Hq, c.Sq, c.Dv, b.tq);
+  d.lse = c.opt.varlen ? TensorLayout::contiguous(DType::kF32, {c.Hq, b.tq})
+                       : TensorLayout::contiguous(DType::kF32, {c.B, c.Hq, c.Sq});
+  if (!c.bias.empty()) d.bias = TensorLayout::contiguous(c.bias_f32 ? DType::kF32 : t, c.bias);
+  if (!c.mask.empty()) d.mask = TensorLayout::contiguous(DType::kU8, c.mask);
+  if (c.alibi == 1) d.alibi_slopes = TensorLayout::contiguous(DType::kF32, {c.Hq});
+  if (c.alibi == 2)
+    d.alibi_slopes = TensorLayout::contiguous(DType::kF32, {c.opt.varlen ? d.options.batch : c.B, c.Hq});
+  b.bwd = reference::sdpa_backward_of(d, c.grad_bias);
+  return b;
+}
+
+HostTensor i32_tensor(const std::vector<std::int32_t>& v) {
+  HostTensor h(TensorLayout::contiguous(DType::kI32, {static_cast<std::int64_t>(v.size())}, 4));
+  for (std::size_t i = 0; i < v.size(); ++i) h.set(static_cast<std::int64_t>(i), v[i]);
+  return h;
+}
+
+constexpr std::uint64_t kSeed = 0x1234abcd5678ull, kOffset = 0x9ull << 32 | 77;
+
+// Whether `sku` is checked value by value in this case (cuDNN's dropout is its own generator).
+bool exact_check(const SdpaCase& c, const std::string& sku) { return !(c.opt.dropout_p > 0 && is_cudnn(sku)); }
+
+void run_case(DType t, const SdpaCase& c) {
+  SCOPED_TRACE(c.name + " " + std::string(dtype_name(t)));
+  const Built b = build(t, c);
+  const SdpaDescriptor& d = b.fwd;
+  HostTensor hq(d.q), hk(d.k), hv(d.v), ho(d.o), hlse(d.lse);
+  fill_random(hq, -3, 3);
+  fill_random(hk, -1, 1);
+  fill_random(hv, -1, 1);
+  HostTensor hbias(d.bias.rank ? d.bias : TensorLayout::contiguous(DType::kF32, {1}));
+  HostTensor hmask(d.mask.rank ? d.mask : TensorLayout::contiguous(DType::kU8, {1}));
+  HostTensor halibi(d.alibi_slopes.rank ? d.alibi_slopes : TensorLayout::contiguous(DType::kF32, {1}));
+  fill_random(hbias, -2, 2);
+  for (std::int64_t i = 0; i < hmask.layout().numel(); ++i) hmask.set(i, (rng()() % 4) != 0);
+  if (c.mask_holes && d.mask.rank > 0) {  // every third query row sees nothing
+    const std::int64_t skv = d.mask.shape[d.mask.rank - 1], sq = d.mask.shape[d.mask.rank - 2];
+    for (std::int64_t i = 0; i < hmask.layout().numel(); ++i)
+      if ((i / skv) % sq % 3 == 1) hmask.set(i, 0);
+  }
+  for (std::int64_t i = 0; i < halibi.layout().numel(); ++i) halibi.set(i, 0.05 * static_cast<double>(1 + i % 7));
+  reference::SdpaHostInputs in{&hq, &hk, &hv, d.bias.rank ? &hbias : nullptr, d.mask.rank ? &hmask : nullptr,
+                               d.alibi_slopes.rank ? &halibi : nullptr};
+  in.cu_seqlens_q = b.cu_q;
+  in.cu_seqlens_k = b.cu_k;
+  const std::int64_t B = c.opt.varlen ? d.options.batch : c.B;
+  const auto keep = reference::sdpa_dropout_keep(B, c.Hq, c.Sq, c.Skv, c.opt.dropout_p, kSeed, kOffset);
+  in.keep = &keep;
+  auto want = reference::sdpa(d, in);
+  ASSERT_TRUE(want.has_value()) << want.error().to_string();
+
+  const Stream& s = test_stream();
+  DeviceTensor dq(hq, s), dk(hk, s), dv(hv, s), dout(ho, s), dlse(hlse, s), dbias(hbias, s), dmask(hmask, s),
+      dalibi(halibi, s);
+  HostTensor hcu_q = i32_tensor(b.cu_q.empty() ? std::vector<std::int32_t>{0} : b.cu_q);
+  HostTensor hcu_k = i32_tensor(b.cu_k.empty() ? std::vector<std::int32_t>{0} : b.cu_k);
+  DeviceTensor dcu_q(hcu_q, s), dcu_k(hcu_k, s);
+  SdpaArgs args{.q = dq.data(), .k = dk.data(), .v = dv.data(), .o = dout.data(),
+                .lse = static_cast<float*>(dlse.data())};
+  if (d.bias.rank) args.bias = dbias.data();
+  if (d.mask.rank) args.mask = static_cast<const std::uint8_t*>(dmask.data());
+  if (d.alibi_slopes.rank) args.alibi_slopes = static_cast<const float*>(dalibi.data());
+  if (c.opt.varlen) {
+    args.cu_seqlens_q = static_cast<const std::int32_t*>(dcu_q.data());
+    args.cu_seqlens_k = static_cast<const std::int32_t*>(dcu_k.data());
+  }
+  args.seed = kSeed;
+  args.offset = kOffset;
+
+  auto verify_fwd = [&](const std::string& sku) {
+    ASSERT_TRUE(dout.download(ho, s));
+    ASSERT_TRUE(dlse.download(hlse, s));
+    if (!exact_check(c, sku)) return;  // dropout on cuDNN: statistics / replay tests below
+    EXPECT_TRUE(check_close(ho, want->o, sku + " o " + d.to_string()));
+    EXPECT_TRUE(check_close(hlse, want->lse, sku + " lse " + d.to_string()));
+  };
+  auto reset_fwd = [&] {
+    dout.poison(0xFF, s);
+    dlse.poison(0xFF, s);
+  };
+  for_each_sku<SdpaPlan>(d, reset_fwd, [&](const SdpaPlan& p, Workspace ws) { return p.run(s, ws, args); }, verify_fwd);
+  FlashSdpaDescriptor fd;
+  static_cast<SdpaDescriptor&>(fd) = d;
+  if (auto fp = FlashSdpaPlan::select(s, fd); fp.has_value()) {
+    reset_fwd();
+    ASSERT_TRUE(fp->run(s, test_workspace(fp->workspace_size()), args)) << fp->sku().name();
+    verify_fwd("FlashSdpaPlan " + fp->sku().name());
+  }
+  if (!c.backward) return;
+
+  // Backward from the reference's o (rounded to the dtype) and lse.
+  const SdpaBackwardDescriptor& g = b.bwd;
+  HostTensor href_o(d.o), href_lse(d.lse), hgo(d.o), hgq(g.grad_q), hgk(g.grad_k), hgv(g.grad_v);
+  for (std::int64_t i = 0; i < d.o.numel(); ++i) href_o.set(i, want->o.exact[static_cast<std::size_t>(i)]);
+  for (std::int64_t i = 0; i < d.lse.numel(); ++i) href_lse.set(i, want->lse.exact[static_cast<std::size_t>(i)]);
+  fill_random(hgo, -1, 1);
+  HostTensor hgb(g.grad_bias.rank ? g.grad_bias : TensorLayout::contiguous(DType::kF32, {1}));
+  auto gwant = reference::sdpa_backward(g, in, href_o, hgo);
+  ASSERT_TRUE(gwant.has_value()) << gwant.error().to_string();
+  DeviceTensor dro(href_o, s), drl(href_lse, s), dgo(hgo, s), dgq(hgq, s), dgk(hgk, s), dgv(hgv, s), dgb(hgb, s);
+  SdpaBackwardArgs ba{.q = dq.data(), .k = dk.data(), .v = dv.data(), .o = dro.data(), .grad_o = dgo.data(),
+                      .lse = static_cast<const float*>(drl.data()), .grad_q = dgq.data(), .grad_k = dgk.data(),
+                      .grad_v = dgv.data()};
+  ba.bias = args.bias;
+  ba.mask = args.mask;
+  ba.alibi_slopes = args.alibi_slopes;
+  if (g.grad_bias.rank) ba.grad_bias = dgb.data();
+  ba.cu_seqlens_q = args.cu_seqlens_q;
+  ba.cu_seqlens_k = args.cu_seqlens_k;
+  ba.seed = kSeed;
+  ba.offset = kOffset;
+  auto verify_bwd = [&](const std::string& sku) {
+    ASSERT_TRUE(dgq.download(hgq, s));
+    ASSERT_TRUE(dgk.download(hgk, s));
+    ASSERT_TRUE(dgv.download(hgv, s));
+    if (g.grad_bias.rank) ASSERT_TRUE(dgb.download(hgb, s));
+    if (!exact_check(c, sku)) return;
+    EXPECT_TRUE(check_close(hgq, gwant->grad_q, sku + " grad_q " + g.to_string()));
+    EXPECT_TRUE(check_close(hgk, gwant->grad_k, sku + " grad_k " + g.to_string()));
+    EXPECT_TRUE(check_close(hgv, gwant->grad_v, sku + " grad_v " + g.to_string()));
+    if (g.grad_bias.rank) EXPECT_TRUE(check_close(hgb, gwant->grad_bias, sku + " grad_bias " + g.to_string()));
+  };
+  auto reset_bwd = [&] {
+    dgq.poison(0xFF, s);
+    dgk.poison(0xFF, s);
+    dgv.poison(0xFF, s);
+    dgb.poison(0xFF, s);
+  };
+  for_each_sku<SdpaBackwardPlan>(
+      g, reset_bwd, [&](const SdpaBackwardPlan& p, Workspace ws) { return p.run(s, ws, ba); }, verify_bwd);
+  FlashSdpaBackwardDescriptor fg;
+  static_cast<SdpaBackwardDescriptor&>(fg) = g;
+  if (auto fp = FlashSdpaBackwardPlan::select(s, fg); fp.has_value()) {
+    reset_bwd();
+    ASSERT_TRUE(fp->run(s, test_workspace(fp->workspace_size()), ba)) << fp->sku().name();
+    verify_bwd("FlashSdpaBackwardPlan " + fp->sku().name());
+  }
+}
+
+SdpaOptions causal(CausalAlign a) {
+  SdpaOptions o;
+  o.causal = true;
+  o.align = a;
+  return o;
+}
+SdpaOptions window(std::int64_t l, std::int64_t r, CausalAlign a = CausalAlign::kTopLeft) {
+  SdpaOptions o;
+  o.window_left = l;
+  o.window_right = r;
+  o.align = a;
+  return o;
+}
+SdpaOptions softcap(double cap) {
+  SdpaOptions o;
+  o.softcap = cap;
+  o.scale = 0.5;
+  return o;
+}
+SdpaOptions dropout(double p, bool is_causal = false) {
+  SdpaOptions o;
+  o.dropout_p = p;
+  o.causal = is_causal;
+  return o;
+}
+SdpaOptions varlen() {
+  SdpaOptions o;
+  o.varlen = true;
+  return o;
+}
+
+// The options and masks on small shapes: every dtype runs these.
+std::vector<SdpaCase> option_cases() {
+  const auto BR = CausalAlign::kBottomRight, TL = CausalAlign::kTopLeft;
+  std::vector<SdpaCase> v;
+  v.push_back({.name = "plain", .B = 2, .Hq = 2, .Hkv = 2, .Sq = 33, .Skv = 47});
+  v.push_back({.name = "causal_tl", .B = 2, .Hq = 2, .Hkv = 2, .Sq = 40, .Skv = 70, .opt = causal(TL)});
+  v.push_back({.name = "causal_br", .B = 2, .Hq = 2, .Hkv = 2, .Sq = 40, .Skv = 70, .opt = causal(BR)});
+  v.push_back({.name = "causal_br_sq_gt_skv", .B = 1, .Hq = 2, .Hkv = 1, .Sq = 50, .Skv = 20, .opt = causal(BR)});
+  v.push_back({.name = "window", .B = 1, .Hq = 4, .Hkv = 2, .Sq = 64, .Skv = 64, .opt = window(8, 3)});
+  v.push_back({.name = "window_left_br", .B = 1, .Hq = 2, .Hkv = 2, .Sq = 30, .Skv = 90, .opt = window(16, -1, BR)});
+  v.push_back({.name = "gqa4", .B = 2, .Hq = 8, .Hkv = 2, .Sq = 33, .Skv = 33, .opt = causal(BR)});
+  v.push_back({.name = "mqa", .B = 1, .Hq = 6, .Hkv = 1, .Sq = 20, .Skv = 45});
+  v.push_back({.name = "bias_full_grad", .B = 2, .Hq = 2, .Hkv = 1, .Sq = 19, .Skv = 37, .bias = {2, 2, 19, 37}, .grad_bias = true});
+  v.push_back({.name = "bias_bcast_grad", .B = 2, .Hq = 4, .Hkv = 2, .Sq = 19, .Skv = 37, .bias = {4, 1, 37}, .bias_f32 = false,
+               .grad_bias = true});
+  v.push_back({.name = "bias_rows", .B = 2, .Hq = 2, .Hkv = 2, .Sq = 21, .Skv = 40, .opt = causal(TL), .bias = {21, 40}});
+  v.push_back({.name = "mask_holes", .B = 2, .Hq = 2, .Hkv = 2, .Sq = 24, .Skv = 50, .mask = {2, 1, 24, 50}, .mask_holes = true});
+  v.push_back({.name = "mask_bias_alibi", .B = 1, .Hq = 4, .Hkv = 4, .Sq = 30, .Skv = 30, .opt = causal(TL), .bias = {1, 4, 30, 30},
+               .grad_bias = true, .mask = {30, 30}, .alibi = 1});
+  v.push_back({.name = "alibi_per_batch", .B = 2, .Hq = 4, .Hkv = 2, .Sq = 17, .Skv = 64, .opt = causal(BR), .alibi = 2});
+  v.push_back({.name = "softcap", .B = 1, .Hq = 2, .Hkv = 2, .Sq = 40, .Skv = 40, .opt = softcap(5.0)});
+  v.push_back({.name = "dropout", .B = 2, .Hq = 4, .Hkv = 2, .Sq = 37, .Skv = 50, .opt = dropout(0.2)});
+  v.push_back({.name = "dropout_causal", .B = 1, .Hq = 2, .Hkv = 2, .Sq = 64, .Skv = 64, .opt = dropout(0.5, true)});
+  v.push_back({.name = "strided", .B = 2, .Hq = 4, .Hkv = 2, .Sq = 33, .Skv = 45, .opt = causal(BR), .strided = true});
+  v.push_back({.name = "seq1", .B = 3, .Hq = 2, .Hkv = 2, .Sq = 1, .Skv = 1});
+  v.push_back({.name = "decode_like", .B = 2, .Hq = 8, .Hkv = 2, .Sq = 1, .Skv = 129, .opt = causal(BR)});
+  v.push_back({.name = "varlen", .Hq = 4, .Hkv = 2, .Sq = 40, .Skv = 50, .opt = varlen(), .seqlens_q = {17, 0, 40, 5},
+               .seqlens_k = {30, 10, 50, 0}});
+  SdpaOptions vc = varlen();
+  vc.causal = true;
+  vc.align = BR;
+  v.push_back({.name = "varlen_causal_br", .Hq = 2, .Hkv = 1, .Sq = 33, .Skv = 33, .opt = vc, .alibi = 2,
+               .seqlens_q = {1, 33, 0, 20}, .seqlens_k = {9, 33, 4, 20}});
+  SdpaOptions vd = varlen();
+  vd.dropout_p = 0.25;
+  vd.window_left = 7;
+  v.push_back({.name = "varlen_dropout_window", .Hq = 2, .Hkv = 2, .Sq = 30, .Skv = 30, .opt = vd, .seqlens_q = {30, 12},
+               .seqlens_k = {25, 30}});
+  return v;
+}
+
+// Head dims (the fused SKUs' 64..256, odd ones, d_k != d_v) and lengths 128 / 1000.
+std::vector<SdpaCase> size_cases() {
+  const auto BR = CausalAlign::kBottomRight;
+  std::vector<SdpaCase> v;
+  for (std::int64_t dh : {64, 96, 128, 192, 256})
+    v.push_back({.name = "d" + std::to_string(dh), .B = 1, .Hq = 4, .Hkv = 2, .Sq = 128, .Skv = 128, .Dk = dh, .Dv = dh,
+                 .opt = causal(BR)});
+  v.push_back({.name = "d40", .B = 2, .Hq = 2, .Hkv = 2, .Sq = 70, .Skv = 70, .Dk = 40, .Dv = 40});
+  v.push_back({.name = "dk72_dv40", .B = 1, .Hq = 4, .Hkv = 1, .Sq = 50, .Skv = 80, .Dk = 72, .Dv = 40});
+  v.push_back({.name = "dk128_dv64", .B = 1, .Hq = 2, .Hkv = 2, .Sq = 64, .Skv = 64, .Dk = 128, .Dv = 64, .opt = causal(BR)});
+  v.push_back({.name = "s1000", .B = 1, .Hq = 4, .Hkv = 2, .Sq = 1000, .Skv = 1000, .Dk = 64, .Dv = 64});
+  v.push_back({.name = "s1000_causal", .B = 1, .Hq = 2, .Hkv = 2, .Sq = 1000, .Skv = 1000, .Dk = 128, .Dv = 128,
+               .opt = causal(BR)});
+  return v;
+}
+
+class SdpaGpu : public ::testing::TestWithParam<DType> {};
+
+TEST_P(SdpaGpu, OptionsForwardBackward) {
+  BARACUDA_REQUIRE_GPU();
+  for (const auto& c : option_cases()) run_case(GetParam(), c);
+}
+
+TEST_P(SdpaGpu, HeadDimsAndLengths) {
+  BARACUDA_REQUIRE_GPU();
+  if (GetParam() == DType::kF64) GTEST_SKIP() << "f64 runs the option cases only (the general SKU's sizes are dtype-independent)";
+  for (const auto& c : size_cases()) run_case(GetParam(), c);
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, SdpaGpu, ::testing::Values(DType::kF64, DType::kF32, DType::kF16, DType::kBF16),
+                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+
+// Sequence length 4096 once (bf16, causal, few heads), forward and backward.
+TEST(SdpaGpuLong, Seq4096) {
+  BARACUDA_REQUIRE_GPU();
+  run_case(DType::kBF16, {.name = "s4096", .B = 1, .Hq = 4, .Hkv = 4, .Sq = 4096, .Skv = 4096, .Dk = 64, .Dv = 64,
+                          .opt = causal(CausalAlign::kBottomRight)});
+}
+
+// Dropout statistics and replay for every SKU: q = k = 0 (uniform p = 1 / Skv) and v = I
+// (Dv = Skv), so o_ij = keep_ij / (Skv (1 - p)) exposes the mask. Kept fraction within 5
+// sigma of 1 - p, kept values exact, same seed -> same bits (forward and backward), another
+// seed -> another mask; our SKUs also match the contract's rule element for element.
+TEST(SdpaGpuDropout, StatisticsAndReplay) {
+  BARACUDA_REQUIRE_GPU();
+  for (DType t : {DType::kBF16, DType::kF16, DType::kF32}) {
+    SCOPED_TRACE(dtype_name(t));
+    const std::int64_t B = 2, H = 4, Sq = 128, S = 64;
+    const double p = 0.3;
+    SdpaDescriptor d;
+    d.q = TensorLayout::contiguous(t, {B, H, Sq, S});
+    d.k = d.v = TensorLayout::contiguous(t, {B, H, S, S});
+    d.o = TensorLayout::contiguous(t, {B, H, Sq, S});
+    d.lse = TensorLayout::contiguous(DType::kF32, {B, H, Sq});
+    d.options.dropout_p = p;
+    HostTensor hq(d.q), hk(d.k), hv(d.v), ho(d.o), ho2(d.o), hlse(d.lse);
+    for (std::int64_t i = 0; i < d.v.numel(); ++i) hv.set(i, (i / S) % S == i % S ? 1.0 : 0.0);
+    const Stream& s = test_stream();
+    DeviceTensor dq(hq, s), dk(hk, s), dv(hv, s), dout(ho, s), dlse(hlse, s);
+    const auto keep = reference::sdpa_dropout_keep(B, H, Sq, S, p, 11, 22);
+    auto run = [&](const SdpaPlan& plan, std::uint64_t seed, HostTensor& out) {
+      dout.poison(0xFF, s);
+      SdpaArgs a{.q = dq.data(), .k = dk.data(), .v = dv.data(), .o = dout.data(), .lse = static_cast<float*>(dlse.data())};
+      a.seed = seed;
+      a.offset = 22;
+      EXPECT_TRUE(plan.run(s, test_workspace(plan.workspace_size()), a));
+      EXPECT_TRUE(dout.download(out, s));
+    };
+    auto reports = SdpaPlan::candidates(test_caps(), d);
+    ASSERT_TRUE(reports.has_value());
+    for (const auto& r : *reports) {
+      if (!r.rejection.empty()) continue;
+      SCOPED_TRACE(r.sku.name());
+      PlanPreference pref;
+      pref.force_sku = r.sku.name();
+      auto plan = SdpaPlan::select(s, d, pref);
+      ASSERT_TRUE(plan.has_value()) << plan.error().to_string();
+      run(*plan, 11, ho);
+      run(*plan, 11, ho2);
+      EXPECT_EQ(std::memcmp(ho.storage(), ho2.storage(), ho.storage_bytes()), 0) << "same seed, different bits";
+      const double kept_value = 1.0 / (static_cast<double>(S) * (1 - p));
+      std::int64_t kept = 0, mismatch = 0, bad_value = 0;
+      for (std::int64_t i = 0; i < d.o.numel(); ++i) {
+        const double x = ho.get(i);
+        const bool k = x != 0;
+        kept += k;
+        if (k && std::fabs(x - kept_value) > 1e-2 * kept_value) ++bad_value;
+        if (k != (keep[static_cast<std::size_t>(i)] != 0)) ++mismatch;
+      }
+      const double n = static_cast<double>(d.o.numel()), frac = static_cast<double>(kept) / n;
+      EXPECT_NEAR(frac, 1 - p, 5 * std::sqrt(p * (1 - p) / n));
+      EXPECT_EQ(bad_value, 0);
+      if (!is_cudnn(r.sku.name())) EXPECT_EQ(mismatch, 0) << "our SKUs follow the contract's Philox rule";
+      run(*plan, 12, ho2);
+      EXPECT_NE(std::memcmp(ho.storage(), ho2.storage(), ho.storage_bytes()), 0) << "another seed, same mask";
+    }
+    // The device seed pointer overrides the host values (graph replays).
+    auto plan = SdpaPlan::select(s, d);
+    ASSERT_TRUE(plan.has_value());
+    HostTensor hseed(TensorLayout::contiguous(DType::kI64, {2}, 8));
+    hseed.set(0, 11);
+    hseed.set(1, 22);
+    DeviceTensor dseed(hseed, s);
+    run(*plan, 11, ho);
+    dout.poison(0xFF, s);
+    SdpaArgs a{.q = dq.data(), .k = dk.data(), .v = dv.data(), .o = dout.data(), .lse = static_cast<float*>(dlse.data())};
+    a.seed = 999;
+    a.philox_seed_offset = static_cast<const std::uint64_t*>(dseed.data());
+    ASSERT_TRUE(plan->run(s, test_workspace(plan->workspace_size()), a));
+    ASSERT_TRUE(dout.download(ho2, s));
+    EXPECT_EQ(std::memcmp(ho.storage(), ho2.storage(), ho.storage_bytes()), 0) << "philox_seed_offset not used";
+  }
+}
+
+// The backward replays the forward's mask: two runs with one seed give the same bits on
+// every backward SKU (our general backward is deterministic by construction).
+TEST(SdpaGpuDropout, BackwardReplay) {
+  BARACUDA_REQUIRE_GPU();
+  const DType t = DType::kBF16;
+  SdpaBackwardDescriptor g;
+  g.q = g.grad_q = g.o = g.grad_o = TensorLayout::contiguous(t, {1, 4, 96, 64});
+  g.k = g.grad_k = g.v = g.grad_v = TensorLayout::contiguous(t, {1, 4, 80, 64});
+  g.lse = TensorLayout::contiguous(DType::kF32, {1, 4, 96});
+  g.options.dropout_p = 0.4;
+  HostTensor hq(g.q), hk(g.k), hv(g.v), ho(g.o), hgo(g.o), hlse(g.lse), a1(g.grad_q), a2(g.grad_q);
+  fill_random(hq, -2, 2);
+  fill_random(hk, -1, 1);
+  fill_random(hv, -1, 1);
+  fill_random(ho, -1, 1);
+  fill_random(hgo, -1, 1);
+  fill_random(hlse, 3, 5);
+  const Stream& s = test_stream();
+  DeviceTensor dq(hq, s), dk(hk, s), dv(hv, s), dout(ho, s), dgo(hgo, s), dlse(hlse, s), gq(a1, s), gk(hk, s), gv(hv, s);
+  SdpaBackwardArgs a{.q = dq.data(), .k = dk.data(), .v = dv.data(), .o = dout.data(), .grad_o = dgo.data(),
+                     .lse = static_cast<const float*>(dlse.data()), .grad_q = gq.data(), .grad_k = gk.data(),
+                     .grad_v = gv.data()};
+  a.seed = 5;
+  auto reports = SdpaBackwardPlan::candidates(test_caps(), g);
+  ASSERT_TRUE(reports.has_value());
+  for (const auto& r : *reports) {
+    if (!r.rejection.empty()) continue;
+    SCOPED_TRACE(r.sku.name());
+    PlanPreference pref;
+    pref.force_sku = r.sku.name();
+    auto plan = SdpaBackwardPlan::select(s, g, pref);
+    ASSERT_TRUE(plan.has_value());
+    for (HostTensor* out : {&a1, &a2}) {
+      gq.poison(0xFF, s);
+      ASSERT_TRUE(plan->run(s, test_workspace(plan->workspace_size()), a));
+      ASSERT_TRUE(gq.download(*out, s));
+    }
+    if (r.sku.precision.deterministic)
+      EXPECT_EQ(std::memcmp(a1.storage(), a2.storage(), a1.storage_bytes()), 0) << "grad_q differs between replays";
+  }
+}
+
+// Run-time refusals before any launch; every output keeps its poison.
+TEST(SdpaGpuRefusals, LeaveOutputsUntouched) {
+  BARACUDA_REQUIRE_GPU();
+  const DType t = DType::kF32;
+  const auto q = TensorLayout::contiguous(t, {1, 2, 16, 32}), kv = TensorLayout::contiguous(t, {1, 2, 24, 32});
+  const auto lse = TensorLayout::contiguous(DType::kF32, {1, 2, 16});
+  SdpaDescriptor d;
+  d.q = d.o = q;
+  d.k = d.v = kv;
+  d.lse = lse;
+  SdpaBackwardDescriptor g;
+  g.q = g.o = g.grad_o = g.grad_q = q;
+  g.k = g.v = g.grad_k = g.grad_v = kv;
+  g.lse = lse;
+  PlanPreference pref;
+  pref.force_sku = "sdpa.*.general*";
+  auto fwd = SdpaPlan::select(test_stream(), d, pref);
+  auto bwd = SdpaBackwardPlan::select(test_stream(), g, pref);
+  ASSERT_TRUE(fwd && bwd);
+  const std::size_t need = bwd->workspace_size();
+  ASSERT_GT(need, 0u);
+  HostTensor hq(q), hkv(kv), hl(lse);
+  fill_random(hq, -1, 1);
+  fill_random(hkv, -1, 1);
+  const Stream& s = test_stream();
+  DeviceTensor dq(hq, s), dk(hkv, s), dv(hkv, s), dobw(hq, s), dgo(hq, s), dl(hl, s);
+  Untouched o(q), ol(lse), gq(q), gk(kv), gv(kv);
+  const Workspace ws = test_workspace(need + kWorkspaceAlignment);
+  const SdpaArgs fa{.q = dq.data(), .k = dk.data(), .v = dv.data(), .o = o.data(), .lse = static_cast<float*>(ol.data())};
+  const SdpaBackwardArgs ba{.q = dq.data(), .k = dk.data(), .v = dv.data(), .o = dobw.data(), .grad_o = dgo.data(),
+                            .lse = static_cast<const float*>(dl.data()), .grad_q = gq.data(), .grad_k = gk.data(),
+                            .grad_v = gv.data()};
+  const Code kBad = Code::kInvalidArgument, kMis = Code::kMisaligned;
+  auto off = [](const void* p, int bytes) { return static_cast<char*>(const_cast<void*>(p)) + bytes; };
+  std::vector<RunRefusal> rows = workspace_refusals("backward", [&](Workspace w2) { return bwd->run(s, w2, ba); }, ws, need);
+  rows.insert(rows.end(), {
+      {"forward null q", [&] { auto a = fa; a.q = nullptr; return fwd->run(s, {}, a); }, kBad, "args.q is null"},
+      {"forward null o", [&] { auto a = fa; a.o = nullptr; return fwd->run(s, {}, a); }, kBad, "args.o is null"},
+      {"forward misaligned k", [&] { auto a = fa; a.k = off(dk.data(), 4); return fwd->run(s, {}, a); }, kMis,
+       "not aligned to k.alignment = 16"},
+      {"forward o over q", [&] { auto a = fa; a.o = off(dq.data(), 64); return fwd->run(s, {}, a); }, kBad,
+       "args.o overlaps args.q"},
+      {"forward lse inside o", [&] { auto a = fa; a.lse = static_cast<float*>(o.data()); return fwd->run(s, {}, a); }, kBad,
+       "args.o and args.lse overlap"},
+      {"forward bias without descriptor", [&] { auto a = fa; a.bias = dq.data(); return fwd->run(s, {}, a); }, kBad,
+       "args.bias is set but the descriptor has no bias"},
+      {"forward cu_seqlens on dense", [&] {
+         auto a = fa;
+         a.cu_seqlens_q = static_cast<const std::int32_t*>(dl.data());
+         return fwd->run(s, {}, a);
+       }, kBad, "args.cu_seqlens_q is set but options.varlen = false"},
+      {"forward misaligned seed pointer", [&] {
+         auto a = fa;
+         a.philox_seed_offset = reinterpret_cast<const std::uint64_t*>(off(dl.data(), 4));
+         return fwd->run(s, {}, a);
+       }, kMis, "args.philox_seed_offset"},
+      {"backward null lse", [&] { auto a = ba; a.lse = nullptr; return bwd->run(s, {ws.data, need}, a); }, kBad,
+       "args.lse is null"},
+      {"backward misaligned grad_v", [&] { auto a = ba; a.grad_v = off(gv.data(), 8); return bwd->run(s, {ws.data, need}, a); },
+       kMis, "not aligned to grad_v.alignment = 16"},
+      {"backward grad_k = grad_v", [&] { auto a = ba; a.grad_v = gk.data(); return bwd->run(s, {ws.data, need}, a); }, kBad,
+       "args.grad_k and args.grad_v overlap"},
+      {"backward grad_q over grad_o", [&] { auto a = ba; a.grad_q = dgo.data(); return bwd->run(s, {ws.data, need}, a); }, kBad,
+       "args.grad_q overlaps args.grad_o"},
+  });
+  expect_run_refusals(rows, {&o, &ol, &gq, &gk, &gv});
+}
+
+// Varlen: null cu_seqlens are refused; outputs untouched.
+TEST(SdpaGpuRefusals, VarlenNullSeqlens) {
+  BARACUDA_REQUIRE_GPU();
+  SdpaDescriptor d;
+  d.q = d.o = TensorLayout::contiguous(DType::kBF16, {30, 2, 64});
+  d.k = d.v = TensorLayout::contiguous(DType::kBF16, {40, 2, 64});
+  d.options.varlen = true;
+  d.options.batch = 2;
+  d.options.max_seqlen_q = 20;
+  d.options.max_seqlen_k = 30;
+  auto fwd = SdpaPlan::select(test_stream(), d);
+  ASSERT_TRUE(fwd.has_value()) << fwd.error().to_string();
+  HostTensor hq(d.q), hk(d.k);
+  const Stream& s = test_stream();
+  DeviceTensor dq(hq, s), dk(hk, s);
+  Untouched o(d.o);
+  const HostTensor hcu = i32_tensor({0, 10, 30});
+  DeviceTensor dcu(hcu, s);
+  SdpaArgs a{.q = dq.data(), .k = dk.data(), .v = dk.data(), .o = o.data()};
+  a.cu_seqlens_q = static_cast<const std::int32_t*>(dcu.data());
+  std::vector<RunRefusal> rows = {
+      {"null cu_seqlens_k", [&] { return fwd->run(s, test_workspace(fwd->workspace_size()), a); }, Code::kInvalidArgument,
+       "args.cu_seqlens_k is null"},
+  };
+  expect_run_refusals(rows, {&o});
+}
+
+}  // namespace
+}  // namespace baracuda::test

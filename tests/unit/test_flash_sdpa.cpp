@@ -1,0 +1,197 @@
+// CPU unit tests of the flash SDPA backend's probes (src/attention/flash_sdpa.cpp): which
+// descriptors the flash_mma SKUs accept, the reasons they refuse the rest, SKU names and the
+// backward workspace. Selection is forced onto the flash SKUs (force_sku) so the cuDNN
+// backend's answers do not interfere. GPU behaviour: tests/gpu/test_sdpa_gpu.cpp forces every
+// SKU that accepts each case.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "baracuda/baracuda.hpp"
+#include "baracuda/ops/attention.hpp"
+
+namespace baracuda {
+namespace {
+
+DeviceCaps caps(int sm) { return DeviceCaps::for_arch(sm).value(); }
+
+PlanPreference flash_only(const char* impl = "flash_mma*") {
+  PlanPreference p;
+  p.force_sku = std::string("sdpa.*.") + impl;
+  return p;
+}
+
+SdpaDescriptor dense(DType t, std::int64_t b, std::int64_t hq, std::int64_t hkv, std::int64_t sq, std::int64_t skv,
+                     std::int64_t d) {
+  SdpaDescriptor x;
+  x.q = TensorLayout::contiguous(t, {b, hq, sq, d});
+  x.k = TensorLayout::contiguous(t, {b, hkv, skv, d});
+  x.v = TensorLayout::contiguous(t, {b, hkv, skv, d});
+  x.o = TensorLayout::contiguous(t, {b, hq, sq, d});
+  x.lse = TensorLayout::contiguous(DType::kF32, {b, hq, sq});
+  return x;
+}
+
+SdpaBackwardDescriptor backward_of(const SdpaDescriptor& f) {
+  SdpaBackwardDescriptor d;
+  d.q = f.q, d.k = f.k, d.v = f.v, d.o = f.o, d.grad_o = f.o, d.lse = f.lse;
+  d.grad_q = f.q, d.grad_k = f.k, d.grad_v = f.v;
+  d.bias = f.bias, d.mask = f.mask, d.alibi_slopes = f.alibi_slopes;
+  d.options = f.options;
+  return d;
+}
+
+template <class Plan, class Desc>
+std::string refusal(const Desc& d, const PlanPreference& pref = flash_only()) {
+  auto p = Plan::select_for_caps(caps(90), d, pref);
+  if (p.has_value()) return "";
+  return p.error().message();
+}
+
+TEST(FlashSdpaProbe, AcceptsEveryHeadDimAndDtype) {
+  for (DType t : {DType::kF16, DType::kBF16}) {
+    for (std::int64_t d : {64, 96, 128, 192, 256}) {
+      auto desc = dense(t, 2, 8, 2, 100, 77, d);
+      auto p = SdpaPlan::select_for_caps(caps(80), desc, flash_only());
+      ASSERT_TRUE(p.has_value()) << p.error().to_string();
+      EXPECT_EQ(p->sku().name(), std::string("sdpa.fwd.flash_mma[") + std::string(dtype_name(t)) + ",f32].sm80+");
+      EXPECT_EQ(p->workspace_size(), 0u);
+      auto f = FlashSdpaPlan::select_for_caps(caps(90), FlashSdpaDescriptor{desc}, flash_only());
+      ASSERT_TRUE(f.has_value()) << f.error().to_string();
+    }
+  }
+}
+
+TEST(FlashSdpaProbe, SharedMemoryLimitOfTheDevice) {
+  // sm_89 allows 99 KB per block: the d64 / d96 kernels fit, the larger forward tiles do not.
+  auto small = SdpaPlan::select_for_caps(caps(89), dense(DType::kF16, 1, 2, 2, 64, 64, 64), flash_only());
+  ASSERT_TRUE(small.has_value()) << small.error().to_string();
+  auto big = SdpaPlan::select_for_caps(caps(89), dense(DType::kF16, 1, 2, 2, 64, 64, 256), flash_only());
+  ASSERT_FALSE(big.has_value());
+  EXPECT_NE(big.error().message().find("bytes of shared memory per block"), std::string::npos) << big.error().message();
+}
+
+TEST(FlashSdpaProbe, AcceptsTheOptions) {
+  auto base = dense(DType::kBF16, 2, 8, 4, 128, 256, 128);
+  std::vector<std::pair<const char*, std::function<void(SdpaDescriptor&)>>> cases = {
+      {"causal top-left", [](SdpaDescriptor& d) { d.options.causal = true; }},
+      {"causal bottom-right",
+       [](SdpaDescriptor& d) {
+         d.options.causal = true;
+         d.options.align = CausalAlign::kBottomRight;
+       }},
+      {"window", [](SdpaDescriptor& d) { d.options.window_left = 32, d.options.window_right = 8; }},
+      {"softcap", [](SdpaDescriptor& d) { d.options.softcap = 30; }},
+      {"dropout", [](SdpaDescriptor& d) { d.options.dropout_p = 0.1; }},
+      {"alibi", [](SdpaDescriptor& d) { d.alibi_slopes = TensorLayout::contiguous(DType::kF32, {8}); }},
+      {"bias f32 broadcast", [](SdpaDescriptor& d) { d.bias = TensorLayout::contiguous(DType::kF32, {1, 8, 128, 256}); }},
+      {"bias bf16", [](SdpaDescriptor& d) { d.bias = TensorLayout::contiguous(DType::kBF16, {2, 8, 128, 256}); }},
+      {"no lse", [](SdpaDescriptor& d) { d.lse = TensorLayout{}; }},
+      {"strided heads (bshd view)",
+       [](SdpaDescriptor& d) { d.q = TensorLayout::strided(DType::kBF16, {2, 8, 128, 128}, {128 * 8 * 128, 128, 8 * 128, 1}); }},
+      {"varlen",
+       [](SdpaDescriptor& d) {
+         d.options.varlen = true;
+         d.options.batch = 3;
+         d.options.max_seqlen_q = 200;
+         d.options.max_seqlen_k = 300;
+         d.q = TensorLayout::contiguous(DType::kBF16, {400, 8, 128});
+         d.o = d.q;
+         d.k = TensorLayout::contiguous(DType::kBF16, {500, 4, 128});
+         d.v = d.k;
+         d.lse = TensorLayout::contiguous(DType::kF32, {8, 400});
+       }},
+  };
+  for (auto& [name, change] : cases) {
+    auto d = base;
+    change(d);
+    SCOPED_TRACE(name);
+    EXPECT_EQ(refusal<SdpaPlan>(d), "");
+    if (d.lse.rank > 0) EXPECT_EQ(refusal<SdpaBackwardPlan>(backward_of(d)), "");
+  }
+}
+
+TEST(FlashSdpaProbe, RefusesWithTheReason) {
+  auto base = dense(DType::kF16, 2, 8, 2, 64, 64, 64);
+  struct Case {
+    const char* name;
+    std::function<void(SdpaDescriptor&)> change;
+    const char* needle;
+  };
+  std::vector<Case> cases = {
+      {"f32", [](SdpaDescriptor& d) { d.q.dtype = d.k.dtype = d.v.dtype = d.o.dtype = DType::kF32; }, "q.dtype = f32"},
+      {"head dim 80",
+       [](SdpaDescriptor& d) {
+         d.q = TensorLayout::contiguous(DType::kF16, {2, 8, 64, 80});
+         d.o = d.q;
+         d.k = TensorLayout::contiguous(DType::kF16, {2, 2, 64, 80});
+         d.v = d.k;
+       },
+       "head dim = 80"},
+      {"dk != dv",
+       [](SdpaDescriptor& d) {
+         d.v = TensorLayout::contiguous(DType::kF16, {2, 2, 64, 128});
+         d.o = TensorLayout::contiguous(DType::kF16, {2, 8, 64, 128});
+       },
+       "Dk = 64 != Dv = 128"},
+      {"bool mask", [](SdpaDescriptor& d) { d.mask = TensorLayout::contiguous(DType::kU8, {64, 64}); }, "mask given"},
+      {"head dim strided",
+       [](SdpaDescriptor& d) { d.k = TensorLayout::strided(DType::kF16, {2, 2, 64, 64}, {2 * 64 * 128, 64 * 128, 128, 2}); },
+       "k.strides[3] = 2"},
+      {"row stride not 16-byte",
+       [](SdpaDescriptor& d) { d.v = TensorLayout::strided(DType::kF16, {2, 2, 64, 64}, {2 * 64 * 68, 64 * 68, 68, 1}); },
+       "v.strides[2] = 68"},
+      {"alignment 8", [](SdpaDescriptor& d) { d.o.alignment = 8; }, "o.alignment = 8"},
+      {"bias dtype", [](SdpaDescriptor& d) { d.bias = TensorLayout::contiguous(DType::kBF16, {64, 64}); }, "bias.dtype = bf16"},
+      {"negative stride",
+       [](SdpaDescriptor& d) { d.q = TensorLayout::strided(DType::kF16, {2, 8, 64, 64}, {8 * 64 * 64, 64 * 64, -64, 1}); },
+       "q.strides[2] = -64"},
+  };
+  for (const auto& c : cases) {
+    auto d = base;
+    c.change(d);
+    SCOPED_TRACE(c.name);
+    const std::string why = refusal<SdpaPlan>(d);
+    EXPECT_NE(why.find(c.needle), std::string::npos) << "wanted '" << c.needle << "' in\n" << why;
+  }
+}
+
+TEST(FlashSdpaProbe, BackwardSkusAndWorkspace) {
+  auto f = dense(DType::kBF16, 2, 8, 2, 100, 64, 128);
+  auto d = backward_of(f);
+  auto atomic = SdpaBackwardPlan::select_for_caps(caps(90), d, flash_only());
+  ASSERT_TRUE(atomic.has_value()) << atomic.error().to_string();
+  EXPECT_EQ(atomic->sku().name(), "sdpa.bwd.flash_mma_atomic[bf16,f32].sm80+");
+  EXPECT_FALSE(atomic->sku().precision.deterministic);
+  // Delta (f32 per query row and head) + the f32 dQ accumulator, each rounded to 256 bytes.
+  const std::size_t delta = (2 * 8 * 100 * 4 + 255) / 256 * 256;
+  const std::size_t accum = (2 * 8 * 100 * 128 * 4 + 255) / 256 * 256;
+  EXPECT_EQ(atomic->workspace_size(), delta + accum);
+
+  PlanPreference det = flash_only();
+  det.deterministic = true;
+  auto p = SdpaBackwardPlan::select_for_caps(caps(90), d, det);
+  ASSERT_TRUE(p.has_value()) << p.error().to_string();
+  EXPECT_EQ(p->sku().name(), "sdpa.bwd.flash_mma_det[bf16,f32].sm80+");
+  EXPECT_TRUE(p->sku().precision.deterministic);
+  EXPECT_EQ(p->workspace_size(), delta);
+
+  auto gb = d;
+  gb.bias = TensorLayout::contiguous(DType::kF32, {100, 64});
+  gb.grad_bias = gb.bias;
+  EXPECT_NE(refusal<SdpaBackwardPlan>(gb).find("grad_bias wanted"), std::string::npos);
+  auto nolse = d;
+  nolse.lse = TensorLayout{};
+  EXPECT_NE(refusal<SdpaBackwardPlan>(nolse), "");
+  auto bad = d;
+  bad.grad_k = TensorLayout::strided(DType::kBF16, {2, 2, 64, 128}, {2 * 64 * 136, 64 * 136, 132, 1});
+  EXPECT_NE(refusal<SdpaBackwardPlan>(bad).find("grad_k.strides[2] = 132"), std::string::npos);
+  auto wrong = d;
+  wrong.grad_q.dtype = DType::kF16;
+  EXPECT_NE(refusal<SdpaBackwardPlan>(wrong).find("grad_q.dtype = f16"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace baracuda
