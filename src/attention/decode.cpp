@@ -146,14 +146,15 @@ std::int64_t mma_q_rows(const DecodeParams& p) {
 
 constexpr std::int64_t round_up(std::int64_t v, std::int64_t m) { return (v + m - 1) / m * m; }
 
-// Splits of the KV length (flash-attn's rule): the fewest splits whose wave efficiency
-// (CTAs / (waves x slots)) is within 85% of the best over 1 .. min(64, capacity / 256).
 // Three stages where they fit the device's shared memory with 64 query rows (two at D = 256).
 int choose_stages(std::int64_t dim, const DeviceCaps& caps) {
   if (dim == 256) return 2;
   return decode_smem_bytes(dim, 3, kDecodeRowsPerCta) <= static_cast<std::int64_t>(caps.smem_per_block_optin) ? 3 : 2;
 }
 
+// Splits of the KV length (flash-attn's rule): the fewest splits whose wave efficiency
+// (CTAs / (waves x slots), slots = SMs x CTAs per SM by shared memory) is within 85% of the
+// best over 1 .. min(64, capacity / 256). Fixed at select: run() is deterministic.
 void choose_splits(DecodeParams& p, const DeviceCaps& caps) {
   p.splits = 1;
   p.split_len = round_up(std::max<std::int64_t>(p.capacity, 1), kDecodeBlockN);

@@ -1,6 +1,6 @@
 // The host/kernel seam of SdpaDecodePlan and KvCacheAppendPlan (plain C++, no CUDA types):
 // what the kernels of kernels/decode_*.cuh and kernels/kv_cache_append.cuh read, and their
-// launchers (decode_kernels.cu, kv_cache_kernels.cu). Rules in baracuda/ops/decode.hpp and
+// launchers (decode_simt_kernels.cu, decode_mma_{bf16,f16}.cu, kv_cache_kernels.cu). Rules in baracuda/ops/decode.hpp and
 // baracuda/ops/kv_cache.hpp.
 #pragma once
 
@@ -67,7 +67,7 @@ struct DecodeParams {
   std::int64_t split_len = 0;      // keys per split, a multiple of 64
 };
 
-// Launches (decode_kernels.cu). `dtype` is q's; the tensor-core kernel takes f16 / bf16 and
+// Launches (decode_simt_kernels.cu). `dtype` is q's; the tensor-core kernel takes f16 / bf16 and
 // D in {64, 128, 256}, then the split combine when splits > 1; the SIMT kernel any float
 // dtype and D <= 512.
 Status launch_decode_mma(DType dtype, const DecodeParams& p, cudaStream_t stream);

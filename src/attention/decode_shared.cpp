@@ -52,12 +52,17 @@ Status check_block_table(const TensorLayout& bt, const TensorLayout& k, std::int
     if (k.shape[0] != batch)
       return invalid("k_cache.shape[0] = " + s64(k.shape[0]) + " differs from B = " + s64(batch) +
                      ": without a block_table the cache is [B, S_max, Hkv, D]");
+    if (k.shape[1] > (std::int64_t{1} << 31))
+      return invalid("k_cache.shape[1] = S_max = " + s64(k.shape[1]) + " exceeds 2^31 (the kernels index positions in 32 bits)");
     return Status::ok();
   }
   BARACUDA_TRY(check_rank(bt, "block_table", 2, "[B, max_pages_per_seq]"));
   if (bt.dtype != DType::kI32) return invalid("block_table.dtype = " + dt(bt.dtype) + ": block_table is i32");
   if (bt.shape[0] != batch) return invalid("block_table.shape[0] = " + s64(bt.shape[0]) + " differs from B = " + s64(batch));
   if (k.shape[1] < 1) return invalid("k_cache.shape[1] = page_size = " + s64(k.shape[1]) + ": pages need at least one row");
+  if (bt.shape[1] > 0 && k.shape[1] > (std::int64_t{1} << 31) / bt.shape[1])
+    return invalid("block_table.shape[1] * page_size = " + s64(bt.shape[1]) + " * " + s64(k.shape[1]) +
+                   " positions per sequence exceed 2^31 (the kernels index positions in 32 bits)");
   return check_element_alignment(bt, "block_table");
 }
 

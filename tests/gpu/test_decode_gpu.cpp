@@ -10,9 +10,11 @@
 // 128, 256 and odd D (simt); page sizes 16, 32, 256 and contiguous caches; softcap, ALiBi
 // ([Hq] and [B, Hq]), sliding windows, non-causal, explicit scale; strided q / o / lse /
 // caches / block table / seqlens (o's padding checked untouched); long contexts that split
-// the KV length over CTAs; bitwise determinism of the split combine; the run-time refusals
-// with o and lse untouched.
+// the KV length over CTAs; bitwise determinism of the split combine; KvCacheAppendPlan then
+// SdpaDecodePlan captured in one CUDA graph and replayed with new inputs; the run-time
+// refusals with o and lse untouched.
 // Filter: --gtest_filter='*Decode*:*KvCache*'.
+#include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -281,6 +283,79 @@ TEST(DecodeGpu, SplitCombineIsDeterministic) {
   }
   EXPECT_EQ(bits[0], bits[1]);
   op.verify(plan->sku().name());
+}
+
+// The serving step: append the new tokens' k / v (KvCacheAppendPlan), then decode over the
+// cache (SdpaDecodePlan, split-KV for the long sequence), both captured in one CUDA graph;
+// replayed twice with fresh q / k_new / v_new and the cache restored, each time against the
+// reference append + decode.
+TEST(DecodeGpu, AppendThenDecodeInOneGraph) {
+  BARACUDA_REQUIRE_GPU();
+  const std::vector<std::int32_t> before = {0, 15, 4000}, after = {2, 17, 4002};
+  const auto shp = shape(DType::kBF16, 3, 2, 8, 2, 128, 16, 256);
+  const auto d = reference::decode_descriptor(shp);
+  const auto ad = reference::append_descriptor(shp);
+  HostTensor q(d.q), k0(d.k_cache), v0(d.v_cache), bt(d.block_table), lb(d.seqlens_k), la(d.seqlens_k), o(d.o), lse(d.lse);
+  HostTensor kn(ad.k_new), vn(ad.v_new);
+  fill_random(k0, -1, 1);
+  fill_random(v0, -1, 1);
+  reference::fill_block_table(bt, d.k_cache.shape[0], rng());
+  for (std::int64_t b = 0; b < 3; ++b) lb.set(b, before[static_cast<std::size_t>(b)]), la.set(b, after[static_cast<std::size_t>(b)]);
+  reference::poison_unused_rows(k0, &bt, before);
+  reference::poison_unused_rows(v0, &bt, before);
+  const Stream& s = test_stream();
+  DeviceTensor dq(q, s), dk(k0, s), dv(v0, s), dbt(bt, s), dlb(lb, s), dla(la, s), dout(o, s), dlse(lse, s), dkn(kn, s), dvn(vn, s);
+  auto append = KvCacheAppendPlan::select(s, ad);
+  auto decode = SdpaDecodePlan::select(s, d);
+  ASSERT_TRUE(append.has_value()) << append.error().to_string();
+  ASSERT_TRUE(decode.has_value()) << decode.error().to_string();
+  EXPECT_GT(decode->workspace_size(), 0u) << "the 4002-key sequence should split";
+  const Workspace ws = test_workspace(decode->workspace_size());
+  const auto* bt_ptr = static_cast<const std::int32_t*>(dbt.data());
+  auto step = [&] {
+    Status st = append->run(s, {}, {.k_new = dkn.data(), .v_new = dvn.data(), .k_cache = dk.data(), .v_cache = dv.data(),
+                                    .block_table = bt_ptr, .cache_seqlens = static_cast<const std::int32_t*>(dlb.data())});
+    if (!st) return st;
+    return decode->run(s, ws, {.q = dq.data(), .k_cache = dk.data(), .v_cache = dv.data(), .block_table = bt_ptr,
+                               .seqlens_k = static_cast<const std::int32_t*>(dla.data()), .o = dout.data(),
+                               .lse = static_cast<float*>(dlse.data())});
+  };
+  ASSERT_TRUE(step().is_ok());  // eager once: loads the kernels and sets their shared-memory limits
+  ASSERT_TRUE(s.synchronize().is_ok());
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamBeginCapture(s.handle(), cudaStreamCaptureModeGlobal), cudaSuccess);
+  const Status captured = step();
+  ASSERT_EQ(cudaStreamEndCapture(s.handle(), &graph), cudaSuccess);
+  ASSERT_TRUE(captured.is_ok()) << captured.to_string();
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  for (int replay = 0; replay < 2; ++replay) {
+    SCOPED_TRACE("replay " + std::to_string(replay) + " seed " + std::to_string(test_seed()));
+    fill_random(q, -3, 3);
+    fill_random(kn, -1, 1);
+    fill_random(vn, -1, 1);
+    HostTensor k = k0, v = v0;
+    ASSERT_TRUE(reference::kv_cache_append(ad, kn, vn, k, v, &bt, lb).is_ok());
+    auto want = reference::sdpa_decode(d, q, k, v, &bt, la, nullptr);
+    ASSERT_TRUE(want.has_value());
+    dq.upload(q, s);
+    dkn.upload(kn, s);
+    dvn.upload(vn, s);
+    dk.upload(k0, s);
+    dv.upload(v0, s);
+    dout.poison(0xFF, s);
+    dlse.poison(0xFF, s);
+    ASSERT_EQ(cudaGraphLaunch(exec, s.handle()), cudaSuccess);
+    ASSERT_TRUE(dout.download(o, s));
+    ASSERT_TRUE(dlse.download(lse, s));
+    auto cmp = reference::compare_decode(o, &lse, *want);
+    EXPECT_TRUE(cmp.ok) << cmp.detail;
+    HostTensor got_k(d.k_cache);
+    ASSERT_TRUE(dk.download(got_k, s));
+    EXPECT_EQ(std::memcmp(got_k.storage(), k.storage(), k.storage_bytes()), 0) << "k_cache after the append";
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
 }
 
 // ------------------------------------------------------------------------ run-time refusals

@@ -353,6 +353,8 @@ TEST(DecodeRefusals, SelectNamesFieldAndValue) {
           {"shape", [](D& d) { d.k_cache = d.v_cache = TensorLayout::contiguous(DType::kBF16, {12, 0, 2, 64}); },
            "k_cache.shape[1] = page_size = 0"},
           {"shape", [](D& d) { d.seqlens_k = TensorLayout::contiguous(DType::kI32, {4}); }, "seqlens_k.shape[0] = 4 differs from B = 3"},
+          {"shape", [](D& d) { d.block_table = TensorLayout::contiguous(DType::kI32, {3, std::int64_t{1} << 28}); },
+           "block_table.shape[1] * page_size = 268435456 * 16 positions per sequence exceed 2^31"},
           {"shape", [](D& d) { d.o = TensorLayout::contiguous(DType::kBF16, {3, 2, 8, 63}); }, "o"},
           {"shape", [](D& d) { d.lse = TensorLayout::contiguous(DType::kF32, {3, 2, 8}); }, "is not [B, Hq, Sq] = [3, 8, 2]"},
           {"shape", [](D& d) { d.alibi_slopes = TensorLayout::contiguous(DType::kF32, {4}); }, "is neither [Hq] nor [B, Hq]"},

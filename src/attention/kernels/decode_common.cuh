@@ -19,14 +19,20 @@ __device__ __forceinline__ std::int64_t clamp_seqlen(std::int32_t len, std::int6
   return l < capacity ? l : capacity;
 }
 
-// The page holding position `pos` of sequence b (b itself for a contiguous cache), or -1 when
-// the position is outside the block table or its entry is outside [0, num_pages).
+// The page holding position `pos` (0 <= pos < capacity <= 2^31) of sequence b (b itself for a
+// contiguous cache) and the row in it, or -1 when the position is outside the block table or
+// its entry is outside [0, num_pages).
 template <class P>
-__device__ __forceinline__ std::int64_t page_of(const P& p, std::int64_t b, std::int64_t pos) {
-  if (p.block_table == nullptr) return b;
-  const std::int64_t slot = pos / p.page_size;
+__device__ __forceinline__ std::int64_t page_of(const P& p, std::int64_t b, std::int64_t pos, std::int64_t* row) {
+  if (p.block_table == nullptr) {
+    *row = pos;
+    return b;
+  }
+  const std::uint32_t ps = static_cast<std::uint32_t>(p.page_size);
+  const std::uint32_t slot = static_cast<std::uint32_t>(pos) / ps;
+  *row = static_cast<std::uint32_t>(pos) - slot * ps;
   if (slot >= p.max_pages) return -1;
-  const std::int64_t page = p.block_table[b * p.bt_stride[0] + slot * p.bt_stride[1]];
+  const std::int64_t page = p.block_table[b * p.bt_stride[0] + static_cast<std::int64_t>(slot) * p.bt_stride[1]];
   return page >= 0 && page < p.num_pages ? page : -1;
 }
 

@@ -118,21 +118,10 @@ __global__ void __launch_bounds__(kDecodeThreads) decode_mma_kernel(const Decode
   }
   const int n_tiles = k_end > k_begin ? static_cast<int>((k_end - k_begin + kDecodeBlockN - 1) / kDecodeBlockN) : 0;
 
-  // The query tile: rows past `rows_here` are zeros.
-  const T* qg = static_cast<const T*>(p.q);
-  for (int i = tid; i < q_rows * D; i += kDecodeThreads) {
-    const int r = i / D, c = i % D;
-    T v = from_float<T>(0.0f);
-    if (r < rows_here) {
-      const std::int64_t gr = row0 + r, t = gr / p.group, hq = h * p.group + gr % p.group;
-      v = qg[b * p.q_stride[0] + t * p.q_stride[1] + hq * p.q_stride[2] + c];
-    }
-    qs[r * kLd + c] = v;
-  }
-
   // Issues the copies of tile `it` into stage it % kStages.
   const T* kg_base = static_cast<const T*>(p.k);
   const T* vg_base = static_cast<const T*>(p.v);
+  const bool paged = p.block_table != nullptr;
   auto issue = [&](int it) {
     const std::int64_t base = k_begin + static_cast<std::int64_t>(it) * kDecodeBlockN;
     T* kst = ks + (it % kStages) * kTile;
@@ -140,14 +129,33 @@ __global__ void __launch_bounds__(kDecodeThreads) decode_mma_kernel(const Decode
     const T* kchunk[4];
     const T* vchunk[4];
     int nvalid[4];
+    // Block-table slot and row of the tile's first key (keys < capacity < 2^31: one 32-bit
+    // division per tile); the chunks after it step 16 rows, wrapping into the next slots.
+    const std::uint32_t ps = static_cast<std::uint32_t>(p.page_size);
+    std::uint32_t slot0 = 0, row0 = static_cast<std::uint32_t>(base);
+    if (paged) {
+      slot0 = row0 / ps;
+      row0 -= slot0 * ps;
+    }
 #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const std::int64_t key = base + 16 * c;
       const std::int64_t left = k_end - key;
       nvalid[c] = left <= 0 ? 0 : (left >= 16 ? 16 : static_cast<int>(left));
-      const std::int64_t page = nvalid[c] ? page_of(p, b, key) : -1;
+      std::uint32_t row = row0 + 16 * c, slot = slot0;
+      while (paged && row >= ps) {
+        row -= ps;
+        ++slot;
+      }
+      std::int64_t page = b;
+      if (paged) {
+        page = -1;
+        if (nvalid[c] && slot < p.max_pages) {
+          const std::int64_t e = p.block_table[b * p.bt_stride[0] + static_cast<std::int64_t>(slot) * p.bt_stride[1]];
+          page = e >= 0 && e < p.num_pages ? e : -1;
+        }
+      }
       if (page < 0) nvalid[c] = 0;
-      const std::int64_t row = page < 0 ? 0 : key % p.page_size;
       const std::int64_t pg = page < 0 ? 0 : page;
       kchunk[c] = kg_base + pg * p.k_stride[0] + row * p.k_stride[1] + h * p.k_stride[2];
       vchunk[c] = vg_base + pg * p.v_stride[0] + row * p.v_stride[1] + h * p.v_stride[2];
@@ -168,6 +176,18 @@ __global__ void __launch_bounds__(kDecodeThreads) decode_mma_kernel(const Decode
   for (int s = 0; s < kStages - 1; ++s) {
     if (s < n_tiles) issue(s);
     cp_async_commit();
+  }
+
+  // The query tile (after the first copies are in flight): rows past `rows_here` are zeros.
+  const T* qg = static_cast<const T*>(p.q);
+  for (int i = tid; i < q_rows * D; i += kDecodeThreads) {
+    const int r = i / D, c = i % D;
+    T v = from_float<T>(0.0f);
+    if (r < rows_here) {
+      const std::int64_t gr = row0 + r, t = gr / p.group, hq = h * p.group + gr % p.group;
+      v = qg[b * p.q_stride[0] + t * p.q_stride[1] + hq * p.q_stride[2] + c];
+    }
+    qs[r * kLd + c] = v;
   }
 
   // Per-lane row state: rows g4 and g4 + 8 of m-tile mt.

@@ -54,8 +54,8 @@ __global__ void __launch_bounds__(kSimtWarps * 32) decode_simt_kernel(const Deco
   const T* vbase = static_cast<const T*>(p.v);
   C m = -INFINITY, l = C(0);
   for (std::int64_t j = lo; j < hi; ++j) {
-    const std::int64_t page = page_of(p, b, j);
-    const std::int64_t r = page < 0 ? 0 : j % p.page_size;
+    std::int64_t r = 0;
+    const std::int64_t page = page_of(p, b, j, &r);
     C dot = C(0);
 #pragma unroll
     for (int i = 0; i < kPerLane; ++i) {

@@ -38,13 +38,14 @@ __global__ void kv_append_kernel(const KvAppendParams p) {
     const std::int32_t start = p.seqlens[b * p.seqlens_stride];
     const std::int64_t pos = static_cast<std::int64_t>(start) + s;
     if (start < 0 || pos >= p.capacity) continue;
-    const std::int64_t page = page_of(p, b, pos);
+    std::int64_t row = 0;
+    const std::int64_t page = page_of(p, b, pos, &row);
     if (page < 0) continue;
     const std::int64_t* cs = p.cache_stride[which];
     const std::int64_t* ns = p.new_stride[which];
     const U* src = static_cast<const U*>(which ? p.v_new : p.k_new);
     U* dst = static_cast<U*>(which ? p.v_cache : p.k_cache);
-    dst[page * cs[0] + (pos % p.page_size) * cs[1] + h * cs[2] + u] = src[b * ns[0] + s * ns[1] + h * ns[2] + u];
+    dst[page * cs[0] + row * cs[1] + h * cs[2] + u] = src[b * ns[0] + s * ns[1] + h * ns[2] + u];
   }
 }
 

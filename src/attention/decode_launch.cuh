@@ -1,19 +1,21 @@
-// Instances and launchers of SdpaDecodePlan's kernels: the tensor-core kernel
-// (kernels/decode_mma.cuh) per (f16 | bf16, D in {64, 128, 256}) with its split combine, and
-// the SIMT kernel (kernels/decode_simt.cuh) per (f64 | f32 | f16 | bf16, D bucket).
+// Launch helpers of SdpaDecodePlan's instance files (decode_mma_bf16.cu, decode_mma_f16.cu,
+// decode_simt_kernels.cu): the launch status, the one-off shared-memory opt-in, and the
+// tensor-core launcher (kernel, then the split combine) per (dtype, D, stages). One TU per
+// dtype keeps the tensor-core instances (5 per dtype) apart from the 16 SIMT ones.
+#pragma once
+
+#include <cuda_runtime.h>
+
 #include <atomic>
 #include <mutex>
 #include <string>
 
 #include "attention/decode_params.hpp"
 #include "attention/kernels/decode_mma.cuh"
-#include "attention/kernels/decode_simt.cuh"
 
-namespace baracuda::attention {
+namespace baracuda::attention::detail {
 
-namespace {
-
-Status launch_status(const char* kernel) {
+inline Status launch_status(const char* kernel) {
   const cudaError_t e = cudaGetLastError();
   if (e == cudaSuccess) return Status::ok();
   return Status(Code::kCudaError, std::string(kernel) + " kernel launch failed: " + cudaGetErrorString(e), StatusSource::kCuda,
@@ -71,36 +73,8 @@ Status launch_mma_d(const DecodeParams& p, cudaStream_t s) {
   }
 }
 
-template <class T>
-Status launch_simt_t(const DecodeParams& p, cudaStream_t s) {
-  const std::int64_t rows = p.batch * p.sq * p.hq;
-  const dim3 grid(static_cast<unsigned>((rows + kernels::kSimtWarps - 1) / kernels::kSimtWarps));
-  const int threads = kernels::kSimtWarps * 32;
-  if (p.d <= 64) kernels::decode_simt_kernel<T, 2><<<grid, threads, 0, s>>>(p);
-  else if (p.d <= 128) kernels::decode_simt_kernel<T, 4><<<grid, threads, 0, s>>>(p);
-  else if (p.d <= 256) kernels::decode_simt_kernel<T, 8><<<grid, threads, 0, s>>>(p);
-  else kernels::decode_simt_kernel<T, 16><<<grid, threads, 0, s>>>(p);
-  return launch_status("paged_decode simt_warp_row");
-}
+// The per-dtype instance files.
+Status launch_decode_mma_bf16(const DecodeParams& p, cudaStream_t s);  // decode_mma_bf16.cu
+Status launch_decode_mma_f16(const DecodeParams& p, cudaStream_t s);   // decode_mma_f16.cu
 
-}  // namespace
-
-Status launch_decode_mma(DType dtype, const DecodeParams& p, cudaStream_t s) {
-  if (p.batch == 0 || p.sq == 0 || p.hq == 0) return Status::ok();
-  if (dtype == DType::kBF16) return launch_mma_d<__nv_bfloat16>(p, s);
-  if (dtype == DType::kF16) return launch_mma_d<__half>(p, s);
-  return Status(Code::kInternal, "paged_decode mma_splitkv: no kernel for dtype " + std::string(dtype_name(dtype)));
-}
-
-Status launch_decode_simt(DType dtype, const DecodeParams& p, cudaStream_t s) {
-  if (p.batch == 0 || p.sq == 0 || p.hq == 0) return Status::ok();
-  switch (dtype) {
-    case DType::kF64: return launch_simt_t<double>(p, s);
-    case DType::kF32: return launch_simt_t<float>(p, s);
-    case DType::kF16: return launch_simt_t<__half>(p, s);
-    case DType::kBF16: return launch_simt_t<__nv_bfloat16>(p, s);
-    default: return Status(Code::kInternal, "paged_decode simt_warp_row: no kernel for dtype " + std::string(dtype_name(dtype)));
-  }
-}
-
-}  // namespace baracuda::attention
+}  // namespace baracuda::attention::detail
