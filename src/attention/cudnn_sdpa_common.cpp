@@ -4,7 +4,6 @@
 
 #include <cudnn.h>
 
-#include <array>
 #include <limits>
 
 namespace baracuda::attention::cudnn_sdpa {
@@ -180,11 +179,6 @@ Status check_launch(const SdpaProblem& p, bool has_graph, int device, const std:
   if (p.varlen && (!cu_q || !cu_k))
     return Status(Code::kInvalidArgument, "cu_seqlens_q / cu_seqlens_k = null with options.varlen");
   return Status::ok();
-}
-
-std::mutex& handle_mutex(int device) {
-  static std::array<std::mutex, 64> locks;
-  return locks[static_cast<std::size_t>(device) % locks.size()];
 }
 
 KernelSku make_sku(const SdpaProblem& p, Direction dir, const char* impl, bool deterministic) {

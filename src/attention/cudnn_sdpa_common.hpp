@@ -14,7 +14,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
 #include <initializer_list>
 #include <string>
 
@@ -132,12 +131,6 @@ Status prepare_aux(const SdpaProblem& p, const AuxLayout& aux, void* ws, const s
                    std::uint64_t offset, const std::uint64_t* seed_offset, cudaStream_t stream);
 // launch()'s own checks: a device-less plan, missing cu_seqlens.
 Status check_launch(const SdpaProblem& p, bool has_graph, int device, const std::int32_t* cu_q, const std::int32_t* cu_k);
-
-// ---------------------------------------------------------------- handle
-// The library's cuDNN handle of a device is shared by every plan; cudnnSetStream + execute
-// must not interleave between threads, so both run under this per-device lock (graph
-// building, which also uses the handle, too).
-std::mutex& handle_mutex(int device);
 
 KernelSku make_sku(const SdpaProblem& p, Direction dir, const char* impl, bool deterministic);
 

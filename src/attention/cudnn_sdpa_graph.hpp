@@ -15,6 +15,7 @@
 #include <cuda_runtime_api.h>
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 
@@ -181,7 +182,7 @@ inline Expected<std::size_t> build_graph(fe::graph::Graph& g, const DeviceCaps& 
     BARACUDA_TRY(fe_status(g.validate(), "cuDNN graph validate"));
     auto handle = LibraryHandles::cudnn(caps.ordinal);
     if (!handle) return handle.error();
-    std::lock_guard<std::mutex> lock(handle_mutex(caps.ordinal));
+    std::lock_guard<std::mutex> lock(LibraryHandles::cudnn_mutex(caps.ordinal));
     int prev = 0;
     BARACUDA_TRY(cuda_status(cudaGetDevice(&prev), "cudaGetDevice"));
     BARACUDA_TRY(cuda_status(cudaSetDevice(caps.ordinal), "cudaSetDevice"));
@@ -204,7 +205,7 @@ inline Status execute_graph(const GraphState& s, std::unordered_map<std::int64_t
                             cudaStream_t stream) {
   auto handle = LibraryHandles::cudnn(s.device);
   if (!handle) return handle.error();
-  std::lock_guard<std::mutex> lock(handle_mutex(s.device));
+  std::lock_guard<std::mutex> lock(LibraryHandles::cudnn_mutex(s.device));
   const cudnnStatus_t cs = cudnnSetStream(handle.value(), stream);
   if (cs != CUDNN_STATUS_SUCCESS)
     return Status(Code::kLibraryError, std::string("cudnnSetStream failed: ") + cudnnGetErrorString(cs),

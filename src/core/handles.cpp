@@ -73,4 +73,9 @@ Expected<cudnnHandle_t> LibraryHandles::cudnn(int device) {
       "LibraryHandles::cudnn");
 }
 
+std::mutex& LibraryHandles::cudnn_mutex(int device) {
+  static std::array<std::mutex, kMaxDevices> locks;
+  return locks[static_cast<std::size_t>(device) % kMaxDevices];
+}
+
 }  // namespace baracuda

@@ -284,6 +284,12 @@ std::vector<SdpaCase> option_cases() {
   vc.align = BR;
   v.push_back({.name = "varlen_causal_br", .Hq = 2, .Hkv = 1, .Sq = 33, .Skv = 33, .opt = vc, .alibi = 2,
                .seqlens_q = {1, 33, 0, 20}, .seqlens_k = {9, 33, 4, 20}});
+  // `baracuda check`'s varlen problem: top-left causal with Sq_b > Skv_b, a sequence without
+  // queries, Sq_b < Skv_b (each diagonal starts at its own sequence's first token).
+  SdpaOptions vt = varlen();
+  vt.causal = true;
+  v.push_back({.name = "varlen_causal_tl", .Hq = 4, .Hkv = 2, .Sq = 25, .Skv = 30, .opt = vt, .seqlens_q = {15, 0, 25},
+               .seqlens_k = {10, 5, 30}});
   SdpaOptions vd = varlen();
   vd.dropout_p = 0.25;
   vd.window_left = 7;

@@ -208,5 +208,14 @@ TEST(BuildInfo, ArchListRules) {
   EXPECT_FALSE(arch_list_supports("86-real", 80, false));
   EXPECT_FALSE(arch_list_supports("", 90, false));
 }
+
+TEST(LibraryHandles, CudnnLockIsOnePerDevice) {
+  // No device needed: the lock exists without the handle.
+  EXPECT_EQ(&LibraryHandles::cudnn_mutex(0), &LibraryHandles::cudnn_mutex(0));
+  EXPECT_NE(&LibraryHandles::cudnn_mutex(0), &LibraryHandles::cudnn_mutex(1));
+  std::lock_guard<std::mutex> lock(LibraryHandles::cudnn_mutex(3));
+  EXPECT_TRUE(LibraryHandles::cudnn_mutex(2).try_lock());
+  LibraryHandles::cudnn_mutex(2).unlock();
+}
 }  // namespace
 }  // namespace baracuda

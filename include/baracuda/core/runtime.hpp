@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <string>
 
 #include "baracuda/core/status.hpp"
@@ -141,6 +142,10 @@ class LibraryHandles {
  public:
   static Expected<cublasLtHandle_t> cublaslt(int device);
   static Expected<cudnnHandle_t> cudnn(int device);
+  // The lock of the device's cuDNN handle (device as accepted by cudnn()): cudnnSetStream and
+  // the work issued after it (graph building, execute) must not interleave between threads, so
+  // every user of cudnn(device) holds this lock from cudnnSetStream to its last call.
+  static std::mutex& cudnn_mutex(int device);
 };
 
 // Maps a cudaError_t (as int) to a Status (kCudaError, raw value kept) with `what` as context.
