@@ -295,6 +295,7 @@ struct QueryBlock {
   SeqInfo si;
   int b = 0, h = 0, hk = 0, m0 = 0, valid_q = 0, n_begin = 0, n_end = 0;
   const T *q = nullptr, *k = nullptr, *v = nullptr;
+  T* o = nullptr;  // forward output at the block's first row
 };
 // False when the block lies past its sequence (nothing to do).
 template <int kM, int kN, class T>
@@ -309,6 +310,7 @@ __device__ __forceinline__ bool query_block(const FlashFwdParams& p, QueryBlock<
   qb.q = static_cast<const T*>(p.q) + qb.b * p.q_b + qb.h * p.q_h + static_cast<std::int64_t>(qb.si.start_q + qb.m0) * p.q_s;
   qb.k = static_cast<const T*>(p.k) + qb.b * p.k_b + qb.hk * p.k_h + static_cast<std::int64_t>(qb.si.start_k) * p.k_s;
   qb.v = static_cast<const T*>(p.v) + qb.b * p.v_b + qb.hk * p.v_h + static_cast<std::int64_t>(qb.si.start_k) * p.v_s;
+  qb.o = static_cast<T*>(p.o) + qb.b * p.o_b + qb.h * p.o_h + static_cast<std::int64_t>(qb.si.start_q + qb.m0) * p.o_s;
   int lo, hi;
   key_range(p, qb.si, qb.m0, qb.m0 + qb.valid_q - 1, lo, hi);
   qb.n_begin = lo / kN;

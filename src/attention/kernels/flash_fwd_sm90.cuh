@@ -145,7 +145,7 @@ __global__ void __launch_bounds__(256, 1) flash_fwd_sm90_kernel(const FlashFwdPa
   const SeqInfo& si = qb.si;
   const int b = qb.b, h = qb.h, m0 = qb.m0, valid_q = qb.valid_q, n_begin = qb.n_begin, n_end = qb.n_end;
   const T *qg = qb.q, *kg = qb.k, *vg = qb.v;
-  T* og = static_cast<T*>(p.o) + b * p.o_b + h * p.o_h + static_cast<std::int64_t>(si.start_q + m0) * p.o_s;
+  T* og = qb.o;
   const int row_local[2] = {warp * 16 + g, warp * 16 + g + 8};  // warp w of the CTA owns rows 16w..
   if (n_end <= n_begin) {
     write_empty_rows<D, kM, kThreads>(p, og, valid_q, b, h, si.start_q + m0, tid);
