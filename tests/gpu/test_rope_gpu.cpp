@@ -11,6 +11,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <optional>
 #include <random>
 #include <string>
@@ -95,6 +96,11 @@ std::int64_t seq_of(const RopeCase& c) { return c.x.shape[c.options.seq_axis]; }
 std::int64_t batch_of(const RopeCase& c) { return c.options.seq_axis == 0 ? 1 : c.x.shape[0]; }
 std::int64_t rotary_of(const RopeCase& c) { return c.options.rotary_dim ? c.options.rotary_dim : c.x.shape[c.x.rank - 1]; }
 constexpr std::int64_t kMaxPos = 160;
+// Rows of a case's cos / sin cache: kMaxPos, or every position of a case without ids
+// (position_offset + S, which the plan requires to fit in the cache).
+std::int64_t cache_rows(const RopeCase& c) {
+  return c.ids == Ids::kNone ? std::max(kMaxPos, c.options.position_offset + seq_of(c)) : kMaxPos;
+}
 
 // Host inputs of a case: the layouts, the id / cache tensors, and a descriptor-ready set.
 struct Inputs {
@@ -117,12 +123,13 @@ Inputs make_inputs(const RopeCase& c) {
   }
   if (c.cache != Cache::kNone) {
     const DType ct = c.cache == Cache::kSame ? c.x.dtype : DType::kF32;
+    const std::int64_t rows = cache_rows(c);
     if (c.cache == Cache::kHfView)  // the first half of HF's [max_pos, R] cache (cat(freqs, freqs))
-      in.cos = in.sin = TensorLayout::strided(DType::kF32, {kMaxPos, half}, {2 * half, 1});
+      in.cos = in.sin = TensorLayout::strided(DType::kF32, {rows, half}, {2 * half, 1});
     else if (c.cache == Cache::kPadded)  // rows of half + 1 entries: not whole 16-byte vectors
-      in.cos = in.sin = TensorLayout::strided(DType::kF32, {kMaxPos, half}, {half + 1, 1}, 4);
+      in.cos = in.sin = TensorLayout::strided(DType::kF32, {rows, half}, {half + 1, 1}, 4);
     else
-      in.cos = in.sin = TensorLayout::contiguous(ct, {kMaxPos, half});
+      in.cos = in.sin = TensorLayout::contiguous(ct, {rows, half});
     in.hcos.emplace(in.cos);
     in.hsin.emplace(in.sin);
     fill_random(*in.hcos, -1, 1);
@@ -281,13 +288,16 @@ TEST(RopeGpuHuge, BeyondTwoToThe31Elements) {
       });
 }
 
-// Run-time refusals: null, misaligned, aliasing (y over x2, y2 over x, y over the caches, y
-// partially over x); the outputs keep their poison.
+// Run-time refusals: null, misaligned, aliasing (y over x2, y2 over x, y / y2 / grad_x over the
+// caches, y partially over x); the outputs keep their poison. The caches are as large as x, so
+// that an output placed over one lies inside it and overlaps nothing else: the refusal names
+// that cache (a larger output would run on into the neighbouring allocations - position_ids,
+// y - and be refused, rightly, for those first).
 TEST(RopeGpuRefusals, RunTable) {
   BARACUDA_REQUIRE_GPU();
   const auto x = TensorLayout::contiguous(DType::kF32, {2, 8, 4, 32});
   const auto k = TensorLayout::contiguous(DType::kF32, {2, 8, 2, 32});
-  const auto cache = TensorLayout::contiguous(DType::kF32, {16, 16});
+  const auto cache = TensorLayout::contiguous(DType::kF32, {128, 16});  // 8 KiB, x's size
   const auto ids = TensorLayout::contiguous(DType::kI32, {8});
   RopeDescriptor d{.x = x, .y = x, .x2 = k, .y2 = k, .position_ids = ids, .cos = cache, .sin = cache};
   auto fwd = RopePlan::select(test_stream(), d);
@@ -301,10 +311,11 @@ TEST(RopeGpuRefusals, RunTable) {
   fill_random(hc, -1, 1);
   for (std::int64_t i = 0; i < 8; ++i) hids.set(i, static_cast<double>(i));
   const Stream& s = test_stream();
-  DeviceTensor dx(hx, s), dk(hk, s), dc(hc, s), dids(hids, s);
+  DeviceTensor dx(hx, s), dk(hk, s), dc(hc, s), dsn(hc, s), dids(hids, s);
+  ASSERT_EQ(dc.storage_bytes(), dx.storage_bytes());
   Untouched y(x), y2(k), gx(x);
   const RopeArgs ok{.x = dx.data(), .y = y.data(), .x2 = dk.data(), .y2 = y2.data(), .position_ids = dids.data(),
-                    .cos = dc.data(), .sin = dc.data()};
+                    .cos = dc.data(), .sin = dsn.data()};
   auto with = [&](auto change) {
     RopeArgs a = ok;
     change(a);
@@ -323,15 +334,16 @@ TEST(RopeGpuRefusals, RunTable) {
       {"y partially over x", [&] { return with([&](RopeArgs& a) { a.y = x_row1; }); }, kBad, "args.y overlaps args.x"},
       {"y over x2", [&] { return with([&](RopeArgs& a) { a.y = dk.data(); }); }, kBad, "args.y overlaps args.x2"},
       {"y2 over x", [&] { return with([&](RopeArgs& a) { a.y2 = dx.data(); }); }, kBad, "args.y2 overlaps args.x"},
-      {"y over cos", [&] { return with([&](RopeArgs& a) { a.y2 = dc.data(); }); }, kBad, "args.y2 overlaps args.cos"},
+      {"y2 over cos", [&] { return with([&](RopeArgs& a) { a.y2 = dc.data(); }); }, kBad, "args.y2 overlaps args.cos"},
+      {"y over sin", [&] { return with([&](RopeArgs& a) { a.y = dsn.data(); }); }, kBad, "args.y overlaps args.sin"},
       {"y over y2", [&] { return with([&](RopeArgs& a) { a.y2 = y.data(); }); }, kBad, "overlap (outputs must be distinct)"},
       {"backward null grad_y",
-       [&] { return bwd->run(s, {}, RopeBackwardArgs{.grad_x = gx.data(), .position_ids = dids.data(), .cos = dc.data(), .sin = dc.data()}); },
+       [&] { return bwd->run(s, {}, RopeBackwardArgs{.grad_x = gx.data(), .position_ids = dids.data(), .cos = dc.data(), .sin = dsn.data()}); },
        kBad, "args.grad_y is null"},
       {"backward grad_x over sin", [&] {
-         return bwd->run(s, {}, RopeBackwardArgs{.grad_y = dx.data(), .grad_x = dc.data(), .position_ids = dids.data(),
-                                                 .cos = dc.data(), .sin = dc.data()});
-       }, kBad, "args.grad_x overlaps args.cos"},
+         return bwd->run(s, {}, RopeBackwardArgs{.grad_y = dx.data(), .grad_x = dsn.data(), .position_ids = dids.data(),
+                                                 .cos = dc.data(), .sin = dsn.data()});
+       }, kBad, "args.grad_x overlaps args.sin"},
   };
   expect_run_refusals(rows, {&y, &y2, &gx});
 }

@@ -10,7 +10,8 @@
 // Preconditions (select): vec16: unit-stride j in s and y, Skv and the other strides multiples
 // of V = 16 / sizeof(T), 16-byte aligned pointers.
 // Numerics: bias and sum in Compute<T> (f32; f64 for f64) - distance exact below 2^24 -, one
-// rounding to T (nvcc may fuse s - slope * d into one FMA); slope gradient terms exact in f64.
+// rounding to T (nvcc may fuse s - slope * d into one FMA); slope gradient terms exact in f64
+// (the distance there an f64 integer, exact at any length).
 // Speed: `baracuda-bench --suite attention --op alibi` (bf16 [8,16,2048,2048] in place of s).
 #pragma once
 
@@ -65,12 +66,20 @@ __device__ __forceinline__ double warp_row(const AlibiParams& p, std::int64_t b,
     for (int k = 0; k < kBatch; ++k) {
       const std::int64_t v = v0 + 32 * k;
       if (v >= nvec) break;
+      if constexpr (kGrad) {
+        // The distance in f64 (|d0 - q|, exact), one int64 -> f64 conversion per batch of units
+        // (per unit in the strided kernel): the per-element int64 -> float -> double chain made
+        // this pass conversion-bound. Same terms (below 2^24), same order.
+        const double d0 = kVec ? static_cast<double>(base - v0 * V) - static_cast<double>(32 * V * k)
+                               : static_cast<double>(base - v * V);
 #pragma unroll
-      for (int q = 0; q < V; ++q) {
-        const std::int64_t d = base - (v * V + q);
-        const C dist = static_cast<C>(d < 0 ? -d : d);
-        if constexpr (kGrad) acc += static_cast<double>(x[k][q]) * static_cast<double>(dist);
-        else x[k][q] = x[k][q] - slope * dist;
+        for (int q = 0; q < V; ++q) acc += static_cast<double>(x[k][q]) * fabs(d0 - static_cast<double>(q));
+      } else {
+#pragma unroll
+        for (int q = 0; q < V; ++q) {
+          const std::int64_t d = base - (v * V + q);
+          x[k][q] = x[k][q] - slope * static_cast<C>(d < 0 ? -d : d);
+        }
       }
       if (out == nullptr) continue;
       if constexpr (kVec) {
