@@ -423,53 +423,53 @@ std::string SdpaBackwardDescriptor::to_string() const {
   return s + attention::options_text(options) + ")";
 }
 
-template <>
-struct FamilyTraits<SdpaDescriptor> {
-  static constexpr const char* kFamily = "sdpa";
+// validate / check_args shared by the plain and the Flash plans of one direction.
+struct SdpaForwardChecks {
   static Status validate(const SdpaDescriptor& d) { return attention::validate_forward(d); }
-  static std::span<const Candidate<SdpaDescriptor, SdpaArgs>> candidates() {
-    return attention::joined<SdpaDescriptor, SdpaArgs, attention::cudnn_sdpa_forward_candidates,
-                             attention::flash_sdpa_forward_candidates, attention::general_sdpa_forward_candidates>();
-  }
   static Status check_args(const SdpaDescriptor& d, const SdpaArgs& a) { return attention::check_forward_args(d, a); }
 };
-
-template <>
-struct FamilyTraits<FlashSdpaDescriptor> {
-  static constexpr const char* kFamily = "flash_sdpa";
-  static Status validate(const FlashSdpaDescriptor& d) { return attention::validate_forward(d); }
-  static std::span<const Candidate<FlashSdpaDescriptor, SdpaArgs>> candidates() {
-    return attention::FusedCandidates<FlashSdpaDescriptor, SdpaDescriptor, SdpaArgs,
-                                      attention::cudnn_sdpa_forward_candidates,
-                                      attention::flash_sdpa_forward_candidates>::table();
-  }
-  static Status check_args(const FlashSdpaDescriptor& d, const SdpaArgs& a) { return attention::check_forward_args(d, a); }
-};
-
-template <>
-struct FamilyTraits<SdpaBackwardDescriptor> {
-  static constexpr const char* kFamily = "sdpa_backward";
+struct SdpaBackwardChecks {
   static Status validate(const SdpaBackwardDescriptor& d) { return attention::validate_backward(d); }
-  static std::span<const Candidate<SdpaBackwardDescriptor, SdpaBackwardArgs>> candidates() {
-    return attention::joined<SdpaBackwardDescriptor, SdpaBackwardArgs, attention::cudnn_sdpa_backward_candidates,
-                             attention::flash_sdpa_backward_candidates, attention::general_sdpa_backward_candidates>();
-  }
   static Status check_args(const SdpaBackwardDescriptor& d, const SdpaBackwardArgs& a) {
     return attention::check_backward_args(d, a);
   }
 };
 
 template <>
-struct FamilyTraits<FlashSdpaBackwardDescriptor> {
+struct FamilyTraits<SdpaDescriptor> : SdpaForwardChecks {
+  static constexpr const char* kFamily = "sdpa";
+  static std::span<const Candidate<SdpaDescriptor, SdpaArgs>> candidates() {
+    return attention::joined<SdpaDescriptor, SdpaArgs, attention::cudnn_sdpa_forward_candidates,
+                             attention::flash_sdpa_forward_candidates, attention::general_sdpa_forward_candidates>();
+  }
+};
+
+template <>
+struct FamilyTraits<FlashSdpaDescriptor> : SdpaForwardChecks {
+  static constexpr const char* kFamily = "flash_sdpa";
+  static std::span<const Candidate<FlashSdpaDescriptor, SdpaArgs>> candidates() {
+    return attention::FusedCandidates<FlashSdpaDescriptor, SdpaDescriptor, SdpaArgs,
+                                      attention::cudnn_sdpa_forward_candidates,
+                                      attention::flash_sdpa_forward_candidates>::table();
+  }
+};
+
+template <>
+struct FamilyTraits<SdpaBackwardDescriptor> : SdpaBackwardChecks {
+  static constexpr const char* kFamily = "sdpa_backward";
+  static std::span<const Candidate<SdpaBackwardDescriptor, SdpaBackwardArgs>> candidates() {
+    return attention::joined<SdpaBackwardDescriptor, SdpaBackwardArgs, attention::cudnn_sdpa_backward_candidates,
+                             attention::flash_sdpa_backward_candidates, attention::general_sdpa_backward_candidates>();
+  }
+};
+
+template <>
+struct FamilyTraits<FlashSdpaBackwardDescriptor> : SdpaBackwardChecks {
   static constexpr const char* kFamily = "flash_sdpa_backward";
-  static Status validate(const FlashSdpaBackwardDescriptor& d) { return attention::validate_backward(d); }
   static std::span<const Candidate<FlashSdpaBackwardDescriptor, SdpaBackwardArgs>> candidates() {
     return attention::FusedCandidates<FlashSdpaBackwardDescriptor, SdpaBackwardDescriptor, SdpaBackwardArgs,
                                       attention::cudnn_sdpa_backward_candidates,
                                       attention::flash_sdpa_backward_candidates>::table();
-  }
-  static Status check_args(const FlashSdpaBackwardDescriptor& d, const SdpaBackwardArgs& a) {
-    return attention::check_backward_args(d, a);
   }
 };
 

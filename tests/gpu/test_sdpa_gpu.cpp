@@ -98,6 +98,26 @@ HostTensor i32_tensor(const std::vector<std::int32_t>& v) {
   return h;
 }
 
+// Every candidate SKU of `d` that accepts, forced and selected (the replay tests run each twice,
+// which gpu_harness's for_each_sku does not).
+template <class PlanT>
+std::vector<PlanT> forced_plans(const typename PlanT::Descriptor& d) {
+  std::vector<PlanT> plans;
+  auto reports = PlanT::candidates(test_caps(), d);
+  EXPECT_TRUE(reports.has_value()) << (reports ? "" : reports.error().to_string());
+  if (!reports) return plans;
+  for (const auto& r : *reports) {
+    if (!r.rejection.empty()) continue;
+    PlanPreference pref;
+    pref.force_sku = r.sku.name();
+    auto plan = PlanT::select(test_stream(), d, pref);
+    EXPECT_TRUE(plan.has_value()) << r.sku.name() << ": " << (plan ? "" : plan.error().to_string());
+    if (plan) plans.push_back(std::move(*plan));
+  }
+  EXPECT_FALSE(plans.empty()) << "no SKU accepts " << d.to_string();
+  return plans;
+}
+
 constexpr std::uint64_t kSeed = 0x1234abcd5678ull, kOffset = 0x9ull << 32 | 77;
 
 // Whether `sku` is checked value by value in this case (cuDNN's dropout is its own generator).
@@ -366,17 +386,10 @@ TEST(SdpaGpuDropout, StatisticsAndReplay) {
       EXPECT_TRUE(plan.run(s, test_workspace(plan.workspace_size()), a));
       EXPECT_TRUE(dout.download(out, s));
     };
-    auto reports = SdpaPlan::candidates(test_caps(), d);
-    ASSERT_TRUE(reports.has_value());
-    for (const auto& r : *reports) {
-      if (!r.rejection.empty()) continue;
-      SCOPED_TRACE(r.sku.name());
-      PlanPreference pref;
-      pref.force_sku = r.sku.name();
-      auto plan = SdpaPlan::select(s, d, pref);
-      ASSERT_TRUE(plan.has_value()) << plan.error().to_string();
-      run(*plan, 11, ho);
-      run(*plan, 11, ho2);
+    for (const SdpaPlan& plan : forced_plans<SdpaPlan>(d)) {
+      SCOPED_TRACE(plan.sku().name());
+      run(plan, 11, ho);
+      run(plan, 11, ho2);
       EXPECT_EQ(std::memcmp(ho.storage(), ho2.storage(), ho.storage_bytes()), 0) << "same seed, different bits";
       const double kept_value = 1.0 / (static_cast<double>(S) * (1 - p));
       std::int64_t kept = 0, mismatch = 0, bad_value = 0;
@@ -390,8 +403,8 @@ TEST(SdpaGpuDropout, StatisticsAndReplay) {
       const double n = static_cast<double>(d.o.numel()), frac = static_cast<double>(kept) / n;
       EXPECT_NEAR(frac, 1 - p, 5 * std::sqrt(p * (1 - p) / n));
       EXPECT_EQ(bad_value, 0);
-      if (!is_cudnn(r.sku.name())) EXPECT_EQ(mismatch, 0) << "our SKUs follow the contract's Philox rule";
-      run(*plan, 12, ho2);
+      if (!is_cudnn(plan.sku().name())) EXPECT_EQ(mismatch, 0) << "our SKUs follow the contract's Philox rule";
+      run(plan, 12, ho2);
       EXPECT_NE(std::memcmp(ho.storage(), ho2.storage(), ho.storage_bytes()), 0) << "another seed, same mask";
     }
     // The device seed pointer overrides the host values (graph replays).
@@ -435,21 +448,15 @@ TEST(SdpaGpuDropout, BackwardReplay) {
                      .lse = static_cast<const float*>(dlse.data()), .grad_q = gq.data(), .grad_k = gk.data(),
                      .grad_v = gv.data()};
   a.seed = 5;
-  auto reports = SdpaBackwardPlan::candidates(test_caps(), g);
-  ASSERT_TRUE(reports.has_value());
-  for (const auto& r : *reports) {
-    if (!r.rejection.empty()) continue;
-    SCOPED_TRACE(r.sku.name());
-    PlanPreference pref;
-    pref.force_sku = r.sku.name();
-    auto plan = SdpaBackwardPlan::select(s, g, pref);
-    ASSERT_TRUE(plan.has_value());
+  for (const SdpaBackwardPlan& p : forced_plans<SdpaBackwardPlan>(g)) {
+    SCOPED_TRACE(p.sku().name());
+    const SdpaBackwardPlan* plan = &p;
     for (HostTensor* out : {&a1, &a2}) {
       gq.poison(0xFF, s);
       ASSERT_TRUE(plan->run(s, test_workspace(plan->workspace_size()), a));
       ASSERT_TRUE(gq.download(*out, s));
     }
-    if (r.sku.precision.deterministic)
+    if (p.sku().precision.deterministic)
       EXPECT_EQ(std::memcmp(a1.storage(), a2.storage(), a1.storage_bytes()), 0) << "grad_q differs between replays";
   }
 }
