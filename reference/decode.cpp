@@ -63,6 +63,12 @@ TensorLayout cache_layout(const DecodeShape& s) {
 TensorLayout table_layout(const DecodeShape& s) {
   return s.num_pages > 0 ? TensorLayout::contiguous(DType::kI32, {s.batch, s.max_pages}) : TensorLayout{};
 }
+// The cache-side layouts both descriptors hold: k / v caches, block table (paged), lengths [B].
+void set_cache_layouts(const DecodeShape& s, TensorLayout& k, TensorLayout& v, TensorLayout& table, TensorLayout& lens) {
+  k = v = cache_layout(s);
+  table = table_layout(s);
+  lens = TensorLayout::contiguous(DType::kI32, {s.batch});
+}
 }  // namespace
 
 DecodeShape decode_shape(DType t, std::int64_t batch, std::int64_t sq, std::int64_t hq, std::int64_t hkv, std::int64_t d,
@@ -83,9 +89,7 @@ DecodeShape decode_shape(DType t, std::int64_t batch, std::int64_t sq, std::int6
 SdpaDecodeDescriptor decode_descriptor(const DecodeShape& s) {
   SdpaDecodeDescriptor d;
   d.q = d.o = TensorLayout::contiguous(s.dtype, {s.batch, s.sq, s.hq, s.d});
-  d.k_cache = d.v_cache = cache_layout(s);
-  d.block_table = table_layout(s);
-  d.seqlens_k = TensorLayout::contiguous(DType::kI32, {s.batch});
+  set_cache_layouts(s, d.k_cache, d.v_cache, d.block_table, d.seqlens_k);
   if (s.lse) d.lse = TensorLayout::contiguous(DType::kF32, {s.batch, s.hq, s.sq});
   if (s.alibi == 1) d.alibi_slopes = TensorLayout::contiguous(DType::kF32, {s.hq});
   if (s.alibi == 2) d.alibi_slopes = TensorLayout::contiguous(DType::kF32, {s.batch, s.hq});
@@ -95,9 +99,7 @@ SdpaDecodeDescriptor decode_descriptor(const DecodeShape& s) {
 KvCacheAppendDescriptor append_descriptor(const DecodeShape& s) {
   KvCacheAppendDescriptor d;
   d.k_new = d.v_new = TensorLayout::contiguous(s.dtype, {s.batch, s.sq, s.hkv, s.d});
-  d.k_cache = d.v_cache = cache_layout(s);
-  d.block_table = table_layout(s);
-  d.cache_seqlens = TensorLayout::contiguous(DType::kI32, {s.batch});
+  set_cache_layouts(s, d.k_cache, d.v_cache, d.block_table, d.cache_seqlens);
   return d;
 }
 

@@ -286,17 +286,11 @@ constexpr std::array<Candidate<SdpaDecodeDescriptor, SdpaDecodeArgs>, 2> kDecode
 }  // namespace
 
 Status check_decode_args(const SdpaDecodeDescriptor& d, const SdpaDecodeArgs& a) {
-  std::vector<norm::PtrOperand> ops = {
-      {a.o, d.o, "o", true, false},
-      {a.q, d.q, "q", false, false},
-      {a.k_cache, d.k_cache, "k_cache", false, false},
-      {a.v_cache, d.v_cache, "v_cache", false, false},
-      {a.seqlens_k, d.seqlens_k, "seqlens_k", false, false},
-  };
+  std::vector<norm::PtrOperand> ops = {{a.o, d.o, "o", true, false}, {a.q, d.q, "q", false, false}};
   if (d.lse.rank) ops.push_back({a.lse, d.lse, "lse", true, false});
-  if (d.paged()) ops.push_back({a.block_table, d.block_table, "block_table", false, false});
   if (d.alibi_slopes.rank) ops.push_back({a.alibi_slopes, d.alibi_slopes, "alibi_slopes", false, false});
-  return norm::check_operand_pointers(ops);
+  return check_with_cache_operands(std::move(ops), {a.k_cache, a.v_cache, a.block_table, a.seqlens_k},
+                                   {d.k_cache, d.v_cache, d.block_table, d.seqlens_k}, "seqlens_k", false);
 }
 
 }  // namespace attention

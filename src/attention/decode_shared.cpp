@@ -89,4 +89,13 @@ CacheGeometry cache_geometry(const TensorLayout& k, const TensorLayout& bt, std:
   return g;
 }
 
+Status check_with_cache_operands(std::vector<norm::PtrOperand> ops, const CachePointers& p, const CacheLayouts& l,
+                                 const char* lens_field, bool cache_written) {
+  ops.push_back({p.k, l.k, "k_cache", cache_written, false});
+  ops.push_back({p.v, l.v, "v_cache", cache_written, false});
+  ops.push_back({p.lens, l.lens, lens_field, false, false});
+  if (l.table.rank) ops.push_back({p.table, l.table, "block_table", false, false});
+  return norm::check_operand_pointers(ops);
+}
+
 }  // namespace baracuda::attention

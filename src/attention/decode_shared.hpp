@@ -4,11 +4,13 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "baracuda/core/status.hpp"
 #include "baracuda/core/tensor.hpp"
 #include "baracuda/ops/decode.hpp"
 #include "baracuda/ops/kv_cache.hpp"
+#include "normalization/pointer_checks.hpp"
 
 namespace baracuda::attention {
 
@@ -37,6 +39,25 @@ struct CacheGeometry {
 };
 // A contiguous cache is one "page" of S_max rows per sequence (page b of sequence b).
 CacheGeometry cache_geometry(const TensorLayout& k_cache, const TensorLayout& block_table, std::int64_t batch);
+
+// The cache-side operands of both plans: k / v caches (outputs when `cache_written`), the
+// block table (when the layout has one) and the lengths (`lens_field`).
+struct CachePointers {
+  const void* k;
+  const void* v;
+  const void* table;
+  const void* lens;
+};
+struct CacheLayouts {
+  const TensorLayout& k;
+  const TensorLayout& v;
+  const TensorLayout& table;
+  const TensorLayout& lens;
+};
+// norm::check_operand_pointers over `ops` then the cache-side operands, none sharing memory
+// with another (in_place_ok false).
+Status check_with_cache_operands(std::vector<norm::PtrOperand> ops, const CachePointers& p, const CacheLayouts& l,
+                                 const char* lens_field, bool cache_written);
 
 // The run-time argument checks of the two plans (null, declared alignment, an output
 // overlapping anything): decode.cpp, kv_cache.cpp.

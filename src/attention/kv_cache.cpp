@@ -137,15 +137,9 @@ constexpr std::array<Candidate<KvCacheAppendDescriptor, KvCacheAppendArgs>, 2> k
 }  // namespace
 
 Status check_append_args(const KvCacheAppendDescriptor& d, const KvCacheAppendArgs& a) {
-  std::vector<norm::PtrOperand> ops = {
-      {a.k_cache, d.k_cache, "k_cache", true, false},
-      {a.v_cache, d.v_cache, "v_cache", true, false},
-      {a.k_new, d.k_new, "k_new", false, false},
-      {a.v_new, d.v_new, "v_new", false, false},
-      {a.cache_seqlens, d.cache_seqlens, "cache_seqlens", false, false},
-  };
-  if (d.paged()) ops.push_back({a.block_table, d.block_table, "block_table", false, false});
-  return norm::check_operand_pointers(ops);
+  return check_with_cache_operands({{a.k_new, d.k_new, "k_new", false, false}, {a.v_new, d.v_new, "v_new", false, false}},
+                                   {a.k_cache, a.v_cache, a.block_table, a.cache_seqlens},
+                                   {d.k_cache, d.v_cache, d.block_table, d.cache_seqlens}, "cache_seqlens", true);
 }
 
 }  // namespace attention

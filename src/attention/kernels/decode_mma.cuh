@@ -5,19 +5,24 @@
 // [s * split_len, (s + 1) * split_len) n [0, seqlen_b): o = softmax(scores) V, with the mask,
 // softcap and ALiBi of baracuda/ops/decode.hpp.
 // Parallel scheme: one CTA of 4 warps per (b, h, block of 64 rows, split). K and V tiles of 64
-// keys stream through a kStages-deep cp.async pipeline (16-byte copies, L2-only) into shared
-// memory; each 16-key chunk of a tile lies in one page (page_size % 16 == 0, tiles start on a
-// 16-key boundary), so a chunk costs one block-table read. Keys past seqlen are zero-filled.
+// keys stream through a kStages-deep cp.async pipeline (16-byte copies, L2-only, 128-byte L2
+// prefetch) into shared memory; iteration i refills the stage tile i - 1 used before it waits
+// for tile i, so kStages tiles are in flight during the wait (a barrier at the end of every
+// iteration frees the stage). Each 16-key chunk of a tile lies in one page (page_size % 16 ==
+// 0, tiles start on a 16-key boundary): a chunk costs one block-table read, done one tile
+// before its copies are issued (the copies never wait on the table). Keys past seqlen are
+// zero-filled.
 // The warps split the rows into m16 tiles (1, 2 or 4) and the keys of each tile among the
 // rest: warp (kg, mt) takes m-tile mt and chunks kg, kg + kgs, ... of every tile, computes
-// S = Q K^T with mma.sync m16n8k16 (f16 / bf16 in, f32 accumulate), updates its rows' online
-// softmax (base 2, f32), rounds P to the input dtype and accumulates O += P V with the same
-// mma (the S accumulators are the A fragments of P). At the end the warps of one m-tile merge
-// (m, l, O) through shared memory; with one split the CTA writes o (and lse), otherwise the
-// normalized partial o and its log2-sum-exp go to the workspace and decode_combine_kernel adds
-// the splits in order (deterministic; no atomics).
-// Shared memory rows are padded by 8 elements, so the 32-bit fragment reads of Q and K and the
-// 16-bit reads of V hit 32 distinct banks.
+// S = Q K^T with mma.sync m16n8k16 (f16 / bf16 in, f32 accumulate; Q and K fragments through
+// ldmatrix), updates its rows' online softmax (base 2, f32; chunks every row sees wholly skip
+// the mask), rounds P to the input dtype and accumulates O += P V with the same mma (the S
+// accumulators are the A fragments of P, V's B fragments come from ldmatrix.trans). At the
+// end the warps of one m-tile merge (m, l, O) through shared memory; with one split the CTA
+// writes o (and lse), otherwise the normalized partial o and its log2-sum-exp go to the
+// workspace and decode_combine_kernel adds the splits in order (deterministic; no atomics).
+// Shared memory rows are padded by 8 elements, so the 8 row addresses of every ldmatrix
+// matrix hit distinct banks (mma_fragments.cuh).
 // Preconditions (probe checks them): f16 / bf16, D in {64, 128, 256}, page_size % 16 == 0,
 // cache rows 16-byte aligned (strides multiples of 8 elements), split_len % 64 == 0.
 // Numerics: products exact, f32 accumulation, softmax statistics in f32 (exp2 of
@@ -33,50 +38,9 @@
 
 #include "attention/decode_params.hpp"
 #include "attention/kernels/decode_common.cuh"
+#include "attention/kernels/mma_fragments.cuh"
 
 namespace baracuda::attention::kernels {
-
-template <class T>
-__device__ __forceinline__ void decode_mma16816(float (&c)[4], const std::uint32_t (&a)[4], std::uint32_t b0,
-                                                std::uint32_t b1) {
-  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  } else {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  }
-}
-
-__device__ __forceinline__ void cp_async16(void* smem, const void* gmem, bool valid) {
-  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  const int src_bytes = valid ? 16 : 0;  // 0: the 16 bytes are zero-filled, nothing is read
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(gmem), "r"(src_bytes));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-}
-
-// Two elements (lower index in the low half) as one 32-bit fragment register.
-template <class T>
-__device__ __forceinline__ std::uint32_t pack2(T lo, T hi) {
-  std::uint16_t a, b;
-  __builtin_memcpy(&a, &lo, 2);
-  __builtin_memcpy(&b, &hi, 2);
-  return static_cast<std::uint32_t>(a) | (static_cast<std::uint32_t>(b) << 16);
-}
-template <class T>
-__device__ __forceinline__ std::uint32_t pack2f(float lo, float hi) {
-  if constexpr (std::is_same_v<T, __nv_bfloat16>) return pack2(__float2bfloat16_rn(lo), __float2bfloat16_rn(hi));
-  else return pack2(__float2half_rn(lo), __float2half_rn(hi));
-}
-__device__ __forceinline__ std::uint32_t lds32(const void* p) { return *static_cast<const std::uint32_t*>(p); }
 
 template <class T, int D, int kStages>
 __global__ void __launch_bounds__(kDecodeThreads) decode_mma_kernel(const DecodeParams p) {
@@ -85,7 +49,7 @@ __global__ void __launch_bounds__(kDecodeThreads) decode_mma_kernel(const Decode
   constexpr int kVecPerRow = D / 8;                 // 16-byte vectors per row
   constexpr int kRowsPerIter = kDecodeThreads / kVecPerRow;  // rows one pass of the CTA copies
   constexpr int kIters = kDecodeBlockN / kRowsPerIter;
-  static_assert(16 % kRowsPerIter == 0 || kRowsPerIter % 16 == 0, "copy passes map onto 16-key chunks");
+  static_assert(kRowsPerIter <= 16 && 16 % kRowsPerIter == 0, "copy passes map onto 16-key chunks");
   constexpr float kLog2e = 1.4426950408889634f;
   static_assert((4 * 16 * (D + 4) + 2 * 64) * 4 <= 2 * kStages * kTile * 2, "the merge buffers fit in the stages");
 
@@ -118,65 +82,93 @@ __global__ void __launch_bounds__(kDecodeThreads) decode_mma_kernel(const Decode
   }
   const int n_tiles = k_end > k_begin ? static_cast<int>((k_end - k_begin + kDecodeBlockN - 1) / kDecodeBlockN) : 0;
 
-  // Issues the copies of tile `it` into stage it % kStages.
+  // Block-table slot and page row of the 4 16-key chunks of the tile at key `base` (keys <
+  // capacity <= 2^31: one 32-bit division per tile; the chunks step 16 rows, wrapping into the
+  // next slots). A contiguous cache is one page per sequence: slot 0, row = key.
   const T* kg_base = static_cast<const T*>(p.k);
   const T* vg_base = static_cast<const T*>(p.v);
   const bool paged = p.block_table != nullptr;
-  auto issue = [&](int it) {
-    const std::int64_t base = k_begin + static_cast<std::int64_t>(it) * kDecodeBlockN;
-    T* kst = ks + (it % kStages) * kTile;
-    T* vst = vs + (it % kStages) * kTile;
-    const T* kchunk[4];
-    const T* vchunk[4];
-    int nvalid[4];
-    // Block-table slot and row of the tile's first key (keys < capacity < 2^31: one 32-bit
-    // division per tile); the chunks after it step 16 rows, wrapping into the next slots.
-    const std::uint32_t ps = static_cast<std::uint32_t>(p.page_size);
-    std::uint32_t slot0 = 0, row0 = static_cast<std::uint32_t>(base);
+  const std::uint32_t ps = static_cast<std::uint32_t>(p.page_size);
+  auto locate = [&](std::int64_t base, std::uint32_t (&slot)[4], std::uint32_t (&row)[4]) {
+    std::uint32_t s0 = 0, r0 = static_cast<std::uint32_t>(base);
     if (paged) {
-      slot0 = row0 / ps;
-      row0 -= slot0 * ps;
+      s0 = r0 / ps;
+      r0 -= s0 * ps;
     }
 #pragma unroll
     for (int c = 0; c < 4; ++c) {
-      const std::int64_t key = base + 16 * c;
-      const std::int64_t left = k_end - key;
-      nvalid[c] = left <= 0 ? 0 : (left >= 16 ? 16 : static_cast<int>(left));
-      std::uint32_t row = row0 + 16 * c, slot = slot0;
-      while (paged && row >= ps) {
-        row -= ps;
-        ++slot;
+      row[c] = r0 + 16 * c;
+      slot[c] = s0;
+      while (paged && row[c] >= ps) {
+        row[c] -= ps;
+        ++slot[c];
       }
-      std::int64_t page = b;
-      if (paged) {
-        page = -1;
-        if (nvalid[c] && slot < p.max_pages) {
-          const std::int64_t e = p.block_table[b * p.bt_stride[0] + static_cast<std::int64_t>(slot) * p.bt_stride[1]];
-          page = e >= 0 && e < p.num_pages ? e : -1;
+    }
+  };
+  // The pages of tile `it`'s chunks (-1: past k_end, outside the block table, or an entry
+  // outside [0, num_pages)). Read one tile before its copies are issued, so the block-table
+  // load is off the copy path.
+  auto lookup = [&](int it, int (&pg)[4]) {
+    const std::int64_t base = k_begin + static_cast<std::int64_t>(it) * kDecodeBlockN;
+    std::uint32_t slot[4], row[4];
+    locate(base, slot, row);
+#pragma unroll
+    for (int c = 0; c < 4; ++c) {
+      int e = base + 16 * c < k_end ? 0 : -1;
+      if (paged && e == 0) {
+        e = -1;
+        if (slot[c] < p.max_pages) {
+          const int t = __ldg(p.block_table + b * p.bt_stride[0] + static_cast<std::int64_t>(slot[c]) * p.bt_stride[1]);
+          e = t >= 0 && t < p.num_pages ? t : -1;
         }
       }
-      if (page < 0) nvalid[c] = 0;
-      const std::int64_t pg = page < 0 ? 0 : page;
-      kchunk[c] = kg_base + pg * p.k_stride[0] + row * p.k_stride[1] + h * p.k_stride[2];
-      vchunk[c] = vg_base + pg * p.v_stride[0] + row * p.v_stride[1] + h * p.v_stride[2];
+      pg[c] = e;
+    }
+  };
+  // Issues the copies of tile `it` (pages pg from lookup) into stage it % kStages; rows past
+  // k_end or on a missing page are zero-filled.
+  const int cp_row = tid / kVecPerRow, cp_col = (tid % kVecPerRow) * 8;
+  const std::int64_t k_off = cp_row * p.k_stride[1] + cp_col + h * p.k_stride[2];
+  const std::int64_t v_off = cp_row * p.v_stride[1] + cp_col + h * p.v_stride[2];
+  auto issue = [&](int it, const int (&pg)[4]) {
+    const std::int64_t base = k_begin + static_cast<std::int64_t>(it) * kDecodeBlockN;
+    T* kst = ks + (it % kStages) * kTile;
+    T* vst = vs + (it % kStages) * kTile;
+    std::uint32_t slot[4], row[4];
+    locate(base, slot, row);
+    const T* kchunk[4];
+    const T* vchunk[4];
+    int nvalid[4];
+#pragma unroll
+    for (int c = 0; c < 4; ++c) {
+      const std::int64_t left = k_end - (base + 16 * c);
+      nvalid[c] = pg[c] < 0 || left <= 0 ? 0 : (left >= 16 ? 16 : static_cast<int>(left));
+      const std::int64_t page = paged ? (pg[c] < 0 ? 0 : pg[c]) : b;
+      kchunk[c] = kg_base + page * p.k_stride[0] + static_cast<std::int64_t>(row[c]) * p.k_stride[1] + k_off;
+      vchunk[c] = vg_base + page * p.v_stride[0] + static_cast<std::int64_t>(row[c]) * p.v_stride[1] + v_off;
     }
 #pragma unroll
     for (int i = 0; i < kIters; ++i) {
-      const int r = tid / kVecPerRow + i * kRowsPerIter;  // row of the tile
-      const int col = (tid % kVecPerRow) * 8;
-      const int c = (i * kRowsPerIter) / 16;  // compile-time: the chunk of row r
-      const int rr = r - 16 * c;
-      const bool valid = rr < nvalid[c];
-      cp_async16(kst + r * kLd + col, valid ? kchunk[c] + rr * p.k_stride[1] + col : kg_base, valid);
-      cp_async16(vst + r * kLd + col, valid ? vchunk[c] + rr * p.v_stride[1] + col : vg_base, valid);
+      const int c = (i * kRowsPerIter) / 16;   // compile-time: the chunk of this pass
+      const int rr0 = (i * kRowsPerIter) % 16;  // compile-time: its first row in the chunk
+      const bool valid = cp_row + rr0 < nvalid[c];
+      const int r = i * kRowsPerIter + cp_row;  // row of the tile
+      cp_async16<true>(kst + r * kLd + cp_col, valid ? kchunk[c] + rr0 * p.k_stride[1] : kg_base, valid);
+      cp_async16<true>(vst + r * kLd + cp_col, valid ? vchunk[c] + rr0 * p.v_stride[1] : vg_base, valid);
     }
   };
 
+  // Prologue: tiles 0 .. kStages - 2 in flight, the pages of tile kStages - 1 on their way.
+  int pend[4] = {-1, -1, -1, -1};
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
-    if (s < n_tiles) issue(s);
+    if (s < n_tiles) {
+      lookup(s, pend);
+      issue(s, pend);
+    }
     cp_async_commit();
   }
+  if (kStages - 1 < n_tiles) lookup(kStages - 1, pend);
 
   // The query tile (after the first copies are in flight): rows past `rows_here` are zeros.
   const T* qg = static_cast<const T*>(p.q);
@@ -213,12 +205,20 @@ __global__ void __launch_bounds__(kDecodeThreads) decode_mma_kernel(const Decode
   const float scale = static_cast<float>(p.scale), softcap = static_cast<float>(p.softcap);
   const float scale_log2 = scale * kLog2e;
   const bool plain = softcap == 0.0f && p.alibi == nullptr;
+  // Keys every query row of the CTA sees (the causal bound of the first token, the window
+  // bound of the last): chunks inside need no per-element mask.
+  const std::int64_t all_hi = p.causal ? seqlen - p.sq : k_end - 1;
+  const std::int64_t all_lo = p.window_left >= 0 ? seqlen - 1 - p.window_left : 0;
 
+  // Main loop. Iteration `it` first refills the stage tile it - 1 used (free since the barrier
+  // that ended that iteration) with tile it + kStages - 1, so kStages tiles are in flight while
+  // tile it is awaited, then computes tile it.
   for (int it = 0; it < n_tiles; ++it) {
-    cp_async_wait<kStages - 2>();
-    __syncthreads();
-    if (it + kStages - 1 < n_tiles) issue(it + kStages - 1);
+    if (it + kStages - 1 < n_tiles) issue(it + kStages - 1, pend);
     cp_async_commit();
+    if (it + kStages < n_tiles) lookup(it + kStages, pend);
+    cp_async_wait<kStages - 1>();
+    __syncthreads();
 
     const T* kst = ks + (it % kStages) * kTile;
     const T* vst = vs + (it % kStages) * kTile;
@@ -226,19 +226,19 @@ __global__ void __launch_bounds__(kDecodeThreads) decode_mma_kernel(const Decode
     for (int c = kg; c < 4; c += kgs) {
       const std::int64_t j0 = tile_base + 16 * c;
       if (j0 >= k_end) break;
-      // S = Q K^T for 16 rows x 16 keys (two n8 tiles).
+      // S = Q K^T for 16 rows x 16 keys (two n8 tiles), fragments through ldmatrix.
       float s[2][4] = {{0.f, 0.f, 0.f, 0.f}, {0.f, 0.f, 0.f, 0.f}};
 #pragma unroll
       for (int kk = 0; kk < D / 16; ++kk) {
-        const T* qa = qs + (mt * 16 + g4) * kLd + kk * 16 + q4 * 2;
-        std::uint32_t a[4] = {lds32(qa), lds32(qa + 8 * kLd), lds32(qa + 8), lds32(qa + 8 * kLd + 8)};
-#pragma unroll
-        for (int nt = 0; nt < 2; ++nt) {
-          const T* kb = kst + (c * 16 + nt * 8 + g4) * kLd + kk * 16 + q4 * 2;
-          decode_mma16816<T>(s[nt], a, lds32(kb), lds32(kb + 8));
-        }
+        std::uint32_t a[4], bf[4];
+        frag_a<kLd>(a, qs, mt * 16, kk * 16, lane);
+        frag_b_nk<kLd>(bf, kst, c * 16, kk * 16, lane);
+        mma16816<T>(s[0], a, bf[0], bf[1]);
+        mma16816<T>(s[1], a, bf[2], bf[3]);
       }
-      // Scores -> probabilities (online softmax, base 2).
+      // Scores -> probabilities (online softmax, base 2). Rows past rows_here need no mask:
+      // they are never written.
+      const bool full = plain && j0 + 15 < k_end && j0 + 15 <= all_hi && j0 >= all_lo;
 #pragma unroll
       for (int hh = 0; hh < 2; ++hh) {
         float x[4];
@@ -246,20 +246,24 @@ __global__ void __launch_bounds__(kDecodeThreads) decode_mma_kernel(const Decode
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           const int nt = e >> 1;
-          const std::int64_t j = j0 + nt * 8 + q4 * 2 + (e & 1);
           const float raw = s[nt][2 * hh + (e & 1)];
-          float v;
-          if (plain) {
-            v = raw * scale_log2;
+          if (full) {
+            x[e] = raw * scale_log2;
           } else {
-            v = raw * scale;
-            if (softcap > 0.0f) v = softcap * tanhf(v / softcap);
-            if (p.alibi) v -= slope[hh] * static_cast<float>(qpos[hh] > j ? qpos[hh] - j : j - qpos[hh]);
-            v *= kLog2e;
+            const std::int64_t j = j0 + nt * 8 + q4 * 2 + (e & 1);
+            float v;
+            if (plain) {
+              v = raw * scale_log2;
+            } else {
+              v = raw * scale;
+              if (softcap > 0.0f) v = softcap * tanhf(v / softcap);
+              if (p.alibi) v -= slope[hh] * static_cast<float>(qpos[hh] > j ? qpos[hh] - j : j - qpos[hh]);
+              v *= kLog2e;
+            }
+            const bool visible = row_ok[hh] && j < k_end && (!p.causal || j <= qpos[hh]) &&
+                                 (p.window_left < 0 || j >= qpos[hh] - p.window_left);
+            x[e] = visible ? v : -INFINITY;
           }
-          const bool visible = row_ok[hh] && j < k_end && (!p.causal || j <= qpos[hh]) &&
-                               (p.window_left < 0 || j >= qpos[hh] - p.window_left);
-          x[e] = visible ? v : -INFINITY;
           mx = fmaxf(mx, x[e]);
         }
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
@@ -287,18 +291,18 @@ __global__ void __launch_bounds__(kDecodeThreads) decode_mma_kernel(const Decode
 #pragma unroll
         for (int e = 0; e < 4; ++e) s[e >> 1][2 * hh + (e & 1)] = x[e];
       }
-      // O += P V: P's A fragment is the two S tiles; V's B fragment read as 16-bit pairs.
+      // O += P V: P's A fragment is the two S tiles; V's B fragments through ldmatrix.trans.
       const std::uint32_t pa[4] = {pack2f<T>(s[0][0], s[0][1]), pack2f<T>(s[0][2], s[0][3]),
                                    pack2f<T>(s[1][0], s[1][1]), pack2f<T>(s[1][2], s[1][3])};
-      const T* vb = vst + (c * 16 + q4 * 2) * kLd + g4;
 #pragma unroll
-      for (int n = 0; n < D / 8; ++n) {
-        const T* v0 = vb + n * 8;
-        const std::uint32_t b0 = pack2(v0[0], v0[kLd]);
-        const std::uint32_t b1 = pack2(v0[8 * kLd], v0[9 * kLd]);
-        decode_mma16816<T>(o_acc[n], pa, b0, b1);
+      for (int n16 = 0; n16 < D / 16; ++n16) {
+        std::uint32_t bf[4];
+        frag_b_kn<kLd>(bf, vst, c * 16, n16 * 16, lane);
+        mma16816<T>(o_acc[2 * n16], pa, bf[0], bf[1]);
+        mma16816<T>(o_acc[2 * n16 + 1], pa, bf[2], bf[3]);
       }
     }
+    __syncthreads();  // every warp is done with tile it's stage: the next iteration refills it
   }
 
   // Merge the warps of each m-tile through shared memory (the stages are free now).
