@@ -219,6 +219,34 @@ INSTANTIATE_TEST_SUITE_P(Kinds, UnaryBackwardGpu,
                          ::testing::Combine(::testing::ValuesIn(kDiffUnary), ::testing::ValuesIn(kFloatTypes)),
                          [](const auto& info) { return kind_dtype_name(std::get<0>(info.param), std::get<1>(info.param)); });
 
+// Every f16 / bf16 bit pattern of x (NaNs, infinities, subnormals, both zeros, huge and
+// tiny) with random grad_out through the kinds whose 16-bit contiguous backward uses the
+// fast forms of kernels/unary_fast16.cuh (has_fast16_grad: tanh, sigmoid, gelu_erf), plus
+// the in-place form (grad_in over grad_out), every SKU forced.
+class UnaryBackwardAllPatternsGpu : public ::testing::TestWithParam<std::tuple<UnaryKind, DType>> {};
+
+TEST_P(UnaryBackwardAllPatternsGpu, Every16BitInput) {
+  BARACUDA_REQUIRE_GPU();
+  auto [kind, t] = GetParam();
+  for (bool in_place : {false, true}) {
+    const Case c{in_place ? "all_patterns_in_place" : "all_patterns", contig(t, {65536}), {}, contig(t, {65536}), in_place};
+    SCOPED_TRACE(c.name);
+    UnaryBackwardDescriptor d{kind, c.out, c.in0, c.out};
+    HostTensor hg(c.out), hx(c.in0);
+    fill_random(hg, -2, 2);
+    auto* bits = reinterpret_cast<std::uint16_t*>(hx.storage());
+    for (std::uint32_t i = 0; i < 65536; ++i) bits[i] = static_cast<std::uint16_t>(i);
+    auto want = reference::unary_backward(d, hg, hx);
+    ASSERT_TRUE(want.has_value()) << want.error().to_string();
+    check_unary_bwd<UnaryBackwardPlan>(d, c, hg, hx, want.value());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, UnaryBackwardAllPatternsGpu,
+                         ::testing::Combine(::testing::Values(UnaryKind::kTanh, UnaryKind::kSigmoid, UnaryKind::kGeluErf),
+                                            ::testing::Values(DType::kF16, DType::kBF16)),
+                         [](const auto& info) { return kind_dtype_name(std::get<0>(info.param), std::get<1>(info.param)); });
+
 // Parametric kinds with non-default scalars (pow with integer, fractional and negative exponents).
 struct ParamCase {
   std::string name;
