@@ -159,6 +159,42 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::ValuesIn(kFloatTypes)),
     [](const auto& info) { return kind_dtype_name(std::get<0>(info.param), std::get<1>(info.param)); });
 
+// pow over the cross product of special bases and exponents (+-0, +-1, +-inf, NaN,
+// subnormals, huge and tiny, bf16's neighbours of 1, odd / even / non-integer exponents):
+// the bf16 kernels compute pow by MUFU lg2 / ex2 with the C special cases
+// (kernels/binary_math.cuh pow_bf16), f16 by powf; contiguous and broadcast, every SKU.
+class PowEdgeGridGpu : public ::testing::TestWithParam<DType> {};
+
+TEST_P(PowEdgeGridGpu, SpecialBasesTimesSpecialExponents) {
+  BARACUDA_REQUIRE_GPU();
+  const DType t = GetParam();
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<double> v = {0.0,   -0.0,   1.0,   -1.0,   inf,   -inf,       nan,        1e-40,   -1e-40, 1e-30,
+                                 3e38,  -3e38,  0.5,   -0.5,   2.0,   -2.0,       3.0,        -3.0,    2.5,    -2.5,
+                                 127.0, -127.0, 128.0, -128.0, 1e10,  1.0078125,  0.99609375, -1.0078125, 7.0, 0.1,
+                                 60000.0, -60000.0, 1e-5, 16777216.0};
+  const auto n = static_cast<std::int64_t>(v.size());
+  const auto sq = contig(t, {n, n});
+  for (const Case& c : {Case{"grid", sq, sq, sq}, Case{"broadcast_exponent_row", sq, contig(t, {n}), sq}}) {
+    SCOPED_TRACE(c.name);
+    BinaryDescriptor d{K::kPow, c.a, c.b, c.out};
+    HostTensor ha(c.a), hb(c.b);
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t j = 0; j < n; ++j) {
+        ha.set(i * n + j, v[static_cast<std::size_t>(i)]);
+        if (c.b.rank == 2) hb.set(i * n + j, v[static_cast<std::size_t>(j)]);
+      }
+    if (c.b.rank == 1)
+      for (std::int64_t j = 0; j < n; ++j) hb.set(j, v[static_cast<std::size_t>(j)]);
+    auto want = reference::binary(d, ha, hb);
+    ASSERT_TRUE(want.has_value()) << want.error().to_string();
+    check_binary_case<BinaryPlan>(d, c, ha, hb, want.value(), false);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, PowEdgeGridGpu, ::testing::Values(DType::kBF16, DType::kF16),
+                         [](const auto& info) { return pname(info.param); });
+
 // ------------------------------------------------------------------------------- backward
 // Runs one backward problem (which: 0 = grad_a, 1 = grad_b, 2 = both; in_place: grad_a
 // aliases grad_out where their layouts match) under every SKU that accepts it, against the
