@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -59,20 +60,24 @@ std::size_t hash_layouts(std::initializer_list<const TensorLayout*> ts) {
   return h;
 }
 
+// The backends' tables in order, as one table.
+template <class Desc, class Args, std::span<const Candidate<Desc, Args>> (*... Tables)()>
+std::span<const Candidate<Desc, Args>> joined() {
+  static const std::vector<Candidate<Desc, Args>> all = [] {
+    std::vector<Candidate<Desc, Args>> v;
+    for (auto table : {Tables...})
+      for (const auto& c : table()) v.push_back(c);
+    return v;
+  }();
+  return all;
+}
+
 // Re-types a shared candidate table for a descriptor type derived from the table's (the Flash
 // plans' descriptors add no field), one forwarding function per slot.
 template <class FDesc, class Desc, class Args, std::span<const Candidate<Desc, Args>> (*... Tables)()>
 struct FusedCandidates {
   static constexpr std::size_t kMaxSlots = 16;
-  static const std::vector<Candidate<Desc, Args>>& base() {
-    static const std::vector<Candidate<Desc, Args>> all = [] {
-      std::vector<Candidate<Desc, Args>> v;
-      for (auto table : {Tables...})
-        for (const auto& c : table()) v.push_back(c);
-      return v;
-    }();
-    return all;
-  }
+  static std::span<const Candidate<Desc, Args>> base() { return joined<Desc, Args, Tables...>(); }
   template <std::size_t I>
   static typename Candidate<FDesc, Args>::Probe probe(const FDesc& d, const DeviceCaps& caps) {
     auto p = base()[I].probe(d, caps);
@@ -97,17 +102,6 @@ struct FusedCandidates {
     return t;
   }
 };
-
-template <class Desc, class Args, std::span<const Candidate<Desc, Args>> (*... Tables)()>
-std::span<const Candidate<Desc, Args>> joined() {
-  static const std::vector<Candidate<Desc, Args>> all = [] {
-    std::vector<Candidate<Desc, Args>> v;
-    for (auto table : {Tables...})
-      for (const auto& c : table()) v.push_back(c);
-    return v;
-  }();
-  return all;
-}
 
 // ---- validation (descriptor only; every message names the field and its value)
 Status invalid(const std::string& msg) { return Status(Code::kInvalidArgument, msg); }
@@ -435,42 +429,40 @@ struct SdpaBackwardChecks {
   }
 };
 
+// The candidates of one SDPA plan: the given backend tables in order, re-typed through
+// FusedCandidates when the plan's descriptor (FDesc) is the Flash one derived from Desc.
+template <class FDesc, class Desc, class Args, class Checks, std::span<const Candidate<Desc, Args>> (*... Tables)()>
+struct SdpaTraits : Checks {
+  static std::span<const Candidate<FDesc, Args>> candidates() {
+    if constexpr (std::is_same_v<FDesc, Desc>) return attention::joined<Desc, Args, Tables...>();
+    else return attention::FusedCandidates<FDesc, Desc, Args, Tables...>::table();
+  }
+};
+
 template <>
-struct FamilyTraits<SdpaDescriptor> : SdpaForwardChecks {
+struct FamilyTraits<SdpaDescriptor>
+    : SdpaTraits<SdpaDescriptor, SdpaDescriptor, SdpaArgs, SdpaForwardChecks, attention::cudnn_sdpa_forward_candidates,
+                 attention::flash_sdpa_forward_candidates, attention::general_sdpa_forward_candidates> {
   static constexpr const char* kFamily = "sdpa";
-  static std::span<const Candidate<SdpaDescriptor, SdpaArgs>> candidates() {
-    return attention::joined<SdpaDescriptor, SdpaArgs, attention::cudnn_sdpa_forward_candidates,
-                             attention::flash_sdpa_forward_candidates, attention::general_sdpa_forward_candidates>();
-  }
 };
-
 template <>
-struct FamilyTraits<FlashSdpaDescriptor> : SdpaForwardChecks {
+struct FamilyTraits<FlashSdpaDescriptor>
+    : SdpaTraits<FlashSdpaDescriptor, SdpaDescriptor, SdpaArgs, SdpaForwardChecks,
+                 attention::cudnn_sdpa_forward_candidates, attention::flash_sdpa_forward_candidates> {
   static constexpr const char* kFamily = "flash_sdpa";
-  static std::span<const Candidate<FlashSdpaDescriptor, SdpaArgs>> candidates() {
-    return attention::FusedCandidates<FlashSdpaDescriptor, SdpaDescriptor, SdpaArgs,
-                                      attention::cudnn_sdpa_forward_candidates,
-                                      attention::flash_sdpa_forward_candidates>::table();
-  }
 };
-
 template <>
-struct FamilyTraits<SdpaBackwardDescriptor> : SdpaBackwardChecks {
+struct FamilyTraits<SdpaBackwardDescriptor>
+    : SdpaTraits<SdpaBackwardDescriptor, SdpaBackwardDescriptor, SdpaBackwardArgs, SdpaBackwardChecks,
+                 attention::cudnn_sdpa_backward_candidates, attention::flash_sdpa_backward_candidates,
+                 attention::general_sdpa_backward_candidates> {
   static constexpr const char* kFamily = "sdpa_backward";
-  static std::span<const Candidate<SdpaBackwardDescriptor, SdpaBackwardArgs>> candidates() {
-    return attention::joined<SdpaBackwardDescriptor, SdpaBackwardArgs, attention::cudnn_sdpa_backward_candidates,
-                             attention::flash_sdpa_backward_candidates, attention::general_sdpa_backward_candidates>();
-  }
 };
-
 template <>
-struct FamilyTraits<FlashSdpaBackwardDescriptor> : SdpaBackwardChecks {
+struct FamilyTraits<FlashSdpaBackwardDescriptor>
+    : SdpaTraits<FlashSdpaBackwardDescriptor, SdpaBackwardDescriptor, SdpaBackwardArgs, SdpaBackwardChecks,
+                 attention::cudnn_sdpa_backward_candidates, attention::flash_sdpa_backward_candidates> {
   static constexpr const char* kFamily = "flash_sdpa_backward";
-  static std::span<const Candidate<FlashSdpaBackwardDescriptor, SdpaBackwardArgs>> candidates() {
-    return attention::FusedCandidates<FlashSdpaBackwardDescriptor, SdpaBackwardDescriptor, SdpaBackwardArgs,
-                                      attention::cudnn_sdpa_backward_candidates,
-                                      attention::flash_sdpa_backward_candidates>::table();
-  }
 };
 
 template class Plan<SdpaDescriptor, SdpaArgs>;
