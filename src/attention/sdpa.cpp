@@ -4,6 +4,7 @@
 // the two fused backends only (through FusedCandidates, which re-types the shared tables).
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -436,6 +437,18 @@ struct SdpaTraits : Checks {
   static std::span<const Candidate<FDesc, Args>> candidates() {
     if constexpr (std::is_same_v<FDesc, Desc>) return attention::joined<Desc, Args, Tables...>();
     else return attention::FusedCandidates<FDesc, Desc, Args, Tables...>::table();
+  }
+  // Prepares candidate i. The workspace is the prepared state's exact size where the backend
+  // knows it only once prepared (cuDNN: aux + the built graph's, which the probe can only
+  // bound), else the probe's.
+  static Expected<PreparedCandidate> prepare_with_preference(std::size_t i, const FDesc& d, const DeviceCaps& caps,
+                                                             const PlanPreference&) {
+    const Candidate<Desc, Args>& c = attention::joined<Desc, Args, Tables...>()[i];  // candidates()[i], backend-typed
+    auto state = c.prepare(d, caps);
+    if (!state) return state.error();
+    const std::optional<std::size_t> exact = attention::cudnn_sdpa_prepared_workspace(c, state.value().get());
+    const std::size_t ws = exact ? *exact : c.probe(d, caps).workspace_bytes;
+    return PreparedCandidate{std::move(state.value()), ws};
   }
 };
 
