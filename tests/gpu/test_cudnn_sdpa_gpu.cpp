@@ -17,6 +17,7 @@
 #include "baracuda/ops/attention.hpp"
 #include "baracuda/reference/attention.hpp"
 #include "gpu_harness.hpp"
+#include "../sdpa_test_descriptors.hpp"
 #include "test_support.hpp"
 
 namespace baracuda::test {
@@ -24,16 +25,6 @@ namespace {
 
 using reference::HostTensor;
 
-SdpaDescriptor mha(DType t, std::int64_t B, std::int64_t Hq, std::int64_t Hkv, std::int64_t Sq, std::int64_t Skv,
-                   std::int64_t Dk, std::int64_t Dv) {
-  SdpaDescriptor d;
-  d.q = TensorLayout::contiguous(t, {B, Hq, Sq, Dk});
-  d.k = TensorLayout::contiguous(t, {B, Hkv, Skv, Dk});
-  d.v = TensorLayout::contiguous(t, {B, Hkv, Skv, Dv});
-  d.o = TensorLayout::contiguous(t, {B, Hq, Sq, Dv});
-  d.lse = TensorLayout::contiguous(DType::kF32, {B, Hq, Sq});
-  return d;
-}
 
 HostTensor& filled(HostTensor& h, double lo, double hi) {
   fill_random(h, lo, hi);
