@@ -208,4 +208,12 @@ std::span<const SdpaBackwardCandidate> cudnn_sdpa_backward_candidates() {
   return table;
 }
 
+std::optional<std::size_t> cudnn_sdpa_prepared_workspace(const SdpaBackwardCandidate& c, const void* state) {
+  if ((c.prepare != &cudnn_sdpa::prepare_bwd<false> && c.prepare != &cudnn_sdpa::prepare_bwd<true>) || state == nullptr)
+    return std::nullopt;
+  const auto& s = *static_cast<const cudnn_sdpa::BwdState*>(state);
+  if (!s.graph) return std::nullopt;
+  return s.aux.bytes + s.graph_workspace;
+}
+
 }  // namespace baracuda::attention

@@ -7,9 +7,11 @@
 // Workspace: [ our aux region | cuDNN graph workspace ], the aux region holding the sequence
 // lengths [B] (varlen, or a dense padding mask), the ragged offsets [B + 1] per packed operand,
 // the dropout {seed, offset} pair and the packed LSE cuDNN reads / writes. The graph's own
-// workspace is known only once the graph is built, but select() takes the workspace from the
-// probe, so the probe reports an upper bound (aux + the frontend's documented buffers + a
-// margin for the engine) and prepare() refuses a graph that wants more.
+// workspace is known only once the graph is built, so the probe reports an upper bound (aux +
+// the frontend's documented buffers + a margin for the engine; what the candidate listing and
+// max_workspace_bytes screen first see) and prepare() refuses a graph that wants more; select()
+// then takes the exact size, aux + the built graph's (cudnn_sdpa_prepared_workspace,
+// sdpa_candidates.hpp), so workspace_size() is exact on a device.
 #pragma once
 
 #include <cstddef>

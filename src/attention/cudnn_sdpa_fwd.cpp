@@ -136,4 +136,11 @@ std::span<const SdpaCandidate> cudnn_sdpa_forward_candidates() {
   return table;
 }
 
+std::optional<std::size_t> cudnn_sdpa_prepared_workspace(const SdpaCandidate& c, const void* state) {
+  if (c.prepare != &cudnn_sdpa::prepare_fwd || state == nullptr) return std::nullopt;
+  const auto& s = *static_cast<const cudnn_sdpa::FwdState*>(state);
+  if (!s.graph) return std::nullopt;
+  return s.aux.bytes + s.graph_workspace;
+}
+
 }  // namespace baracuda::attention

@@ -4,7 +4,9 @@
 // the two fused backends only (through FusedCandidates, which re-types the shared tables).
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -59,20 +61,24 @@ std::size_t hash_layouts(std::initializer_list<const TensorLayout*> ts) {
   return h;
 }
 
+// The backends' tables in order, as one table.
+template <class Desc, class Args, std::span<const Candidate<Desc, Args>> (*... Tables)()>
+std::span<const Candidate<Desc, Args>> joined() {
+  static const std::vector<Candidate<Desc, Args>> all = [] {
+    std::vector<Candidate<Desc, Args>> v;
+    for (auto table : {Tables...})
+      for (const auto& c : table()) v.push_back(c);
+    return v;
+  }();
+  return all;
+}
+
 // Re-types a shared candidate table for a descriptor type derived from the table's (the Flash
 // plans' descriptors add no field), one forwarding function per slot.
 template <class FDesc, class Desc, class Args, std::span<const Candidate<Desc, Args>> (*... Tables)()>
 struct FusedCandidates {
   static constexpr std::size_t kMaxSlots = 16;
-  static const std::vector<Candidate<Desc, Args>>& base() {
-    static const std::vector<Candidate<Desc, Args>> all = [] {
-      std::vector<Candidate<Desc, Args>> v;
-      for (auto table : {Tables...})
-        for (const auto& c : table()) v.push_back(c);
-      return v;
-    }();
-    return all;
-  }
+  static std::span<const Candidate<Desc, Args>> base() { return joined<Desc, Args, Tables...>(); }
   template <std::size_t I>
   static typename Candidate<FDesc, Args>::Probe probe(const FDesc& d, const DeviceCaps& caps) {
     auto p = base()[I].probe(d, caps);
@@ -97,17 +103,6 @@ struct FusedCandidates {
     return t;
   }
 };
-
-template <class Desc, class Args, std::span<const Candidate<Desc, Args>> (*... Tables)()>
-std::span<const Candidate<Desc, Args>> joined() {
-  static const std::vector<Candidate<Desc, Args>> all = [] {
-    std::vector<Candidate<Desc, Args>> v;
-    for (auto table : {Tables...})
-      for (const auto& c : table()) v.push_back(c);
-    return v;
-  }();
-  return all;
-}
 
 // ---- validation (descriptor only; every message names the field and its value)
 Status invalid(const std::string& msg) { return Status(Code::kInvalidArgument, msg); }
@@ -435,42 +430,52 @@ struct SdpaBackwardChecks {
   }
 };
 
+// The candidates of one SDPA plan: the given backend tables in order, re-typed through
+// FusedCandidates when the plan's descriptor (FDesc) is the Flash one derived from Desc.
+template <class FDesc, class Desc, class Args, class Checks, std::span<const Candidate<Desc, Args>> (*... Tables)()>
+struct SdpaTraits : Checks {
+  static std::span<const Candidate<FDesc, Args>> candidates() {
+    if constexpr (std::is_same_v<FDesc, Desc>) return attention::joined<Desc, Args, Tables...>();
+    else return attention::FusedCandidates<FDesc, Desc, Args, Tables...>::table();
+  }
+  // Prepares candidate i. The workspace is the prepared state's exact size where the backend
+  // knows it only once prepared (cuDNN: aux + the built graph's, which the probe can only
+  // bound), else the probe's.
+  static Expected<PreparedCandidate> prepare_with_preference(std::size_t i, const FDesc& d, const DeviceCaps& caps,
+                                                             const PlanPreference&) {
+    const Candidate<Desc, Args>& c = attention::joined<Desc, Args, Tables...>()[i];  // candidates()[i], backend-typed
+    auto state = c.prepare(d, caps);
+    if (!state) return state.error();
+    const std::optional<std::size_t> exact = attention::cudnn_sdpa_prepared_workspace(c, state.value().get());
+    const std::size_t ws = exact ? *exact : c.probe(d, caps).workspace_bytes;
+    return PreparedCandidate{std::move(state.value()), ws};
+  }
+};
+
 template <>
-struct FamilyTraits<SdpaDescriptor> : SdpaForwardChecks {
+struct FamilyTraits<SdpaDescriptor>
+    : SdpaTraits<SdpaDescriptor, SdpaDescriptor, SdpaArgs, SdpaForwardChecks, attention::cudnn_sdpa_forward_candidates,
+                 attention::flash_sdpa_forward_candidates, attention::general_sdpa_forward_candidates> {
   static constexpr const char* kFamily = "sdpa";
-  static std::span<const Candidate<SdpaDescriptor, SdpaArgs>> candidates() {
-    return attention::joined<SdpaDescriptor, SdpaArgs, attention::cudnn_sdpa_forward_candidates,
-                             attention::flash_sdpa_forward_candidates, attention::general_sdpa_forward_candidates>();
-  }
 };
-
 template <>
-struct FamilyTraits<FlashSdpaDescriptor> : SdpaForwardChecks {
+struct FamilyTraits<FlashSdpaDescriptor>
+    : SdpaTraits<FlashSdpaDescriptor, SdpaDescriptor, SdpaArgs, SdpaForwardChecks,
+                 attention::cudnn_sdpa_forward_candidates, attention::flash_sdpa_forward_candidates> {
   static constexpr const char* kFamily = "flash_sdpa";
-  static std::span<const Candidate<FlashSdpaDescriptor, SdpaArgs>> candidates() {
-    return attention::FusedCandidates<FlashSdpaDescriptor, SdpaDescriptor, SdpaArgs,
-                                      attention::cudnn_sdpa_forward_candidates,
-                                      attention::flash_sdpa_forward_candidates>::table();
-  }
 };
-
 template <>
-struct FamilyTraits<SdpaBackwardDescriptor> : SdpaBackwardChecks {
+struct FamilyTraits<SdpaBackwardDescriptor>
+    : SdpaTraits<SdpaBackwardDescriptor, SdpaBackwardDescriptor, SdpaBackwardArgs, SdpaBackwardChecks,
+                 attention::cudnn_sdpa_backward_candidates, attention::flash_sdpa_backward_candidates,
+                 attention::general_sdpa_backward_candidates> {
   static constexpr const char* kFamily = "sdpa_backward";
-  static std::span<const Candidate<SdpaBackwardDescriptor, SdpaBackwardArgs>> candidates() {
-    return attention::joined<SdpaBackwardDescriptor, SdpaBackwardArgs, attention::cudnn_sdpa_backward_candidates,
-                             attention::flash_sdpa_backward_candidates, attention::general_sdpa_backward_candidates>();
-  }
 };
-
 template <>
-struct FamilyTraits<FlashSdpaBackwardDescriptor> : SdpaBackwardChecks {
+struct FamilyTraits<FlashSdpaBackwardDescriptor>
+    : SdpaTraits<FlashSdpaBackwardDescriptor, SdpaBackwardDescriptor, SdpaBackwardArgs, SdpaBackwardChecks,
+                 attention::cudnn_sdpa_backward_candidates, attention::flash_sdpa_backward_candidates> {
   static constexpr const char* kFamily = "flash_sdpa_backward";
-  static std::span<const Candidate<FlashSdpaBackwardDescriptor, SdpaBackwardArgs>> candidates() {
-    return attention::FusedCandidates<FlashSdpaBackwardDescriptor, SdpaBackwardDescriptor, SdpaBackwardArgs,
-                                      attention::cudnn_sdpa_backward_candidates,
-                                      attention::flash_sdpa_backward_candidates>::table();
-  }
 };
 
 template class Plan<SdpaDescriptor, SdpaArgs>;

@@ -88,6 +88,7 @@ double general_smem[1 << 16];
 #include "baracuda/ops/attention.hpp"
 #include "baracuda/reference/attention.hpp"
 #include "baracuda/reference/compare.hpp"
+#include "../sdpa_test_descriptors.hpp"
 
 using namespace baracuda;
 namespace K = baracuda::kernels_emu::attention;
@@ -245,25 +246,11 @@ bool run(const char* name, SdpaDescriptor d, std::vector<std::int32_t> cu_q = {}
   return ok && c1.ok && c2.ok && c3.ok && gbok;
 }
 
-TensorLayout t4(DType t, std::int64_t a, std::int64_t b, std::int64_t c, std::int64_t d) {
-  return TensorLayout::contiguous(t, {a, b, c, d});
-}
-template <class T>
-SdpaDescriptor dense(DType t, std::int64_t B, std::int64_t Hq, std::int64_t Hkv, std::int64_t Sq, std::int64_t Skv,
-                     std::int64_t Dk, std::int64_t Dv) {
-  SdpaDescriptor d;
-  d.q = t4(t, B, Hq, Sq, Dk);
-  d.k = t4(t, B, Hkv, Skv, Dk);
-  d.v = t4(t, B, Hkv, Skv, Dv);
-  d.o = t4(t, B, Hq, Sq, Dv);
-  d.lse = TensorLayout::contiguous(DType::kF32, {B, Hq, Sq});
-  return d;
-}
 
 template <class T>
 int suite(DType t) {
   int fails = 0;
-  auto D = [&](auto... a) { return dense<T>(t, a...); };
+  auto D = [&](auto... a) { return test::mha(t, a...); };
   {
     auto d = D(1, 2, 2, 17, 23, 40, 24);
     fails += !run<T>("plain_dk40_dv24", d);

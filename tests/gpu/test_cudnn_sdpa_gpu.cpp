@@ -17,6 +17,7 @@
 #include "baracuda/ops/attention.hpp"
 #include "baracuda/reference/attention.hpp"
 #include "gpu_harness.hpp"
+#include "../sdpa_test_descriptors.hpp"
 #include "test_support.hpp"
 
 namespace baracuda::test {
@@ -24,16 +25,6 @@ namespace {
 
 using reference::HostTensor;
 
-SdpaDescriptor mha(DType t, std::int64_t B, std::int64_t Hq, std::int64_t Hkv, std::int64_t Sq, std::int64_t Skv,
-                   std::int64_t Dk, std::int64_t Dv) {
-  SdpaDescriptor d;
-  d.q = TensorLayout::contiguous(t, {B, Hq, Sq, Dk});
-  d.k = TensorLayout::contiguous(t, {B, Hkv, Skv, Dk});
-  d.v = TensorLayout::contiguous(t, {B, Hkv, Skv, Dv});
-  d.o = TensorLayout::contiguous(t, {B, Hq, Sq, Dv});
-  d.lse = TensorLayout::contiguous(DType::kF32, {B, Hq, Sq});
-  return d;
-}
 
 HostTensor& filled(HostTensor& h, double lo, double hi) {
   fill_random(h, lo, hi);
@@ -182,12 +173,41 @@ TEST(CudnnSdpaGpu, CapturedRunsReplayBitwise) {
   cudaGraphDestroy(graph);
 }
 
+// workspace_size() is the prepared graph's exact need (aux + the graph's), within the probe's
+// upper bound (what Plan::candidates reports before any graph is built), and runs with exactly
+// that much.
+PlanPreference cudnn_forward() {
+  PlanPreference fp;
+  fp.force_sku = "sdpa.fwd.cudnn*";
+  return fp;
+}
+
+TEST(CudnnSdpaGpu, WorkspaceIsThePreparedGraphs) {
+  BARACUDA_REQUIRE_GPU();
+  const auto d = mha(DType::kBF16, 2, 8, 8, 256, 256, 64, 64);
+  auto plan = SdpaPlan::select(test_stream(), d, cudnn_forward());
+  ASSERT_TRUE(plan.has_value()) << plan.error().to_string();
+  auto caps = test_stream().caps();
+  ASSERT_TRUE(caps.has_value());
+  auto reports = SdpaPlan::candidates(*caps.value(), d, cudnn_forward());
+  ASSERT_TRUE(reports.has_value());
+  std::size_t bound = 0;
+  for (const auto& r : *reports)
+    if (r.rejection.empty()) bound = r.workspace_bytes;
+  ASSERT_GT(bound, 0u);
+  EXPECT_LE(plan->workspace_size(), bound);
+  Buffers b(d, test_stream());
+  const std::size_t need = plan->workspace_size();
+  auto w = DeviceBuffer::allocate(need + 1);
+  ASSERT_TRUE(w.has_value());
+  EXPECT_TRUE(plan->run(test_stream(), {w->data(), need}, b.fwd()).is_ok());
+  EXPECT_TRUE(test_stream().synchronize().is_ok());
+}
+
 TEST(CudnnSdpaGpu, TwoThreadsShareTheHandle) {
   BARACUDA_REQUIRE_GPU();
   const auto d = mha(DType::kBF16, 4, 16, 16, 512, 512, 64, 64);
-  PlanPreference fp;
-  fp.force_sku = "sdpa.fwd.cudnn*";
-  auto plan = SdpaPlan::select(test_stream(), d, fp);
+  auto plan = SdpaPlan::select(test_stream(), d, cudnn_forward());
   ASSERT_TRUE(plan.has_value()) << plan.error().to_string();
   const Stream& s0 = test_stream();
   Buffers b(d, s0);

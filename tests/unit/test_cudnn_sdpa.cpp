@@ -13,26 +13,14 @@
 #include "baracuda/baracuda.hpp"
 #include "baracuda/ops/attention.hpp"
 #include "baracuda/reference/attention.hpp"
+#include "../sdpa_test_descriptors.hpp"
 
 namespace baracuda {
 namespace {
 
-DeviceCaps caps(int sm = 90) { return DeviceCaps::for_arch(sm).value(); }
-
-TensorLayout t4(DType t, std::int64_t a, std::int64_t b, std::int64_t c, std::int64_t d) {
-  return TensorLayout::contiguous(t, {a, b, c, d});
-}
-
-SdpaDescriptor mha(DType t, std::int64_t B, std::int64_t Hq, std::int64_t Hkv, std::int64_t Sq, std::int64_t Skv,
-                   std::int64_t Dk, std::int64_t Dv) {
-  SdpaDescriptor d;
-  d.q = t4(t, B, Hq, Sq, Dk);
-  d.k = t4(t, B, Hkv, Skv, Dk);
-  d.v = t4(t, B, Hkv, Skv, Dv);
-  d.o = t4(t, B, Hq, Sq, Dv);
-  d.lse = TensorLayout::contiguous(DType::kF32, {B, Hq, Sq});
-  return d;
-}
+DeviceCaps caps(int sm = 90) { return test::caps_for(sm); }
+using test::mha;
+using test::t4;
 
 // bf16, B 2, Hq 8, Hkv 2 (GQA), Sq 128, Skv 256, Dk 128, Dv 64, lse returned.
 SdpaDescriptor dense(DType t = DType::kBF16) { return mha(t, 2, 8, 2, 128, 256, 128, 64); }

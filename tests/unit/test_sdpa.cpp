@@ -14,6 +14,7 @@
 #include "baracuda/ops/attention.hpp"
 #include "baracuda/reference/attention.hpp"
 #include "baracuda/reference/compare.hpp"
+#include "../sdpa_test_descriptors.hpp"
 #include "select_refusals.hpp"
 
 namespace baracuda {
@@ -22,19 +23,9 @@ namespace {
 using reference::HostTensor;
 using test::Refusal;
 
-TensorLayout t4(DType t, std::int64_t a, std::int64_t b, std::int64_t c, std::int64_t d) {
-  return TensorLayout::contiguous(t, {a, b, c, d});
-}
+using test::t4;
 
-SdpaDescriptor dense_fwd(DType t = DType::kF32) {
-  SdpaDescriptor d;
-  d.q = t4(t, 2, 8, 16, 64);
-  d.k = t4(t, 2, 2, 24, 64);
-  d.v = t4(t, 2, 2, 24, 32);
-  d.o = t4(t, 2, 8, 16, 32);
-  d.lse = TensorLayout::contiguous(DType::kF32, {2, 8, 16});
-  return d;
-}
+SdpaDescriptor dense_fwd(DType t = DType::kF32) { return test::mha(t, 2, 8, 2, 16, 24, 64, 32); }
 SdpaBackwardDescriptor dense_bwd(DType t = DType::kF32) { return reference::sdpa_backward_of(dense_fwd(t)); }
 SdpaDescriptor varlen_fwd() {
   SdpaDescriptor d;
@@ -50,7 +41,7 @@ SdpaDescriptor varlen_fwd() {
   return d;
 }
 
-DeviceCaps caps90() { return DeviceCaps::for_arch(90).value(); }
+DeviceCaps caps90() { return test::caps_for(90); }
 
 // ---------------------------------------------------------------- reference
 

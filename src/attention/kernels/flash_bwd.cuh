@@ -118,7 +118,7 @@ __global__ void __launch_bounds__(256) flash_bwd_convert_dq_kernel(const FlashBw
   for (int c = l8; c < D / 8; c += 8) {
     const float4 a = src[2 * c], b = src[2 * c + 1];
     *reinterpret_cast<uint4*>(dq + c * 8) =
-        make_uint4(pack2<T>(a.x, a.y), pack2<T>(a.z, a.w), pack2<T>(b.x, b.y), pack2<T>(b.z, b.w));
+        make_uint4(pack2f<T>(a.x, a.y), pack2f<T>(a.z, a.w), pack2f<T>(b.x, b.y), pack2f<T>(b.z, b.w));
   }
 }
 
@@ -134,7 +134,7 @@ __device__ __forceinline__ void store_warp_rows(const float (&acc)[D / 8][4], T*
   for (int d8 = 0; d8 < D / 8; ++d8)
 #pragma unroll
     for (int r = 0; r < 2; ++r)
-      *reinterpret_cast<std::uint32_t*>(sw + (g + 8 * r) * S + d8 * 8 + 2 * t) = pack2<T>(acc[d8][2 * r], acc[d8][2 * r + 1]);
+      *reinterpret_cast<std::uint32_t*>(sw + (g + 8 * r) * S + d8 * 8 + 2 * t) = pack2f<T>(acc[d8][2 * r], acc[d8][2 * r + 1]);
   __syncwarp();
   constexpr int kChunks = D / 8;
 #pragma unroll
@@ -285,7 +285,7 @@ __global__ void __launch_bounds__(128, 1) flash_bwd_dkdv_kernel(const FlashBwdPa
 #pragma unroll
           for (int r = 0; r < 2; ++r)
             *reinterpret_cast<std::uint32_t*>(sdS + (warp * 16 + g + 8 * r) * Cfg::kDsStride + c8 * 8 + 2 * t) =
-                pack2<T>(dpt[c8][2 * r], dpt[c8][2 * r + 1]);
+                pack2f<T>(dpt[c8][2 * r], dpt[c8][2 * r + 1]);
         __syncthreads();
         constexpr int kRowGroups = kM / 16, kColGroups = 4 / kRowGroups, kDc = D / kColGroups;
         const int rg = warp % kRowGroups, cg = warp / kRowGroups;
@@ -300,7 +300,7 @@ __global__ void __launch_bounds__(128, 1) flash_bwd_dkdv_kernel(const FlashBwdPa
           for (int k16 = 0; k16 < kN / 16; ++k16) {
             std::uint32_t a[4], bf[4];
             load_a_t<Cfg::kDsStride>(a, sdS, rg * 16, k16 * 16, lane);
-            load_b_kn<D>(bf, sK, k16 * 16, cg * kDc + d16 * 16, lane);
+            frag_b_kn<SmemTile<D>::kStride>(bf, sK, k16 * 16, cg * kDc + d16 * 16, lane);
             mma16816<T>(acc[0], a, bf[0], bf[1]);
             mma16816<T>(acc[1], a, bf[2], bf[3]);
           }

@@ -1,9 +1,10 @@
 // Building blocks of the flash SDPA kernels (flash_fwd.cuh, flash_bwd.cuh), sm_80+.
 //
-// What: the warp-level tensor-core pieces (cp.async 16-byte copies with zero fill, ldmatrix
-// x4 / x4.trans, mma.sync.m16n8k16 with f16 or bf16 inputs and f32 accumulators), the shared
-// memory tile layout, and the score path shared by forward and backward: scale (log2e
-// prescaled), softcap, bias, ALiBi, the visibility mask, and the dropout keep test.
+// What: on top of the warp-level tensor-core pieces of mma_fragments.cuh (cp.async 16-byte
+// copies with zero fill, ldmatrix x4 / x4.trans, mma.sync.m16n8k16 with f16 or bf16 inputs and
+// f32 accumulators, fragment loads; shared with the decode kernel), the shared memory tile
+// layout, tile loads and warp products, and the score path shared by forward and backward:
+// scale (log2e prescaled), softcap, bias, ALiBi, the visibility mask, and the dropout keep test.
 //
 // Tiles: a [rows][D] tile of 16-bit elements lives in shared memory with a row stride of D + 8
 // elements (16 bytes of padding): for every D here (64, 96, 128, 192, 256) the stride is 4 or
@@ -26,6 +27,7 @@
 
 #include "attention/flash_params.hpp"
 #include "attention/kernels/dropout.cuh"
+#include "attention/kernels/mma_fragments.cuh"
 
 namespace baracuda::attention::kernels {
 
@@ -40,17 +42,6 @@ struct SmemTile {
 };
 
 // ---------------------------------------------------------------- async copies
-__device__ __forceinline__ void cp_async16(void* smem, const void* gmem, bool valid) {
-  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  const int bytes = valid ? 16 : 0;
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(bytes));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-}
-
 // Copies rows [0, kRows) x D of a tile (row r at gbase + r * row_stride) into smem, 16 bytes
 // per cp.async, 16-byte chunk ch of row r to dst(r, ch); rows >= valid_rows are zero-filled.
 // All kThreads threads of the CTA take part.
@@ -78,48 +69,7 @@ __device__ __forceinline__ void load_tile_async(T* smem, const T* gbase, std::in
                                       [&](int r, int ch) { return smem + r * SmemTile<D>::kStride + ch * 8; });
 }
 
-// ---------------------------------------------------------------- ldmatrix / mma
-__device__ __forceinline__ void ldsm_x4(std::uint32_t (&r)[4], const void* p) {
-  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(p));
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(s));
-}
-__device__ __forceinline__ void ldsm_x4_t(std::uint32_t (&r)[4], const void* p) {
-  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(p));
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(s));
-}
-
-template <class T>
-__device__ __forceinline__ void mma16816(float (&c)[4], const std::uint32_t (&a)[4], std::uint32_t b0,
-                                         std::uint32_t b1) {
-  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};\n"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  } else {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};\n"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  }
-}
-
-template <class T>
-__device__ __forceinline__ std::uint32_t pack2(float lo, float hi) {
-  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-    return *reinterpret_cast<std::uint32_t*>(&v);
-  } else {
-    __half2 v = __floats2half2_rn(lo, hi);
-    return *reinterpret_cast<std::uint32_t*>(&v);
-  }
-}
+// ---------------------------------------------------------------- fragments
 template <class T>
 __device__ __forceinline__ float2 unpack2(std::uint32_t u) {
   if constexpr (std::is_same_v<T, __nv_bfloat16>) {
@@ -136,32 +86,14 @@ __device__ __forceinline__ float to_float(T x) {
   else return __half2float(x);
 }
 
-// A fragment (16 rows x k 16) of a row-major [rows][D] smem tile at (row0, k0).
-template <int D, class T>
-__device__ __forceinline__ void load_a(std::uint32_t (&a)[4], const T* tile, int row0, int k0, int lane) {
-  ldsm_x4(a, tile + (row0 + (lane & 15)) * SmemTile<D>::kStride + k0 + (lane >> 4) * 8);
-}
 // The A fragment (16 rows x k 16) at (row0, k0) of a tile stored transposed, [k][rows] with
 // row stride kStride (dS^T feeding dQ = dS K).
 template <int kStride, class T>
 __device__ __forceinline__ void load_a_t(std::uint32_t (&a)[4], const T* tile, int row0, int k0, int lane) {
   ldsm_x4_t(a, tile + (k0 + (lane & 7) + (lane >> 4) * 8) * kStride + row0 + ((lane >> 3) & 1) * 8);
 }
-// B fragments of two n8 blocks (n0, n0 + 8) x k 16 from a tile stored [n][k] (b[0], b[1] for
-// n0; b[2], b[3] for n0 + 8): the "K^T" operand.
-template <int D, class T>
-__device__ __forceinline__ void load_b_nk(std::uint32_t (&b)[4], const T* tile, int n0, int k0, int lane) {
-  ldsm_x4(b, tile + (n0 + (lane & 7) + ((lane >> 4) << 3)) * SmemTile<D>::kStride + k0 + ((lane >> 3) & 1) * 8);
-}
-// B fragments of two n8 blocks (n0, n0 + 8) x k 16 from a tile stored [k][n] (transposing
-// load): the "V" operand.
-template <int D, class T>
-__device__ __forceinline__ void load_b_kn(std::uint32_t (&b)[4], const T* tile, int k0, int n0, int lane) {
-  ldsm_x4_t(b, tile + (k0 + (lane & 7) + ((lane >> 3) & 1) * 8) * SmemTile<D>::kStride + n0 + (lane >> 4) * 8);
-}
-
 // acc[n8] += a (16 x k16) * B (k16 x 8 * kTiles): load_b(bf, n0) gives the B fragments of the
-// two n8 blocks n0, n0 + 8 (load_b_nk or load_b_kn).
+// two n8 blocks n0, n0 + 8 (frag_b_nk or frag_b_kn).
 template <class T, int kTiles, class LoadB>
 __device__ __forceinline__ void mma_row_times(float (&acc)[kTiles][4], const std::uint32_t (&a)[4], LoadB&& load_b) {
 #pragma unroll
@@ -175,10 +107,10 @@ __device__ __forceinline__ void mma_row_times(float (&acc)[kTiles][4], const std
 // The A fragment of k16 block k16 from a C-layout accumulator row (P or dS in registers).
 template <class T, int kTiles>
 __device__ __forceinline__ void acc_to_a(std::uint32_t (&a)[4], const float (&acc)[kTiles][4], int k16) {
-  a[0] = pack2<T>(acc[2 * k16][0], acc[2 * k16][1]);
-  a[1] = pack2<T>(acc[2 * k16][2], acc[2 * k16][3]);
-  a[2] = pack2<T>(acc[2 * k16 + 1][0], acc[2 * k16 + 1][1]);
-  a[3] = pack2<T>(acc[2 * k16 + 1][2], acc[2 * k16 + 1][3]);
+  a[0] = pack2f<T>(acc[2 * k16][0], acc[2 * k16][1]);
+  a[1] = pack2f<T>(acc[2 * k16][2], acc[2 * k16][3]);
+  a[2] = pack2f<T>(acc[2 * k16 + 1][0], acc[2 * k16 + 1][1]);
+  a[3] = pack2f<T>(acc[2 * k16 + 1][2], acc[2 * k16 + 1][3]);
 }
 template <int kTiles>
 __device__ __forceinline__ void zero_acc(float (&acc)[kTiles][4]) {
@@ -194,8 +126,8 @@ __device__ __forceinline__ void warp_a_bt(float (&acc)[kTiles][4], const T* sA, 
 #pragma unroll
   for (int kk = 0; kk < D / 16; ++kk) {
     std::uint32_t a[4];
-    load_a<D>(a, sA, row0, kk * 16, lane);
-    mma_row_times<T>(acc, a, [&](std::uint32_t(&bf)[4], int c0) { load_b_nk<D>(bf, sB, c0, kk * 16, lane); });
+    frag_a<SmemTile<D>::kStride>(a, sA, row0, kk * 16, lane);
+    mma_row_times<T>(acc, a, [&](std::uint32_t(&bf)[4], int c0) { frag_b_nk<SmemTile<D>::kStride>(bf, sB, c0, kk * 16, lane); });
   }
 }
 // out += P B: P the warp's 16 x (8 * kK8) register accumulator (P, P^T, dS or dS^T), B the
@@ -206,7 +138,7 @@ __device__ __forceinline__ void warp_p_b(float (&out)[kTiles][4], const float (&
   for (int k16 = 0; k16 < kK8 / 2; ++k16) {
     std::uint32_t a[4];
     acc_to_a<T>(a, pr, k16);
-    mma_row_times<T>(out, a, [&](std::uint32_t(&bf)[4], int c0) { load_b_kn<D>(bf, sB, k16 * 16, c0, lane); });
+    mma_row_times<T>(out, a, [&](std::uint32_t(&bf)[4], int c0) { frag_b_kn<SmemTile<D>::kStride>(bf, sB, k16 * 16, c0, lane); });
   }
 }
 

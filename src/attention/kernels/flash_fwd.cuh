@@ -225,7 +225,7 @@ __global__ void __launch_bounds__(FlashFwdConfig<D>::kThreads, FlashFwdConfig<D>
 #pragma unroll
     for (int r = 0; r < 2; ++r)
       *reinterpret_cast<std::uint32_t*>(sO + (g + 8 * r) * S + d8 * 8 + 2 * t) =
-          pack2<T>(acc_o[d8][2 * r], acc_o[d8][2 * r + 1]);
+          pack2f<T>(acc_o[d8][2 * r], acc_o[d8][2 * r + 1]);
   }
   __syncwarp();
   constexpr int kChunks = D / 8;

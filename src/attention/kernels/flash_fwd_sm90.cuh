@@ -220,7 +220,7 @@ __global__ void __launch_bounds__(256, 1) flash_fwd_sm90_kernel(const FlashFwdPa
 #pragma unroll
       for (int d8 = 0; d8 < D / 8; ++d8)
         *reinterpret_cast<std::uint32_t*>(og + row * p.o_s + d8 * 8 + 2 * t) =
-            pack2<T>(acc_o[d8][2 * r], acc_o[d8][2 * r + 1]);
+            pack2f<T>(acc_o[d8][2 * r], acc_o[d8][2 * r + 1]);
       if (p.lse != nullptr && t == 0)
         p.lse[b * p.lse_b + h * p.lse_h + static_cast<std::int64_t>(si.start_q + m0 + row) * p.lse_s] = lse_v[r];
     }

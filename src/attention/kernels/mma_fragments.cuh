@@ -10,9 +10,7 @@
 // Shared-memory rows must be 16-byte aligned; a row stride of D + 8 elements (4 words mod 32
 // for D in {64, 128, 256}) keeps the 8 row addresses of one 8x8 matrix on distinct banks.
 //
-// Users: the decode kernel (decode_mma.cuh). flash_common.cuh holds the same mma / ldmatrix /
-// cp.async helpers today (its owner may include this file instead; the names are the same, so a
-// translation unit includes one of the two).
+// Users: the decode kernel (decode_mma.cuh) and the flash kernels (through flash_common.cuh).
 #pragma once
 
 #include <cuda_bf16.h>

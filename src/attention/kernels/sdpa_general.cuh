@@ -112,17 +112,21 @@ __device__ __forceinline__ HeadCtx<C> head_ctx(const GeneralParams& g, std::int6
   return c;
 }
 
-// The query block of a forward / dQ block: blockIdx.x = ((b * Hq + h) * ceil(Sq / R) + qb).
+// The query block of a forward / dQ block: blockIdx.x = ((b * Hq + h) * ceil(Sq / R) + qb); its
+// first row i0, K / V head and rows inside the sequence (nrows <= R; <= 0: past the sequence).
 template <class C>
 struct QueryBlock {
   HeadCtx<C> c;
-  std::int64_t i0;
+  std::int64_t i0, kvh, nrows;
 };
 template <class C>
 __device__ __forceinline__ QueryBlock<C> query_block(const GeneralParams& g) {
   const std::int64_t nqb = (g.p.sq + g.rows - 1) / g.rows;
   const std::int64_t qb = blockIdx.x % nqb, bh = blockIdx.x / nqb;
-  return {head_ctx<C>(g, bh / g.p.hq, bh % g.p.hq), qb * g.rows};
+  QueryBlock<C> r{head_ctx<C>(g, bh / g.p.hq, bh % g.p.hq), qb * g.rows, 0, 0};
+  r.kvh = r.c.h / g.p.group;
+  r.nrows = r.c.seq.sq - r.i0 < g.rows ? r.c.seq.sq - r.i0 : g.rows;
+  return r;
 }
 
 // Whether query i sees key j (lengths, window, bool mask).
@@ -206,6 +210,20 @@ __device__ __forceinline__ void load_rows(Compute<T>* dst, const void* base, con
   }
 }
 
+// Streams rows [r0, r0 + 32) x [0, D) of an operand through `tile` one 32-wide chunk of dims at
+// a time (load_chunk between two barriers) and calls fn(dc) on each chunk.
+template <class T, class Fn>
+__device__ __forceinline__ void for_each_chunk(Compute<T>* tile, const void* base, const baracuda::attention::Strides4& s,
+                                               std::int64_t b, std::int64_t h, std::int64_t t0, std::int64_t r0,
+                                               std::int64_t nrows, std::int64_t D, Fn&& fn) {
+  for (std::int64_t dc = 0; dc < D; dc += kTile) {
+    __syncthreads();
+    load_chunk<T>(tile, base, s, b, h, t0, r0, nrows, dc, D);
+    __syncthreads();
+    fn(dc);
+  }
+}
+
 // acc[k] += sum_d A[row_k][dc + d] * tile[lane][d] over one chunk (rows row_k = w + 8k < R).
 template <class C>
 __device__ __forceinline__ void dot_chunk(C (&acc)[kMaxRowsPerWarp], const C* A, std::int64_t D, std::int64_t dc,
@@ -247,26 +265,45 @@ __device__ __forceinline__ C* shared_base() {
   return reinterpret_cast<C*>(general_smem);
 }
 
+// The prologue of the forward and dQ kernels: the block's geometry (*qb), its R rows of q
+// ([R, d_k]) and, with grad_o, of grad_o ([R, d_v]) loaded from the start of shared memory
+// (zero past the sequence), the n_zero elements after them (the accumulators) zeroed, then a
+// barrier (the accumulators are read by other threads than the ones that zeroed them, even
+// with no key tile). False: the block lies past its sequence (nothing done; return).
+template <class T>
+__device__ __forceinline__ bool query_block_prologue(const GeneralParams& g, bool grad_o, std::int64_t n_zero,
+                                                     QueryBlock<Compute<T>>* qb) {
+  using C = Compute<T>;
+  const SdpaProblem& p = g.p;
+  *qb = query_block<C>(g);
+  const HeadCtx<C>& c = qb->c;
+  if (qb->nrows <= 0) return false;
+  C* rows = shared_base<C>();
+  load_rows<T>(rows, g.q, p.q, c.b, c.h, c.seq.tq0, qb->i0, c.seq.sq, g.rows, p.dk);
+  rows += g.rows * p.dk;
+  if (grad_o) {
+    load_rows<T>(rows, g.grad_o, p.grad_o, c.b, c.h, c.seq.tq0, qb->i0, c.seq.sq, g.rows, p.dv);
+    rows += g.rows * p.dv;
+  }
+  for (std::int64_t idx = threadIdx.x; idx < n_zero; idx += kGeneralThreads) rows[idx] = C(0);
+  __syncthreads();
+  return true;
+}
+
 // ---- forward: grid = ceil(Sq / R) * Hq * B blocks
 template <class T, bool kStatsOnly>
 __global__ void __launch_bounds__(kGeneralThreads) sdpa_general_fwd(GeneralParams g) {
   using C = Compute<T>;
   const SdpaProblem& p = g.p;
   const int R = g.rows;
-  const QueryBlock<C> qbk = query_block<C>(g);
-  if (qbk.i0 >= qbk.c.seq.sq) return;
+  QueryBlock<C> qbk;
+  if (!query_block_prologue<T>(g, false, kStatsOnly ? 0 : R * p.dv, &qbk)) return;
   const HeadCtx<C>& c = qbk.c;
-  const std::int64_t b = c.b, h = c.h, i0 = qbk.i0, kvh = h / p.group;
-  const std::int64_t nrows = c.seq.sq - i0 < R ? c.seq.sq - i0 : R;
+  const std::int64_t b = c.b, h = c.h, i0 = qbk.i0, kvh = qbk.kvh, nrows = qbk.nrows;
   const int w = threadIdx.x / 32, lane = threadIdx.x % 32;
-
   C* Qs = shared_base<C>();
   C* Os = Qs + R * p.dk;
   C* tile = Os + (kStatsOnly ? 0 : R * p.dv);
-  load_rows<T>(Qs, g.q, p.q, b, h, c.seq.tq0, i0, c.seq.sq, R, p.dk);
-  if (!kStatsOnly)
-    for (std::int64_t idx = threadIdx.x; idx < R * p.dv; idx += kGeneralThreads) Os[idx] = C(0);
-  __syncthreads();  // Os is read by other threads than the ones that zeroed it (even with no key tile)
 
   C m[kMaxRowsPerWarp], l[kMaxRowsPerWarp];
 #pragma unroll
@@ -278,12 +315,8 @@ __global__ void __launch_bounds__(kGeneralThreads) sdpa_general_fwd(GeneralParam
   block_key_range(g, c, i0, i0 + nrows - 1, &lo, &hi);
   for (std::int64_t j0 = lo / kTile * kTile; j0 <= hi; j0 += kTile) {
     C s[kMaxRowsPerWarp] = {};
-    for (std::int64_t dc = 0; dc < p.dk; dc += kTile) {
-      __syncthreads();
-      load_chunk<T>(tile, g.k, p.k, b, kvh, c.seq.tk0, j0, c.seq.skv, dc, p.dk);
-      __syncthreads();
-      dot_chunk(s, Qs, p.dk, dc, tile, R, w, lane);
-    }
+    for_each_chunk<T>(tile, g.k, p.k, b, kvh, c.seq.tk0, j0, c.seq.skv, p.dk,
+                      [&](std::int64_t dc) { dot_chunk(s, Qs, p.dk, dc, tile, R, w, lane); });
     C pd[kMaxRowsPerWarp], alpha[kMaxRowsPerWarp];
 #pragma unroll
     for (int k = 0; k < kMaxRowsPerWarp; ++k) {
@@ -304,12 +337,8 @@ __global__ void __launch_bounds__(kGeneralThreads) sdpa_general_fwd(GeneralParam
       pd[k] = e == C(0) ? C(0) : e * dropout_mult(g, c, i, j);
     }
     if constexpr (!kStatsOnly) {
-      for (std::int64_t dc = 0; dc < p.dv; dc += kTile) {
-        __syncthreads();
-        load_chunk<T>(tile, g.v, p.v, b, kvh, c.seq.tk0, j0, c.seq.skv, dc, p.dv);
-        __syncthreads();
-        outer_chunk<C, true>(Os, p.dv, dc, tile, pd, alpha, R, w, lane);
-      }
+      for_each_chunk<T>(tile, g.v, p.v, b, kvh, c.seq.tk0, j0, c.seq.skv, p.dv,
+                        [&](std::int64_t dc) { outer_chunk<C, true>(Os, p.dv, dc, tile, pd, alpha, R, w, lane); });
     }
   }
 #pragma unroll
@@ -386,21 +415,15 @@ __global__ void __launch_bounds__(kGeneralThreads) sdpa_general_bwd_dq(GeneralPa
   using C = Compute<T>;
   const SdpaProblem& p = g.p;
   const int R = g.rows;
-  const QueryBlock<C> qbk = query_block<C>(g);
-  if (qbk.i0 >= qbk.c.seq.sq) return;
+  QueryBlock<C> qbk;
+  if (!query_block_prologue<T>(g, true, R * p.dk, &qbk)) return;
   const HeadCtx<C>& c = qbk.c;
-  const std::int64_t b = c.b, h = c.h, i0 = qbk.i0, kvh = h / p.group;
-  const std::int64_t nrows = c.seq.sq - i0 < R ? c.seq.sq - i0 : R;
+  const std::int64_t b = c.b, h = c.h, i0 = qbk.i0, kvh = qbk.kvh, nrows = qbk.nrows;
   const int w = threadIdx.x / 32, lane = threadIdx.x % 32;
-
-  C* Qs = shared_base<C>();
-  C* dOs = Qs + R * p.dk;
-  C* dQs = dOs + R * p.dv;
+  C* dQs = shared_base<C>() + R * (p.dk + p.dv);
   C* tile = dQs + R * p.dk;
-  load_rows<T>(Qs, g.q, p.q, b, h, c.seq.tq0, i0, c.seq.sq, R, p.dk);
-  load_rows<T>(dOs, g.grad_o, p.grad_o, b, h, c.seq.tq0, i0, c.seq.sq, R, p.dv);
-  for (std::int64_t idx = threadIdx.x; idx < R * p.dk; idx += kGeneralThreads) dQs[idx] = C(0);
-  __syncthreads();
+  const C* Qs = shared_base<C>();
+  const C* dOs = Qs + R * p.dk;
 
   C lse[kMaxRowsPerWarp], delta[kMaxRowsPerWarp];
 #pragma unroll
@@ -423,18 +446,10 @@ __global__ void __launch_bounds__(kGeneralThreads) sdpa_general_bwd_dq(GeneralPa
   const C none[kMaxRowsPerWarp] = {};
   for (std::int64_t j0 = lo / kTile * kTile; j0 <= hi; j0 += kTile) {
     C s[kMaxRowsPerWarp] = {}, dp[kMaxRowsPerWarp] = {};
-    for (std::int64_t dc = 0; dc < p.dk; dc += kTile) {
-      __syncthreads();
-      load_chunk<T>(tile, g.k, p.k, b, kvh, c.seq.tk0, j0, c.seq.skv, dc, p.dk);
-      __syncthreads();
-      dot_chunk(s, Qs, p.dk, dc, tile, R, w, lane);
-    }
-    for (std::int64_t dc = 0; dc < p.dv; dc += kTile) {
-      __syncthreads();
-      load_chunk<T>(tile, g.v, p.v, b, kvh, c.seq.tk0, j0, c.seq.skv, dc, p.dv);
-      __syncthreads();
-      dot_chunk(dp, dOs, p.dv, dc, tile, R, w, lane);
-    }
+    for_each_chunk<T>(tile, g.k, p.k, b, kvh, c.seq.tk0, j0, c.seq.skv, p.dk,
+                      [&](std::int64_t dc) { dot_chunk(s, Qs, p.dk, dc, tile, R, w, lane); });
+    for_each_chunk<T>(tile, g.v, p.v, b, kvh, c.seq.tk0, j0, c.seq.skv, p.dv,
+                      [&](std::int64_t dc) { dot_chunk(dp, dOs, p.dv, dc, tile, R, w, lane); });
     C ds[kMaxRowsPerWarp];
 #pragma unroll
     for (int k = 0; k < kMaxRowsPerWarp; ++k) {
@@ -452,12 +467,8 @@ __global__ void __launch_bounds__(kGeneralThreads) sdpa_general_bwd_dq(GeneralPa
         else st<T>(g.grad_bias, o, dsl);
       }
     }
-    for (std::int64_t dc = 0; dc < p.dk; dc += kTile) {
-      __syncthreads();
-      load_chunk<T>(tile, g.k, p.k, b, kvh, c.seq.tk0, j0, c.seq.skv, dc, p.dk);
-      __syncthreads();
-      outer_chunk<C, false>(dQs, p.dk, dc, tile, ds, none, R, w, lane);
-    }
+    for_each_chunk<T>(tile, g.k, p.k, b, kvh, c.seq.tk0, j0, c.seq.skv, p.dk,
+                      [&](std::int64_t dc) { outer_chunk<C, false>(dQs, p.dk, dc, tile, ds, none, R, w, lane); });
   }
 #pragma unroll
   for (int k = 0; k < kMaxRowsPerWarp; ++k) {
@@ -511,18 +522,10 @@ __global__ void __launch_bounds__(kGeneralThreads) sdpa_general_bwd_dkdv(General
         delta = static_cast<const C*>(g.ws_delta)[ws_row(p, b, h, t)];
       }
       C s[kMaxRowsPerWarp] = {}, dp[kMaxRowsPerWarp] = {};
-      for (std::int64_t dc = 0; dc < p.dk; dc += kTile) {
-        __syncthreads();
-        load_chunk<T>(tile, g.q, p.q, b, h, c.seq.tq0, i0, c.seq.sq, dc, p.dk);
-        __syncthreads();
-        dot_chunk(s, Ks, p.dk, dc, tile, R, w, lane);
-      }
-      for (std::int64_t dc = 0; dc < p.dv; dc += kTile) {
-        __syncthreads();
-        load_chunk<T>(tile, g.grad_o, p.grad_o, b, h, c.seq.tq0, i0, c.seq.sq, dc, p.dv);
-        __syncthreads();
-        dot_chunk(dp, Vs, p.dv, dc, tile, R, w, lane);
-      }
+      for_each_chunk<T>(tile, g.q, p.q, b, h, c.seq.tq0, i0, c.seq.sq, p.dk,
+                        [&](std::int64_t dc) { dot_chunk(s, Ks, p.dk, dc, tile, R, w, lane); });
+      for_each_chunk<T>(tile, g.grad_o, p.grad_o, b, h, c.seq.tq0, i0, c.seq.sq, p.dv,
+                        [&](std::int64_t dc) { dot_chunk(dp, Vs, p.dv, dc, tile, R, w, lane); });
       C pdrop[kMaxRowsPerWarp], ds[kMaxRowsPerWarp];
 #pragma unroll
       for (int k = 0; k < kMaxRowsPerWarp; ++k) {
@@ -534,18 +537,10 @@ __global__ void __launch_bounds__(kGeneralThreads) sdpa_general_bwd_dkdv(General
         C dsl;
         score_grads<T>(g, c, vis, s[k], dp[k], lse, delta, i, j, &pdrop[k], &dsl, &ds[k]);
       }
-      for (std::int64_t dc = 0; dc < p.dv; dc += kTile) {
-        __syncthreads();
-        load_chunk<T>(tile, g.grad_o, p.grad_o, b, h, c.seq.tq0, i0, c.seq.sq, dc, p.dv);
-        __syncthreads();
-        outer_chunk<C, false>(dVs, p.dv, dc, tile, pdrop, none, R, w, lane);
-      }
-      for (std::int64_t dc = 0; dc < p.dk; dc += kTile) {
-        __syncthreads();
-        load_chunk<T>(tile, g.q, p.q, b, h, c.seq.tq0, i0, c.seq.sq, dc, p.dk);
-        __syncthreads();
-        outer_chunk<C, false>(dKs, p.dk, dc, tile, ds, none, R, w, lane);
-      }
+      for_each_chunk<T>(tile, g.grad_o, p.grad_o, b, h, c.seq.tq0, i0, c.seq.sq, p.dv,
+                        [&](std::int64_t dc) { outer_chunk<C, false>(dVs, p.dv, dc, tile, pdrop, none, R, w, lane); });
+      for_each_chunk<T>(tile, g.q, p.q, b, h, c.seq.tq0, i0, c.seq.sq, p.dk,
+                        [&](std::int64_t dc) { outer_chunk<C, false>(dKs, p.dk, dc, tile, ds, none, R, w, lane); });
     }
   }
 #pragma unroll
