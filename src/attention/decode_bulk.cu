@@ -34,6 +34,7 @@ Status launch_bulk_d(const DecodeParams& p, cudaStream_t s) {
 
 namespace baracuda::attention {
 Status launch_decode_bulk(DType dtype, const DecodeParams& p, cudaStream_t s) {
+  if (p.batch == 0 || p.sq == 0 || p.hq == 0) return Status::ok();
   if (dtype == DType::kBF16) return detail::launch_bulk_d<__nv_bfloat16>(p, s);
   if (dtype == DType::kF16) return detail::launch_bulk_d<__half>(p, s);
   return Status(Code::kInternal, "paged_decode bulk_splitkv: dtype " + std::string(dtype_name(dtype)) + " has no kernel");
