@@ -478,6 +478,23 @@ Expected<Options> parse_options(int argc, char** argv) {
   return o;
 }
 
+// The bf16 decode rows of the attention suite again with each tensor-core SKU forced
+// (bulk_splitkv: sm_90+ and up to 16 query rows per KV head; rows no forced SKU accepts are
+// skipped), beside the default-dispatch rows of add_decode_suite_cases.
+Status add_decode_forced(std::vector<Case>& cases, int reps) {
+  const char* const kCases[][2] = {{"paged_decode", "64x4096x32x8x128x16"},   {"paged_decode", "64x4096x32x8x128x256"},
+                                   {"contig_decode", "64x4096x32x8x128"},     {"paged_decode", "64x4096x32x8x128x16x4"},
+                                   {"paged_decode", "1x32768x32x8x128x256"},  {"paged_decode", "8x8192x64x8x128x16"}};
+  for (const auto& dc : kCases)
+    for (const char* force : {"*bulk_splitkv*", "*mma_splitkv*"}) {
+      auto c = make_case(dc[0], "bf16", dc[1], reps);
+      if (!c) return c.error();
+      c->force = force;
+      cases.push_back(*c);
+    }
+  return Status::ok();
+}
+
 // The SDPA cases of the attention suite (issue 6's shapes): each at the plan's default SKU and
 // with every fused backend forced (rows whose backend accepts nothing are skipped).
 Status add_sdpa_suite(std::vector<Case>& cases, int reps) {
@@ -536,6 +553,7 @@ Expected<std::vector<Case>> suite_cases(const SuiteSpec& s) {
     BARACUDA_TRY(add_sdpa_suite(cases, s.reps));
     BARACUDA_TRY(add_rope_alibi_cases(add));
     BARACUDA_TRY(add_decode_suite_cases(add));
+    BARACUDA_TRY(add_decode_forced(cases, s.reps));
     return cases;
   }
   if (name == "scan") {
@@ -1180,11 +1198,13 @@ Expected<Workload> decode_workload(const Case& c, const Stream& s) {
   d.seqlens_k = TensorLayout::contiguous(DType::kI32, {b});
   std::vector<TensorLayout> in = {d.q, d.k_cache, d.v_cache, d.seqlens_k};
   if (paged) in.push_back(d.block_table);
+  PlanPreference pref = g_preference;
+  if (!c.force.empty()) pref.force_sku = c.force;
   auto w = plan_workload<SdpaDecodePlan>(s, d, in, {d.o}, [paged](const Ptrs& p) {
     return SdpaDecodeArgs{.q = p[0], .k_cache = p[1], .v_cache = p[2],
                           .block_table = paged ? static_cast<const std::int32_t*>(p[4]) : nullptr,
                           .seqlens_k = static_cast<const std::int32_t*>(p[3]), .o = p[paged ? 5 : 4]};
-  });
+  }, &pref);
   if (!w) return w;
   w->init = [=](const Stream& st, const Ptrs& p) {
     return upload_table_and_lengths(st, paged ? p[4] : nullptr, p[3], b, max_pages, len);

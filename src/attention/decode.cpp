@@ -1,5 +1,7 @@
-// SdpaDecodePlan (baracuda/ops/decode.hpp): descriptor validation, the split heuristic, the two
-// candidates and the run-time argument checks. Candidates, in this order:
+// SdpaDecodePlan (baracuda/ops/decode.hpp): descriptor validation, the split heuristics, the
+// three candidates and the run-time argument checks. Candidates, in this order:
+//  * "bulk_splitkv": sm_90+ bulk-copy kernel (kernels/decode_bulk.cuh), f16 / bf16, D in {64,
+//    128}, <= 16 query rows per KV head; one CTA per SM, splits chosen for whole waves;
 //  * "mma_splitkv": tensor-core kernel (kernels/decode_mma.cuh), f16 / bf16, D in {64, 128,
 //    256}, page_size % 16 == 0, 16-byte cache rows; the number of KV splits is fixed here from
 //    the device's SM count (deterministic), with the partials in the workspace;
@@ -152,9 +154,37 @@ int choose_stages(std::int64_t dim, const DeviceCaps& caps) {
   return decode_smem_bytes(dim, 3, kDecodeRowsPerCta) <= static_cast<std::int64_t>(caps.smem_per_block_optin) ? 3 : 2;
 }
 
+// The fewest splits of the KV length whose wave efficiency (CTAs / (waves x slots)) is within
+// `within` of the best over 1 .. max_splits, for `base` CTAs per split and `slots` CTAs
+// resident at once; with tile > 0, counted after rounding the split length up to a multiple
+// of `tile` (of `capacity` keys). Fixed at select: run() is deterministic.
+std::int64_t wave_splits(double base, double slots, std::int64_t max_splits, double within, std::int64_t capacity = 0,
+                         std::int64_t tile = 0) {
+  auto eff = [&](std::int64_t s) {
+    if (tile > 0) {
+      const std::int64_t len = (capacity + s - 1) / s;
+      const std::int64_t rounded = (len + tile - 1) / tile * tile;
+      s = (capacity + rounded - 1) / rounded;
+    }
+    const double waves = base * static_cast<double>(s) / slots;
+    return waves / std::ceil(waves);
+  };
+  double best = 0;
+  for (std::int64_t s = 1; s <= max_splits; ++s) best = std::max(best, eff(s));
+  std::int64_t s = 1;
+  while (s < max_splits && eff(s) < within * best) ++s;
+  return s;
+}
+
+// Split length (a multiple of `tile`) and count for `s` wanted splits.
+void set_splits(DecodeParams& p, std::int64_t s, std::int64_t tile) {
+  p.split_len = round_up((p.capacity + s - 1) / s, tile);
+  p.splits = static_cast<int>((p.capacity + p.split_len - 1) / p.split_len);
+}
+
 // Splits of the KV length (flash-attn's rule): the fewest splits whose wave efficiency
-// (CTAs / (waves x slots), slots = SMs x CTAs per SM by shared memory) is within 85% of the
-// best over 1 .. min(64, capacity / 256). Fixed at select: run() is deterministic.
+// (slots = SMs x CTAs per SM by shared memory) is within 85% of the best over
+// 1 .. min(64, capacity / 256).
 void choose_splits(DecodeParams& p, const DeviceCaps& caps) {
   p.splits = 1;
   p.split_len = round_up(std::max<std::int64_t>(p.capacity, 1), kDecodeBlockN);
@@ -165,16 +195,7 @@ void choose_splits(DecodeParams& p, const DeviceCaps& caps) {
   const double slots = static_cast<double>(std::max(caps.sm_count, 1) * per_sm);
   const double base = static_cast<double>(p.batch * p.hkv * p.row_blocks);
   const std::int64_t max_splits = std::clamp<std::int64_t>((p.capacity + 255) / 256, 1, 64);
-  auto eff = [&](std::int64_t s) {
-    const double waves = base * static_cast<double>(s) / slots;
-    return waves / std::ceil(waves);
-  };
-  double best = 0;
-  for (std::int64_t s = 1; s <= max_splits; ++s) best = std::max(best, eff(s));
-  std::int64_t s = 1;
-  while (s < max_splits && eff(s) < 0.85 * best) ++s;
-  p.split_len = round_up((p.capacity + s - 1) / s, kDecodeBlockN);
-  p.splits = static_cast<int>((p.capacity + p.split_len - 1) / p.split_len);
+  set_splits(p, wave_splits(base, slots, max_splits, 0.85), kDecodeBlockN);
 }
 
 std::size_t split_workspace(const DecodeParams& p) {
@@ -195,6 +216,28 @@ KernelSku decode_sku(DType t, const char* impl) {
   return s;
 }
 
+// The cache rows of the tensor-core kernels: 16-byte aligned, strides in whole 16 bytes; with
+// heads_per_row > 1 the heads of a token row packed (head stride D: one bulk copy per row).
+std::string cache_row_rejection(const SdpaDecodeDescriptor& d, std::int64_t heads_per_row) {
+  for (const auto& [t, f] : {std::pair{&d.k_cache, "k_cache"}, std::pair{&d.v_cache, "v_cache"}}) {
+    if (t->alignment < 16) return std::string(f) + ".alignment = " + s64(t->alignment) + " < 16 bytes";
+    for (int i = 0; i < 3; ++i)
+      if (t->shape[i] > 1 && t->strides[i] % 8 != 0)
+        return std::string(f) + ".strides[" + std::to_string(i) + "] = " + s64(t->strides[i]) +
+               " is not a multiple of 8 elements (16-byte rows)";
+    if (heads_per_row > 1 && t->strides[2] != t->shape[3])
+      return std::string(f) + ".strides[2] = " + s64(t->strides[2]) + " != D = " + s64(t->shape[3]) +
+             ": the KV heads of a token row must be packed (one copy per row)";
+  }
+  return "";
+}
+
+std::string smem_rejection(std::int64_t bytes, const DeviceCaps& caps) {
+  if (bytes > static_cast<std::int64_t>(caps.smem_per_block_optin))
+    return "needs " + s64(bytes) + " bytes of shared memory > the device's " + s64(static_cast<std::int64_t>(caps.smem_per_block_optin));
+  return "";
+}
+
 // Why the tensor-core kernel cannot run `d` ("" = it can).
 std::string mma_rejection(const SdpaDecodeDescriptor& d, const DeviceCaps& caps) {
   const DType t = d.q.dtype;
@@ -203,20 +246,11 @@ std::string mma_rejection(const SdpaDecodeDescriptor& d, const DeviceCaps& caps)
   if (dim != 64 && dim != 128 && dim != 256) return "D = " + s64(dim) + ": the tensor-core kernel is built for D in {64, 128, 256}";
   if (d.paged() && d.k_cache.shape[1] % 16 != 0)
     return "k_cache.shape[1] = page_size = " + s64(d.k_cache.shape[1]) + " is not a multiple of 16";
-  for (const auto& [t2, f] : {std::pair{&d.k_cache, "k_cache"}, std::pair{&d.v_cache, "v_cache"}}) {
-    if (t2->alignment < 16) return std::string(f) + ".alignment = " + s64(t2->alignment) + " < 16 bytes";
-    for (int i = 0; i < 3; ++i)
-      if (t2->shape[i] > 1 && t2->strides[i] % 8 != 0)
-        return std::string(f) + ".strides[" + std::to_string(i) + "] = " + s64(t2->strides[i]) +
-               " is not a multiple of 8 elements (16-byte rows)";
-  }
+  if (std::string why = cache_row_rejection(d, 1); !why.empty()) return why;
   const DecodeParams p = make_params(d);
   if (p.batch * p.hkv * p.row_blocks > 0x7FFFFFFF)
     return "B * Hkv * ceil(Hq / Hkv * Sq / 64) = " + s64(p.batch * p.hkv * p.row_blocks) + " CTAs > 2^31 - 1";
-  const std::int64_t smem = decode_smem_bytes(dim, choose_stages(dim, caps), kDecodeRowsPerCta);
-  if (smem > static_cast<std::int64_t>(caps.smem_per_block_optin))
-    return "needs " + s64(smem) + " bytes of shared memory > the device's " + s64(static_cast<std::int64_t>(caps.smem_per_block_optin));
-  return "";
+  return smem_rejection(decode_smem_bytes(dim, choose_stages(dim, caps), kDecodeRowsPerCta), caps);
 }
 
 struct MmaCandidate {
@@ -240,12 +274,15 @@ struct MmaCandidate {
   }
   static Status launch(const void* state, const Desc& d, const Args& a, Workspace ws, cudaStream_t s) {
     DecodeParams p = with_pointers(*static_cast<const DecodeParams*>(state), a);
-    if (p.splits > 1) {
-      const std::int64_t rows = static_cast<std::int64_t>(p.splits) * p.batch * p.sq * p.hq;
-      p.ws_o = static_cast<float*>(ws.data);
-      p.ws_lse = reinterpret_cast<float*>(static_cast<char*>(ws.data) + round_up(rows * p.d * 4, kWorkspaceAlignment));
-    }
+    set_workspace(p, ws);
     return launch_decode_mma(d.q.dtype, p, s);
+  }
+  // The split partials in the workspace (split_workspace's layout).
+  static void set_workspace(DecodeParams& p, Workspace ws) {
+    if (p.splits <= 1) return;
+    const std::int64_t rows = static_cast<std::int64_t>(p.splits) * p.batch * p.sq * p.hq;
+    p.ws_o = static_cast<float*>(ws.data);
+    p.ws_lse = reinterpret_cast<float*>(static_cast<char*>(ws.data) + round_up(rows * p.d * 4, kWorkspaceAlignment));
   }
   static DecodeParams with_pointers(DecodeParams p, const Args& a) {
     p.q = a.q;
@@ -257,6 +294,66 @@ struct MmaCandidate {
     p.lse = a.lse;
     p.alibi = a.alibi_slopes;
     return p;
+  }
+};
+
+// The bulk-copy kernel (kernels/decode_bulk.cuh): KV heads per CTA, the largest of 8, 4, 2, 1
+// dividing Hkv (8: a whole 2 KiB token row of the must-show shape per copy).
+std::int64_t bulk_heads_per_cta(std::int64_t hkv) {
+  for (std::int64_t hb : {8, 4, 2}) if (hkv % hb == 0) return hb;
+  return 1;
+}
+
+// Why the bulk-copy kernel cannot run `d` ("" = it can).
+std::string bulk_rejection(const SdpaDecodeDescriptor& d, const DeviceCaps& caps) {
+  if (caps.sm < 90) return "sm " + std::to_string(caps.sm) + " < 90: cp.async.bulk needs sm_90+";
+  const DType t = d.q.dtype;
+  if (t != DType::kF16 && t != DType::kBF16) return "q.dtype = " + dt(t) + ": the bulk-copy kernel takes f16 or bf16";
+  const std::int64_t dim = d.q.shape[3];
+  if (dim != 64 && dim != 128) return "D = " + s64(dim) + ": the bulk-copy kernel is built for D in {64, 128}";
+  const std::int64_t rows = d.q.shape[2] / d.k_cache.shape[2] * d.q.shape[1];
+  if (rows > kBulkMaxRows)
+    return "Hq / Hkv * Sq = " + s64(rows) + " query rows per KV head > " + std::to_string(kBulkMaxRows) + " (one m16 tile)";
+  const std::int64_t hb = bulk_heads_per_cta(d.k_cache.shape[2]);
+  if (std::string why = cache_row_rejection(d, hb); !why.empty()) return why;
+  const DecodeParams p = make_params(d);
+  if (p.batch * (p.hkv / hb) > 0x7FFFFFFF) return "B * Hkv / " + s64(hb) + " = " + s64(p.batch * (p.hkv / hb)) + " CTAs > 2^31 - 1";
+  return smem_rejection(decode_bulk_smem_bytes(dim, decode_bulk_stages(dim), 1), caps);
+}
+
+struct BulkCandidate {
+  using Desc = SdpaDecodeDescriptor;
+  using Args = SdpaDecodeArgs;
+  // One CTA per SM (~200 KiB of stages): the split count makes B * Hkv / hb * splits CTAs
+  // fill whole waves of the SMs (within 95% of the best), up to 256 splits of >= one tile.
+  static DecodeParams setup(const Desc& d, const DeviceCaps& caps) {
+    DecodeParams p = make_params(d);
+    p.heads_per_cta = static_cast<int>(bulk_heads_per_cta(p.hkv));
+    const std::int64_t tile = decode_bulk_tile_keys(p.heads_per_cta);
+    p.splits = 1;
+    p.split_len = round_up(std::max<std::int64_t>(p.capacity, 1), tile);
+    if (p.batch == 0 || p.capacity == 0) return p;
+    const double base = static_cast<double>(p.batch * (p.hkv / p.heads_per_cta));
+    const std::int64_t max_splits = std::clamp<std::int64_t>(p.capacity / (2 * tile), 1, 256);
+    set_splits(p, wave_splits(base, static_cast<double>(std::max(caps.sm_count, 1)), max_splits, 0.95, p.capacity, tile),
+               tile);
+    return p;
+  }
+  static Candidate<Desc, Args>::Probe probe(const Desc& d, const DeviceCaps& caps) {
+    Candidate<Desc, Args>::Probe pr;
+    pr.sku = decode_sku(d.q.dtype, "bulk_splitkv");
+    pr.sku.min_sm = 90;
+    pr.rejection = bulk_rejection(d, caps);
+    if (pr.rejection.empty()) pr.workspace_bytes = split_workspace(setup(d, caps));
+    return pr;
+  }
+  static Expected<std::shared_ptr<const void>> prepare(const Desc& d, const DeviceCaps& caps) {
+    return std::shared_ptr<const void>(std::make_shared<DecodeParams>(setup(d, caps)));
+  }
+  static Status launch(const void* state, const Desc& d, const Args& a, Workspace ws, cudaStream_t s) {
+    DecodeParams p = MmaCandidate::with_pointers(*static_cast<const DecodeParams*>(state), a);
+    MmaCandidate::set_workspace(p, ws);
+    return launch_decode_bulk(d.q.dtype, p, s);
   }
 };
 
@@ -279,7 +376,8 @@ struct SimtCandidate {
   }
 };
 
-constexpr std::array<Candidate<SdpaDecodeDescriptor, SdpaDecodeArgs>, 2> kDecodeCandidates = {
+constexpr std::array<Candidate<SdpaDecodeDescriptor, SdpaDecodeArgs>, 3> kDecodeCandidates = {
+    Candidate<SdpaDecodeDescriptor, SdpaDecodeArgs>{&BulkCandidate::probe, &BulkCandidate::prepare, &BulkCandidate::launch},
     Candidate<SdpaDecodeDescriptor, SdpaDecodeArgs>{&MmaCandidate::probe, &MmaCandidate::prepare, &MmaCandidate::launch},
     Candidate<SdpaDecodeDescriptor, SdpaDecodeArgs>{&SimtCandidate::probe, &SimtCandidate::prepare, &SimtCandidate::launch}};
 
@@ -296,12 +394,9 @@ Status check_decode_args(const SdpaDecodeDescriptor& d, const SdpaDecodeArgs& a)
 }  // namespace attention
 
 template <>
-struct FamilyTraits<SdpaDecodeDescriptor> {
-  static constexpr const char* kFamily = "paged_decode";
-  static Status validate(const SdpaDecodeDescriptor& d) { return attention::validate_decode(d); }
-  static std::span<const Candidate<SdpaDecodeDescriptor, SdpaDecodeArgs>> candidates() { return attention::kDecodeCandidates; }
-  static Status check_args(const SdpaDecodeDescriptor& d, const SdpaDecodeArgs& a) { return attention::check_decode_args(d, a); }
-};
+struct FamilyTraits<SdpaDecodeDescriptor>
+    : attention::CacheFamilyTraits<SdpaDecodeDescriptor, SdpaDecodeArgs, attention::kDecodeFamily, &attention::validate_decode,
+                                   attention::kDecodeCandidates, &attention::check_decode_args> {};
 
 template class Plan<SdpaDecodeDescriptor, SdpaDecodeArgs>;
 

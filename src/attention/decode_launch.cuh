@@ -35,12 +35,21 @@ Status allow_smem(Kernel kernel, std::atomic<unsigned long long>& done, std::int
   if (e == cudaSuccess) e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
   if (e != cudaSuccess) {
     cudaGetLastError();
-    return Status(Code::kCudaError, "paged_decode mma_splitkv: cudaFuncSetAttribute(MaxDynamicSharedMemorySize = " +
+    return Status(Code::kCudaError, "paged_decode: cudaFuncSetAttribute(MaxDynamicSharedMemorySize = " +
                                         std::to_string(bytes) + "): " + cudaGetErrorString(e),
                   StatusSource::kCuda, static_cast<int>(e));
   }
   done.fetch_or(bit, std::memory_order_release);
   return Status::ok();
+}
+
+// The split combine after a tensor-core kernel (nothing with one split).
+template <class T>
+Status launch_split_combine(const DecodeParams& p, cudaStream_t s) {
+  if (p.splits == 1) return Status::ok();
+  const int threads = p.d >= 128 ? 128 : 64;
+  kernels::decode_combine_kernel<T><<<static_cast<unsigned>(p.batch * p.sq * p.hq), threads, 0, s>>>(p);
+  return launch_status("paged_decode split combine");
 }
 
 template <class T, int D, int kStages>
@@ -56,10 +65,7 @@ Status launch_mma_t(const DecodeParams& p, cudaStream_t s) {
   const dim3 grid(static_cast<unsigned>(p.batch * p.hkv * p.row_blocks), static_cast<unsigned>(p.splits));
   kernel<<<grid, kDecodeThreads, static_cast<std::size_t>(smem), s>>>(p);
   BARACUDA_TRY(launch_status("paged_decode mma_splitkv"));
-  if (p.splits == 1) return Status::ok();
-  const int threads = p.d >= 128 ? 128 : 64;
-  kernels::decode_combine_kernel<T><<<static_cast<unsigned>(p.batch * p.sq * p.hq), threads, 0, s>>>(p);
-  return launch_status("paged_decode split combine");
+  return launch_split_combine<T>(p, s);
 }
 
 template <class T>

@@ -28,6 +28,26 @@ constexpr std::int64_t decode_smem_bytes(std::int64_t d, int stages, std::int64_
   return (2 * stages * kDecodeBlockN + q_rows) * (d + kDecodeSmemPad) * 2;
 }
 
+// Bulk-copy decode kernel (sm_90+, bulk_splitkv): CTA of 8 warps over `heads_per_cta` (1, 2, 4
+// or 8) KV heads that lie next to each other in the cache rows; one warp per (head, 16-key
+// chunk), so a tile holds 16 * 8 / heads_per_cta keys (128 head rows, 16 x 128 x D x 2 bytes
+// for K and V). Up to 16 query rows (group heads x new tokens) per head. Shared memory: the
+// mbarriers (128 bytes), then `stages` stages of K then V rows, each row heads_per_cta * D + 8
+// elements (the 8 padding elements spread the ldmatrix rows over the banks).
+inline constexpr int kBulkThreads = 256;
+inline constexpr int kBulkWarps = kBulkThreads / 32;
+inline constexpr int kBulkMaxRows = 16;
+inline constexpr int kBulkBarrierBytes = 128;
+constexpr std::int64_t decode_bulk_tile_keys(std::int64_t heads_per_cta) { return 16 * kBulkWarps / heads_per_cta; }
+constexpr std::int64_t decode_bulk_stage_bytes(std::int64_t d, std::int64_t heads_per_cta) {
+  return 2 * decode_bulk_tile_keys(heads_per_cta) * (heads_per_cta * d + kDecodeSmemPad) * 2;
+}
+constexpr std::int64_t decode_bulk_smem_bytes(std::int64_t d, int stages, std::int64_t heads_per_cta) {
+  return kBulkBarrierBytes + stages * decode_bulk_stage_bytes(d, heads_per_cta);
+}
+// Stages of the bulk kernel per head dim: about 200 KiB of tiles in flight per SM (one CTA).
+constexpr int decode_bulk_stages(std::int64_t d) { return d == 64 ? 6 : 3; }
+
 struct DecodeParams {
   const void* q = nullptr;
   const void* k = nullptr;
@@ -63,7 +83,8 @@ struct DecodeParams {
   std::int64_t window_left = -1;
 
   int stages = 3;                  // cp.async stages of the tensor-core kernel (2 or 3)
-  int splits = 1;                  // CTAs along the KV length (tensor-core kernel)
+  int splits = 1;                  // CTAs along the KV length (tensor-core kernels)
+  int heads_per_cta = 1;           // bulk kernel: KV heads per CTA (1, 2, 4, 8; divides hkv)
   std::int64_t split_len = 0;      // keys per split, a multiple of 64
 };
 
@@ -72,6 +93,8 @@ struct DecodeParams {
 // dtype and D <= 512.
 Status launch_decode_mma(DType dtype, const DecodeParams& p, cudaStream_t stream);
 Status launch_decode_simt(DType dtype, const DecodeParams& p, cudaStream_t stream);
+// The bulk-copy kernel (decode_bulk.cu): f16 / bf16, D in {64, 128}, sm_90+, then the combine.
+Status launch_decode_bulk(DType dtype, const DecodeParams& p, cudaStream_t stream);
 
 // KvCacheAppendPlan: one copy "unit" per thread (16 bytes for vec16, one element otherwise);
 // strides and d counted in units.

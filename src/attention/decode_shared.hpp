@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "baracuda/core/tensor.hpp"
 #include "baracuda/ops/decode.hpp"
 #include "baracuda/ops/kv_cache.hpp"
+#include "core/plan_impl.hpp"
 #include "normalization/pointer_checks.hpp"
 
 namespace baracuda::attention {
@@ -63,5 +65,18 @@ Status check_with_cache_operands(std::vector<norm::PtrOperand> ops, const CacheP
 // overlapping anything): decode.cpp, kv_cache.cpp.
 Status check_decode_args(const SdpaDecodeDescriptor& d, const SdpaDecodeArgs& a);
 Status check_append_args(const KvCacheAppendDescriptor& d, const KvCacheAppendArgs& a);
+
+// The FamilyTraits of both plans (decode.cpp, kv_cache.cpp): `kName` the family, then the
+// descriptor check, the candidate table and the run-time argument check.
+template <class Desc, class Args, const char* kName, Status (*kValidate)(const Desc&), const auto& kCandidates,
+          Status (*kCheckArgs)(const Desc&, const Args&)>
+struct CacheFamilyTraits {
+  static constexpr const char* kFamily = kName;
+  static Status validate(const Desc& d) { return kValidate(d); }
+  static std::span<const Candidate<Desc, Args>> candidates() { return kCandidates; }
+  static Status check_args(const Desc& d, const Args& a) { return kCheckArgs(d, a); }
+};
+inline constexpr char kDecodeFamily[] = "paged_decode";
+inline constexpr char kAppendFamily[] = "kv_cache_append";
 
 }  // namespace baracuda::attention

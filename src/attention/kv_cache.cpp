@@ -145,16 +145,9 @@ Status check_append_args(const KvCacheAppendDescriptor& d, const KvCacheAppendAr
 }  // namespace attention
 
 template <>
-struct FamilyTraits<KvCacheAppendDescriptor> {
-  static constexpr const char* kFamily = "kv_cache_append";
-  static Status validate(const KvCacheAppendDescriptor& d) { return attention::validate_append(d); }
-  static std::span<const Candidate<KvCacheAppendDescriptor, KvCacheAppendArgs>> candidates() {
-    return attention::kAppendCandidates;
-  }
-  static Status check_args(const KvCacheAppendDescriptor& d, const KvCacheAppendArgs& a) {
-    return attention::check_append_args(d, a);
-  }
-};
+struct FamilyTraits<KvCacheAppendDescriptor>
+    : attention::CacheFamilyTraits<KvCacheAppendDescriptor, KvCacheAppendArgs, attention::kAppendFamily,
+                                   &attention::validate_append, attention::kAppendCandidates, &attention::check_append_args> {};
 
 template class Plan<KvCacheAppendDescriptor, KvCacheAppendArgs>;
 

@@ -5,7 +5,7 @@
 // page in a random order, every cache row no sequence uses set to NaN (a kernel that reads
 // past seqlen or an unmapped page shows it), o and lse poisoned (NaN) before every run, guard
 // bytes around every device tensor. Every case runs under every SKU that accepts it
-// (mma_splitkv, simt_warp_row). Cases: every dtype; seqlen_k 0, 1, 15, 16, 17, 63, 64, 65,
+// (bulk_splitkv on sm_90+, mma_splitkv, simt_warp_row). Cases: every dtype; seqlen_k 0, 1, 15, 16, 17, 63, 64, 65,
 // 300, not multiples of the page size; Sq = 1, 4, 16; GQA ratios 1, 4, 8 and MQA; D = 64,
 // 128, 256 and odd D (simt); page sizes 16, 32, 256 and contiguous caches; softcap, ALiBi
 // ([Hq] and [B, Hq]), sliding windows, non-causal, explicit scale; strided q / o / lse /
@@ -261,13 +261,72 @@ TEST(DecodeGpu, LongContextSplitsTheKvLength) {
   RecordProperty("skus_run", runs);
 }
 
+// The bulk-copy SKU (sm_90+) over its own axes: heads per CTA 8 / 4 / 2 / 1 (Hkv 8, 16, 4, 2, 6,
+// 3, 1), so tiles of 16 .. 128 keys; page sizes 16, 32, 256, pages that are not a multiple
+// of 16 (8, 40: each row finds its own page) and contiguous caches; Sq 1 .. 16 up to 16 query
+// rows per KV head; D 64 / 128; lengths that are not multiples of the page, the tile or the
+// split; strided views; split and unsplit grids. Each case also runs under every other SKU
+// that accepts it; on sm_90+ the bulk SKU must be among them.
+int run_bulk_case(const Case& c) {
+  if (test_caps().sm >= 90) {
+    PlanPreference pref;
+    pref.force_sku = "paged_decode.fwd.bulk_splitkv*";
+    auto p = SdpaDecodePlan::select(test_stream(), Operands::desc_of(c), pref);
+    EXPECT_TRUE(p.has_value()) << (p ? "" : p.error().to_string());
+  }
+  return run_case(c);
+}
+
+TEST(DecodeGpu, BulkCopyHeadsPagesAndTokens) {
+  BARACUDA_REQUIRE_GPU();
+  int runs = 0;
+  struct Heads {
+    std::int64_t hq, hkv;
+  };
+  // (Hq, Hkv): 8 heads per CTA (GQA 4), 16 KV heads (2 CTAs per sequence), 4, 2, 6 (2 per
+  // CTA), 3 and 1 (1 per CTA, 128-key tiles).
+  for (Heads hd : {Heads{32, 8}, Heads{32, 16}, Heads{16, 4}, Heads{16, 2}, Heads{12, 6}, Heads{12, 3}, Heads{8, 1}})
+    for (std::int64_t page : {16, 8, 40, 256, 0}) {  // 0: contiguous cache
+      const bool paged = page != 0;
+      const std::int64_t ps = paged ? page : 320;
+      const DType t = (hd.hkv + page) % 2 ? DType::kF16 : DType::kBF16;
+      const std::int64_t dim = hd.hkv % 2 ? 64 : 128;
+      runs += run_bulk_case({shape(t, 5, 1, hd.hq, hd.hkv, dim, ps, paged ? 320 / ps + 1 : 1, paged),
+                             lengths(5, 320, {0, 1, 17, 129, 319})});
+    }
+  // Speculative tokens: Sq x group = up to 16 rows per KV head.
+  for (std::int64_t sq : {2, 3, 4, 8, 16}) {
+    const std::int64_t group = 16 / sq;
+    runs += run_bulk_case({shape(DType::kBF16, 3, sq, 4 * group, 4, 128, 16, 20), lengths(3, 320, {0, static_cast<std::int32_t>(sq - 1), 301})});
+    runs += run_bulk_case({shape(DType::kF16, 3, sq, 2 * group, 2, 64, 32, 10), lengths(3, 320, {2, 33, 320})});
+  }
+  // Strided views (q in a fused projection, o with padding, caches with a gap between rows).
+  for (DType t : kFast) {
+    Case c{shape(t, 3, 4, 16, 4, 128, 16, 12), {0, 77, 190}};
+    c.strided = true;
+    runs += run_bulk_case(c);
+  }
+  // Split grids: long sequences with lengths off the tile and split boundaries, windows.
+  for (DType t : kFast) {
+    runs += run_bulk_case({shape(t, 2, 1, 32, 8, 128, 16, 400), {6397, 45}});
+    Case w{shape(t, 1, 2, 16, 2, 64, 32, 200), {6393}};
+    w.opt.window_left = 1000;
+    runs += run_bulk_case(w);
+    Case a{shape(t, 3, 4, 16, 4, 128, 256, 12), {5, 2000, 3071}};
+    a.s.alibi = 2;
+    a.opt.softcap = 8.0;
+    runs += run_bulk_case(a);
+  }
+  RecordProperty("skus_run", runs);
+}
+
 // Same inputs, fresh workspace garbage: the split SKU gives the same bits (fixed split, fixed
 // combine order).
-TEST(DecodeGpu, SplitCombineIsDeterministic) {
-  BARACUDA_REQUIRE_GPU();
+void split_combine_is_deterministic(const char* force) {
+  SCOPED_TRACE(force);
   Operands op({shape(DType::kBF16, 1, 2, 32, 8, 128, 256, 32), {8000}});
   PlanPreference pref;
-  pref.force_sku = "paged_decode.fwd.mma_splitkv*";
+  pref.force_sku = force;
   auto plan = SdpaDecodePlan::select(test_stream(), op.d, pref);
   ASSERT_TRUE(plan.has_value()) << plan.error().to_string();
   ASSERT_GT(plan->workspace_size(), 0u);
@@ -283,6 +342,12 @@ TEST(DecodeGpu, SplitCombineIsDeterministic) {
   }
   EXPECT_EQ(bits[0], bits[1]);
   op.verify(plan->sku().name());
+}
+
+TEST(DecodeGpu, SplitCombineIsDeterministic) {
+  BARACUDA_REQUIRE_GPU();
+  split_combine_is_deterministic("paged_decode.fwd.mma_splitkv*");
+  if (test_caps().sm >= 90) split_combine_is_deterministic("paged_decode.fwd.bulk_splitkv*");
 }
 
 // The serving step: append the new tokens' k / v (KvCacheAppendPlan), then decode over the
@@ -397,6 +462,7 @@ void refusal_table(const char* force) {
 TEST(DecodeGpuRefusals, RunTableEverySku) {
   BARACUDA_REQUIRE_GPU();
   refusal_table("paged_decode.fwd.mma_splitkv*");
+  if (test_caps().sm >= 90) refusal_table("paged_decode.fwd.bulk_splitkv*");
   refusal_table("paged_decode.fwd.simt_warp_row*");
 }
 

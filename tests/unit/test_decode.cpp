@@ -234,16 +234,28 @@ TEST(DecodeSelect, SkusFromCapsAndSplits) {
     SCOPED_TRACE(sm);
     // The must-show shape: B 64, KV 4096 (page 16), 32 / 8 heads, d128: no split needed.
     auto big = reference::decode_descriptor(shape(DType::kBF16, 64, 1, 32, 8, 128, 16, 256, 64 * 256));
+    // sm_90: the bulk-copy kernel, one CTA per (sequence, 8 KV heads) and SM: 64 CTAs x 2 splits
+    // = 128 of 132 SMs, partials f32 [2, 64, 1, 32, 128] + lse [2, 64, 1, 32] in the workspace.
     auto p = SdpaDecodePlan::select_for_caps(caps(sm), big);
     ASSERT_TRUE(p.has_value()) << p.error().to_string();
-    EXPECT_EQ(p->sku().name(), "paged_decode.fwd.mma_splitkv[bf16,f32].sm80+");
-    EXPECT_EQ(p->workspace_size(), 0u);
+    if (sm >= 90) {
+      EXPECT_EQ(p->sku().name(), "paged_decode.fwd.bulk_splitkv[bf16,f32].sm90+");
+      EXPECT_EQ(p->workspace_size(), 2u * 64 * 32 * 128 * 4 + 2u * 64 * 32 * 4);
+    } else {
+      EXPECT_EQ(p->sku().name(), "paged_decode.fwd.mma_splitkv[bf16,f32].sm80+");
+      EXPECT_EQ(p->workspace_size(), 0u);
+    }
     // One sequence of 32k keys: the KV length is split over CTAs, partials in the workspace.
     auto one = reference::decode_descriptor(shape(DType::kF16, 1, 1, 32, 8, 128, 256, 128, 128));
     auto q = SdpaDecodePlan::select_for_caps(caps(sm), one);
     ASSERT_TRUE(q.has_value()) << q.error().to_string();
-    EXPECT_EQ(q->sku().name(), "paged_decode.fwd.mma_splitkv[f16,f32].sm80+");
+    EXPECT_EQ(q->sku().name(), sm >= 90 ? "paged_decode.fwd.bulk_splitkv[f16,f32].sm90+" : "paged_decode.fwd.mma_splitkv[f16,f32].sm80+");
     EXPECT_GT(q->workspace_size(), 0u);
+    // More than 16 query rows per KV head (GQA 4 x 8 tokens): the mma kernel on every arch.
+    auto spec = reference::decode_descriptor(shape(DType::kBF16, 64, 8, 32, 8, 128, 16, 256, 64 * 256));
+    auto sp = SdpaDecodePlan::select_for_caps(caps(sm), spec);
+    ASSERT_TRUE(sp.has_value()) << sp.error().to_string();
+    EXPECT_EQ(sp->sku().name(), "paged_decode.fwd.mma_splitkv[bf16,f32].sm80+");
     // f32 and f64: the general kernel only
     for (DType t : {DType::kF32, DType::kF64}) {
       auto r = SdpaDecodePlan::select_for_caps(caps(sm), reference::decode_descriptor(shape(t, 2, 4, 8, 2, 96, 7, 0, 0)));
@@ -257,32 +269,45 @@ TEST(DecodeSelect, SkusFromCapsAndSplits) {
 TEST(DecodeSelect, CandidateListsNameEachRejection) {
   struct Case {
     DecodeShape s;
+    std::string bulk;  // "" = accepts (sm_90)
     std::string mma;   // "" = accepts
     std::string simt;  // "" = accepts
   };
   const std::vector<Case> cases = {
-      {shape(DType::kBF16, 4, 1, 32, 8, 128, 16, 4, 16), "", ""},
-      {shape(DType::kF16, 4, 16, 8, 1, 64, 32, 4, 16), "", ""},
-      {shape(DType::kBF16, 4, 1, 8, 8, 256, 16, 4, 16), "", ""},
-      {shape(DType::kF32, 4, 1, 8, 8, 128, 16, 4, 16), "q.dtype = f32: the tensor-core kernel takes f16 or bf16", ""},
-      {shape(DType::kBF16, 4, 1, 8, 8, 96, 16, 4, 16), "D = 96: the tensor-core kernel is built for D in {64, 128, 256}", ""},
-      {shape(DType::kBF16, 4, 1, 8, 8, 128, 8, 4, 16), "k_cache.shape[1] = page_size = 8 is not a multiple of 16", ""},
-      {shape(DType::kBF16, 4, 1, 8, 8, 640, 16, 4, 16), "D = 640", "D = 640 > 512"},
+      {shape(DType::kBF16, 4, 1, 32, 8, 128, 16, 4, 16), "", "", ""},
+      {shape(DType::kF16, 4, 16, 8, 1, 64, 32, 4, 16), "Hq / Hkv * Sq = 128 query rows per KV head > 16", "", ""},
+      {shape(DType::kF16, 4, 16, 8, 8, 64, 32, 4, 16), "", "", ""},  // 16 rows: one m16 tile
+      {shape(DType::kF16, 4, 1, 6, 6, 64, 32, 4, 16), "", "", ""},   // Hkv 6: 2 heads per CTA
+      {shape(DType::kBF16, 4, 1, 8, 8, 256, 16, 4, 16), "D = 256: the bulk-copy kernel is built for D in {64, 128}", "", ""},
+      {shape(DType::kF32, 4, 1, 8, 8, 128, 16, 4, 16), "q.dtype = f32: the bulk-copy kernel takes f16 or bf16",
+       "q.dtype = f32: the tensor-core kernel takes f16 or bf16", ""},
+      {shape(DType::kBF16, 4, 1, 8, 8, 96, 16, 4, 16), "D = 96: the bulk-copy kernel",
+       "D = 96: the tensor-core kernel is built for D in {64, 128, 256}", ""},
+      {shape(DType::kBF16, 4, 1, 8, 8, 128, 8, 4, 16), "", "k_cache.shape[1] = page_size = 8 is not a multiple of 16", ""},
+      {shape(DType::kBF16, 4, 1, 8, 8, 640, 16, 4, 16), "D = 640", "D = 640", "D = 640 > 512"},
   };
   for (const auto& c : cases) {
     const auto d = reference::decode_descriptor(c.s);
     SCOPED_TRACE(d.to_string());
     auto reports = SdpaDecodePlan::candidates(caps(90), d);
     ASSERT_TRUE(reports.has_value()) << reports.error().to_string();
-    ASSERT_EQ(reports->size(), 2u);
-    EXPECT_EQ((*reports)[0].sku.impl, "mma_splitkv");
-    EXPECT_EQ((*reports)[1].sku.impl, "simt_warp_row");
-    for (int i = 0; i < 2; ++i) {
-      const std::string& want = i == 0 ? c.mma : c.simt;
+    ASSERT_EQ(reports->size(), 3u);
+    EXPECT_EQ((*reports)[0].sku.impl, "bulk_splitkv");
+    EXPECT_EQ((*reports)[1].sku.impl, "mma_splitkv");
+    EXPECT_EQ((*reports)[2].sku.impl, "simt_warp_row");
+    for (int i = 0; i < 3; ++i) {
+      const std::string& want = i == 0 ? c.bulk : (i == 1 ? c.mma : c.simt);
       const std::string& got = (*reports)[static_cast<std::size_t>(i)].rejection;
       if (want.empty()) EXPECT_EQ(got, "") << i;
       else EXPECT_NE(got.find(want), std::string::npos) << i << ": " << got;
     }
+  }
+  // The bulk-copy kernel needs sm_90 (cp.async.bulk).
+  const auto must = reference::decode_descriptor(shape(DType::kBF16, 4, 1, 32, 8, 128, 16, 4, 16));
+  for (int sm : {80, 89}) {
+    auto r = SdpaDecodePlan::candidates(caps(sm), must).value();
+    EXPECT_NE(r[0].rejection.find("< 90: cp.async.bulk needs sm_90+"), std::string::npos) << r[0].rejection;
+    EXPECT_EQ(r[1].rejection, "");
   }
   // 16-byte cache rows: a stride that is not a multiple of 8 elements
   auto d = reference::decode_descriptor(shape(DType::kBF16, 2, 1, 8, 8, 64, 16, 2, 4));
@@ -290,9 +315,16 @@ TEST(DecodeSelect, CandidateListsNameEachRejection) {
   d.v_cache = d.k_cache;
   auto r = SdpaDecodePlan::candidates(caps(90), d).value();
   EXPECT_NE(r[0].rejection.find("k_cache.strides[2] = 68 is not a multiple of 8"), std::string::npos) << r[0].rejection;
+  EXPECT_NE(r[1].rejection.find("k_cache.strides[2] = 68 is not a multiple of 8"), std::string::npos) << r[1].rejection;
   d.k_cache = d.v_cache = TensorLayout::strided(DType::kBF16, {4, 16, 8, 64}, {16 * 8 * 64, 8 * 64, 64, 1}, 8);
   r = SdpaDecodePlan::candidates(caps(90), d).value();
   EXPECT_NE(r[0].rejection.find("k_cache.alignment = 8 < 16 bytes"), std::string::npos) << r[0].rejection;
+  EXPECT_NE(r[1].rejection.find("k_cache.alignment = 8 < 16 bytes"), std::string::npos) << r[1].rejection;
+  EXPECT_EQ(r[2].rejection, "");
+  // KV heads not packed in the token row (head stride 2 D): one copy per row is impossible.
+  d.k_cache = d.v_cache = TensorLayout::strided(DType::kBF16, {4, 16, 8, 64}, {16 * 8 * 128, 8 * 128, 128, 1});
+  r = SdpaDecodePlan::candidates(caps(90), d).value();
+  EXPECT_NE(r[0].rejection.find("k_cache.strides[2] = 128 != D = 64"), std::string::npos) << r[0].rejection;
   EXPECT_EQ(r[1].rejection, "");
 }
 

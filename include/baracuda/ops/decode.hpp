@@ -38,6 +38,12 @@
 // S_max); a block-table entry outside [0, num_pages) reads as a page of zeros.
 //
 // Plans. SdpaDecodePlan chooses, in this order (family "paged_decode"):
+//   paged_decode.fwd.bulk_splitkv[f16|bf16,f32]  sm_90+: one CTA per (sequence, group of up to
+//       8 neighbouring KV heads, KV split) streams whole token rows (the group's heads, one
+//       cp.async.bulk each) through an mbarrier pipeline; f16 / bf16, D in {64, 128}, at most
+//       16 query rows (Hq / Hkv x Sq) per KV head, the heads of a cache row packed (head
+//       stride D) unless Hkv is odd, 16-byte aligned cache rows, any page size. Splits and
+//       combine as mma_splitkv (deterministic).
 //   paged_decode.fwd.mma_splitkv[f16|bf16,f32]  tensor cores (mma.sync m16n8k16), f16 / bf16,
 //       D in {64, 128, 256}, page_size a multiple of 16, 16-byte aligned cache rows. The query
 //       heads of a KV group and the Sq tokens are the rows of one tile (up to 64 rows per
@@ -49,7 +55,7 @@
 //       <= 512, any page size, any strides: one warp per query row on CUDA cores; no workspace.
 // Numerics: softmax statistics in f32 (f64 for f64), probabilities rounded to the input dtype
 // before the PV product on the tensor-core SKU (as flash attention does); lse in natural log.
-// run() allocates nothing and never synchronizes; both SKUs are graph-capturable.
+// run() allocates nothing and never synchronizes; every SKU is graph-capturable.
 #pragma once
 
 #include <cstddef>

@@ -38,6 +38,7 @@
 
 #include "attention/decode_params.hpp"
 #include "attention/kernels/decode_common.cuh"
+#include "attention/kernels/decode_tile.cuh"
 #include "attention/kernels/mma_fragments.cuh"
 
 namespace baracuda::attention::kernels {
@@ -50,7 +51,6 @@ __global__ void __launch_bounds__(kDecodeThreads) decode_mma_kernel(const Decode
   constexpr int kRowsPerIter = kDecodeThreads / kVecPerRow;  // rows one pass of the CTA copies
   constexpr int kIters = kDecodeBlockN / kRowsPerIter;
   static_assert(kRowsPerIter <= 16 && 16 % kRowsPerIter == 0, "copy passes map onto 16-key chunks");
-  constexpr float kLog2e = 1.4426950408889634f;
   static_assert((4 * 16 * (D + 4) + 2 * 64) * 4 <= 2 * kStages * kTile * 2, "the merge buffers fit in the stages");
 
   extern __shared__ __align__(16) unsigned char decode_smem[];
@@ -183,32 +183,10 @@ __global__ void __launch_bounds__(kDecodeThreads) decode_mma_kernel(const Decode
   }
 
   // Per-lane row state: rows g4 and g4 + 8 of m-tile mt.
-  float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.0f, 0.0f};
+  float m_run[2], l_run[2];
   float o_acc[D / 8][4];
-#pragma unroll
-  for (int n = 0; n < D / 8; ++n)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) o_acc[n][e] = 0.0f;
-  std::int64_t qpos[2];
-  float slope[2];
-  bool row_ok[2];
-#pragma unroll
-  for (int hh = 0; hh < 2; ++hh) {
-    const std::int64_t r = mt * 16 + g4 + 8 * hh;
-    const std::int64_t gr = row0 + r;
-    row_ok[hh] = r < rows_here;
-    const std::int64_t t = row_ok[hh] ? gr / p.group : 0;
-    const std::int64_t hq = h * p.group + (row_ok[hh] ? gr % p.group : 0);
-    qpos[hh] = seqlen - p.sq + t;
-    slope[hh] = p.alibi ? p.alibi[b * p.alibi_stride[0] + hq * p.alibi_stride[1]] : 0.0f;
-  }
-  const float scale = static_cast<float>(p.scale), softcap = static_cast<float>(p.softcap);
-  const float scale_log2 = scale * kLog2e;
-  const bool plain = softcap == 0.0f && p.alibi == nullptr;
-  // Keys every query row of the CTA sees (the causal bound of the first token, the window
-  // bound of the last): chunks inside need no per-element mask.
-  const std::int64_t all_hi = p.causal ? seqlen - p.sq : k_end - 1;
-  const std::int64_t all_lo = p.window_left >= 0 ? seqlen - 1 - p.window_left : 0;
+  const DecodeRowState rs = decode_begin_rows<D>(p, b, h, seqlen, row0, mt * 16 + g4, rows_here, m_run, l_run, o_acc);
+  const DecodeScoreConsts sc = decode_score_consts(p, seqlen, k_end);
 
   // Main loop. Iteration `it` first refills the stage tile it - 1 used (free since the barrier
   // that ended that iteration) with tile it + kStages - 1, so kStages tiles are in flight while
@@ -238,125 +216,23 @@ __global__ void __launch_bounds__(kDecodeThreads) decode_mma_kernel(const Decode
       }
       // Scores -> probabilities (online softmax, base 2). Rows past rows_here need no mask:
       // they are never written.
-      const bool full = plain && j0 + 15 < k_end && j0 + 15 <= all_hi && j0 >= all_lo;
-#pragma unroll
-      for (int hh = 0; hh < 2; ++hh) {
-        float x[4];
-        float mx = -INFINITY;
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int nt = e >> 1;
-          const float raw = s[nt][2 * hh + (e & 1)];
-          if (full) {
-            x[e] = raw * scale_log2;
-          } else {
-            const std::int64_t j = j0 + nt * 8 + q4 * 2 + (e & 1);
-            float v;
-            if (plain) {
-              v = raw * scale_log2;
-            } else {
-              v = raw * scale;
-              if (softcap > 0.0f) v = softcap * tanhf(v / softcap);
-              if (p.alibi) v -= slope[hh] * static_cast<float>(qpos[hh] > j ? qpos[hh] - j : j - qpos[hh]);
-              v *= kLog2e;
-            }
-            const bool visible = row_ok[hh] && j < k_end && (!p.causal || j <= qpos[hh]) &&
-                                 (p.window_left < 0 || j >= qpos[hh] - p.window_left);
-            x[e] = visible ? v : -INFINITY;
-          }
-          mx = fmaxf(mx, x[e]);
-        }
-        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-        const float m_new = fmaxf(m_run[hh], mx);
-        float alpha = 1.0f, sum = 0.0f;
-        if (m_new == -INFINITY) {
-#pragma unroll
-          for (int e = 0; e < 4; ++e) x[e] = 0.0f;
-        } else {
-          alpha = exp2f(m_run[hh] - m_new);  // 0 when m_run was -inf
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            x[e] = exp2f(x[e] - m_new);
-            sum += x[e];
-          }
-        }
-        m_run[hh] = m_new;
-        l_run[hh] = l_run[hh] * alpha + sum;
-#pragma unroll
-        for (int n = 0; n < D / 8; ++n) {
-          o_acc[n][2 * hh] *= alpha;
-          o_acc[n][2 * hh + 1] *= alpha;
-        }
-#pragma unroll
-        for (int e = 0; e < 4; ++e) s[e >> 1][2 * hh + (e & 1)] = x[e];
-      }
+      decode_softmax_step<D>(s, m_run, l_run, o_acc, j0, q4, rs, sc);
       // O += P V: P's A fragment is the two S tiles; V's B fragments through ldmatrix.trans.
-      const std::uint32_t pa[4] = {pack2f<T>(s[0][0], s[0][1]), pack2f<T>(s[0][2], s[0][3]),
-                                   pack2f<T>(s[1][0], s[1][1]), pack2f<T>(s[1][2], s[1][3])};
-#pragma unroll
-      for (int n16 = 0; n16 < D / 16; ++n16) {
-        std::uint32_t bf[4];
-        frag_b_kn<kLd>(bf, vst, c * 16, n16 * 16, lane);
-        mma16816<T>(o_acc[2 * n16], pa, bf[0], bf[1]);
-        mma16816<T>(o_acc[2 * n16 + 1], pa, bf[2], bf[3]);
-      }
+      decode_pv_step<T, D>(o_acc, s, vst + (c * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * kLd + (lane >> 4) * 8);
     }
     __syncthreads();  // every warp is done with tile it's stage: the next iteration refills it
   }
 
   // Merge the warps of each m-tile through shared memory (the stages are free now).
-#pragma unroll
-  for (int hh = 0; hh < 2; ++hh) {
-    l_run[hh] += __shfl_xor_sync(0xffffffffu, l_run[hh], 1);
-    l_run[hh] += __shfl_xor_sync(0xffffffffu, l_run[hh], 2);
-  }
   cp_async_wait<0>();
   __syncthreads();
-  constexpr int kOld = D + 4;
-  float* os = reinterpret_cast<float*>(decode_smem);  // [warp][16][kOld]
-  float* ms = os + 4 * 16 * kOld;                      // [warp][16]
-  float* ls = ms + 4 * 16;
-#pragma unroll
-  for (int n = 0; n < D / 8; ++n)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) os[(warp * 16 + g4 + 8 * (e >> 1)) * kOld + n * 8 + q4 * 2 + (e & 1)] = o_acc[n][e];
-  if (q4 == 0) {
-#pragma unroll
-    for (int hh = 0; hh < 2; ++hh) {
-      ms[warp * 16 + g4 + 8 * hh] = m_run[hh];
-      ls[warp * 16 + g4 + 8 * hh] = l_run[hh];
-    }
-  }
-  __syncthreads();
-  T* og = static_cast<T*>(p.o);
-  for (int i = tid; i < rows_here * D; i += kDecodeThreads) {
-    const int r = i / D, col = i % D, rmt = r / 16, rr = r % 16;
-    float m = -INFINITY;
-    for (int k2 = 0; k2 < kgs; ++k2) m = fmaxf(m, ms[(k2 * warps_m + rmt) * 16 + rr]);
-    float l = 0.0f, acc = 0.0f;
-    if (m != -INFINITY) {
-      for (int k2 = 0; k2 < kgs; ++k2) {
-        const int w = k2 * warps_m + rmt;
-        const float f = exp2f(ms[w * 16 + rr] - m);
-        l += ls[w * 16 + rr] * f;
-        acc += os[(w * 16 + rr) * kOld + col] * f;
-      }
-    }
-    const bool empty = !(l > 0.0f);
-    const float out = empty ? 0.0f : acc / l;
-    const float lse2 = empty ? -INFINITY : m + log2f(l);
-    const std::int64_t gr = row0 + r, t = gr / p.group, hq = h * p.group + gr % p.group;
-    if (p.splits == 1) {
-      og[b * p.o_stride[0] + t * p.o_stride[1] + hq * p.o_stride[2] + col] = from_float<T>(out);
-      if (col == 0 && p.lse)
-        p.lse[b * p.lse_stride[0] + hq * p.lse_stride[1] + t * p.lse_stride[2]] = lse2 * 0.6931471805599453f;
-    } else {
-      const std::int64_t prow = ((static_cast<std::int64_t>(split) * p.batch + b) * p.sq + t) * p.hq + hq;
-      p.ws_o[prow * p.d + col] = out;
-      if (col == 0) p.ws_lse[prow] = lse2;
-    }
-  }
+  decode_merge_store<T, D>(p, decode_smem, m_run, l_run, o_acc, rows_here, warps_m, kgs, b, split,
+                           [&](int r, std::int64_t& t, std::int64_t& hq) {
+                             const std::int64_t gr = row0 + r;
+                             t = gr / p.group;
+                             hq = h * p.group + gr % p.group;
+                             return true;
+                           });
 }
 
 // Adds the splits of one output row in split order: o = sum_s 2^(lse_s - lse) o_s, with
