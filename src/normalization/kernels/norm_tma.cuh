@@ -101,7 +101,7 @@ __global__ void __launch_bounds__(norm::kTmaMaxThreads, norm::tma_min_blocks(K))
   extern __shared__ __align__(128) unsigned char stage_mem[];
   __shared__ std::uint64_t full[norm::kTmaMaxStages];
   __shared__ C red[2][norm::kTmaMaxThreads / 32];
-  __shared__ C slot;
+  __shared__ C slots[2];
   const int t = static_cast<int>(threadIdx.x), nt = static_cast<int>(blockDim.x);
   const int stages = p.stages;
   const int sources = p.add_residual ? 2 : 1;
@@ -135,12 +135,13 @@ __global__ void __launch_bounds__(norm::kTmaMaxThreads, norm::tma_min_blocks(K))
   if (t == 0)
     for (std::int64_t i = 0; i < stages && i < my_rows; ++i) refill(i);
 
-  // The row's sum over the block (one barrier, buffers alternating) and the cluster.
-  int rb = 0;
+  // The row's sum over the block (one barrier, buffers alternating) and the cluster (one
+  // cluster barrier, slots alternating; the kernel ends with a cluster barrier).
+  int rb = 0, cb = 0;
   auto row_sum = [&](C v) {
     v = block_allreduce_flat(v, MergeScalarSum<C>{}, red[rb]);
     rb ^= 1;
-    if (p.cluster > 1) v = cluster_allreduce(v, MergeScalarSum<C>{}, &slot);
+    if (p.cluster > 1) v = cluster_allreduce_alternating(v, MergeScalarSum<C>{}, slots, cb);
     return v;
   };
   const C inv_n = static_cast<C>(p.inv_n);
@@ -220,6 +221,7 @@ __global__ void __launch_bounds__(norm::kTmaMaxThreads, norm::tma_min_blocks(K))
       static_cast<C*>(p.fwd.rstd)[row] = rstd;
     }
   }
+  if (p.cluster > 1) cluster_sync_all();  // the other blocks may still read this block's slots
 #endif
 }
 
