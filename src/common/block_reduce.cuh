@@ -52,4 +52,22 @@ __device__ __forceinline__ R block_allreduce(R v, Merge merge, R identity, R* sm
   return smem[32];
 }
 
+// The same reduction with one barrier: each warp reduces with the fixed shuffle tree into
+// lane 0, lane 0 stores the warp's value in smem[warp], and after one __syncthreads every
+// thread merges smem[0], smem[1], ... in warp order (the same bits in every thread; no
+// second barrier and no serial warp-0 step). `smem` holds blockDim.x / 32 values. A thread
+// may still read call k's values after the barrier while a faster warp already writes call
+// k + 1's: consecutive calls alternate between two buffers (or a barrier separates them).
+template <class R, class Merge>
+__device__ __forceinline__ R block_allreduce_flat(R v, Merge merge, R* smem) {
+#pragma unroll
+  for (int delta = 16; delta > 0; delta >>= 1) v = merge(v, shfl_value(v, delta, true));
+  const int warps = static_cast<int>(blockDim.x >> 5);
+  if ((threadIdx.x & 31) == 0) smem[threadIdx.x >> 5] = v;
+  __syncthreads();
+  R acc = smem[0];
+  for (int w = 1; w < warps; ++w) acc = merge(acc, smem[w]);
+  return acc;
+}
+
 }  // namespace baracuda::kernels

@@ -94,6 +94,35 @@ __device__ __forceinline__ R cluster_allreduce(R v, Merge merge, R* slot) {
 #endif
 }
 
+// cluster_allreduce with one cluster barrier instead of two: consecutive calls alternate
+// between slots[0] and slots[1] (`parity`, flipped here), so a block's write for call k + 2
+// waits behind call k + 1's barrier, which every block reaches only after its reads of call
+// k. Every block of the cluster makes the same calls, and the caller ends with
+// cluster_sync_all() before exiting (no block leaves while others read its slots).
+template <class R, class Merge>
+__device__ __forceinline__ R cluster_allreduce_alternating(R v, Merge merge, R (&slots)[2], int& parity) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  namespace cg = cooperative_groups;
+  cg::cluster_group cluster = cg::this_cluster();
+  R* slot = &slots[parity];
+  parity ^= 1;
+  if (threadIdx.x == 0) *slot = v;
+  cluster.sync();
+  const unsigned n = cluster.num_blocks();
+  R acc = *cluster.map_shared_rank(slot, 0);
+  for (unsigned r = 1; r < n; ++r) acc = merge(acc, *cluster.map_shared_rank(slot, r));
+  return acc;
+#else
+  __trap();
+  return v;
+#endif
+}
+__device__ __forceinline__ void cluster_sync_all() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  cooperative_groups::this_cluster().sync();
+#endif
+}
+
 inline Status row_launch_status(const char* what) {
   const cudaError_t e = cudaGetLastError();
   if (e == cudaSuccess) return Status::ok();

@@ -27,19 +27,24 @@ namespace baracuda::norm {
 enum class NormImpl : std::uint8_t { kWarpRow, kBlockRow, kClusterRow, kSplitRow, kTmaRow };
 
 // kTmaRow (forward, sm_90, kernels/norm_tma.cuh): persistent blocks of up to kTmaMaxThreads
-// threads, each thread up to kTmaVecsPerThread 16-byte vectors of the row, up to
-// kTmaMaxStages rows in flight per block in shared memory.
+// threads, each thread k (params.k) 16-byte vectors of the row, k = 2 (slices up to 1024
+// vectors) or kTmaVecsPerThread = 4 (up to 2048), up to kTmaMaxStages rows in flight per block
+// in shared memory.
 inline constexpr int kTmaMaxThreads = 512;
 inline constexpr int kTmaVecsPerThread = 4;
 inline constexpr int kTmaMaxStages = 8;
+// The register cap of a tma_row bucket (its launch bounds): k = 2 fits 64 (two blocks of 512
+// an SM, 50% occupancy), k = 4 needs up to 128.
+constexpr int tma_reg_cap(int k) { return k <= 2 ? 64 : 128; }
+constexpr int tma_min_blocks(int k) { return 65536 / (kTmaMaxThreads * tma_reg_cap(k)); }
 // Dynamic shared memory of a tma_row forward block (kernels/norm_tma.cuh): weight and bias
 // (both slots when either is used), then `stages` x (x[, residual]).
 constexpr std::size_t tma_smem_bytes(std::int64_t row_bytes, int stages, bool params, bool residual) {
   return static_cast<std::size_t>((params ? 2 * row_bytes : 0) + stages * (residual ? 2 : 1) * row_bytes);
 }
-// Blocks of `threads` an SM can hold at the kernel's register cap of 128 (64 Ki registers).
-constexpr int tma_blocks_per_sm(int threads) {
-  const int by_regs = 65536 / (threads * 128);
+// Blocks of `threads` an SM can hold at the bucket's register cap (64 Ki registers).
+constexpr int tma_blocks_per_sm(int threads, int k) {
+  const int by_regs = 65536 / (threads * tma_reg_cap(k));
   return by_regs < 1 ? 1 : by_regs > 4 ? 4 : by_regs;
 }
 
@@ -58,7 +63,7 @@ struct NormParams {
   std::int64_t kept_shape[8] = {};
   std::int64_t kept_stride[4][8] = {};
   NormImpl impl = NormImpl::kBlockRow;
-  int vec = 1, k = 1, threads = 32, cluster = 1;  // cluster: blocks per row (kClusterRow, kSplitRow)
+  int vec = 1, k = 1, threads = 32, cluster = 1;  // cluster: blocks per row (kClusterRow, kSplitRow, kTmaRow)
   std::int64_t units = 1;  // backward: persistent workers
   int stages = 0;          // kTmaRow: rows in flight per block
   std::int64_t grid = 0;   // kTmaRow: persistent blocks

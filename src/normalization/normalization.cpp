@@ -201,6 +201,7 @@ void tma_setup(Setup& r, const NormShape& s, const DeviceCaps& caps) {
   else if (caps.sm < 90) r.rejection = "bulk copies need sm90+, device is " + caps.arch_name();
   else if (esize > 4) r.rejection = "f64 rows stay in the in-register kernels";
   else if (p.rows == 0) r.rejection = "no rows";
+  else if (p.rows > 0x7fffffff) r.rejection = "rows = " + std::to_string(p.rows) + " >= 2^31 (32-bit row indexing)";
   else if (row_bytes < 4096) r.rejection = "rows of " + std::to_string(row_bytes) + " bytes < 4096 (the in-register kernels keep enough in flight)";
   if (!r.rejection.empty()) return;
   const bool residual = s.rows.size() > 2, params = !s.vecs.empty();
@@ -210,8 +211,10 @@ void tma_setup(Setup& r, const NormShape& s, const DeviceCaps& caps) {
   for (int cluster : {1, 2, 4, 8, 16}) {
     if (nvec % cluster != 0 || nvec / cluster > cap) continue;
     const std::int64_t slice = p.n / cluster, slice_bytes = slice * esize;
-    p.threads = std::max(64, round_up32((nvec / cluster + kTmaVecsPerThread - 1) / kTmaVecsPerThread));
-    for (int bps = tma_blocks_per_sm(p.threads); bps >= 1; --bps) {
+    // k = 2 (64 registers) when the slice fits 512 threads x 2 vectors, else k = 4
+    p.k = nvec / cluster <= static_cast<std::int64_t>(kTmaMaxThreads) * 2 ? 2 : kTmaVecsPerThread;
+    p.threads = std::max(64, round_up32((nvec / cluster + p.k - 1) / p.k));
+    for (int bps = tma_blocks_per_sm(p.threads, p.k); bps >= 1; --bps) {
       const std::int64_t per_block = std::min<std::int64_t>(228 * 1024 / bps - 2048, optin - 1024);
       int stages = 0;
       while (stages < kTmaMaxStages &&

@@ -54,6 +54,12 @@ std::vector<NormCase> norm_cases(DType t) {
       {"tma_stage_wrap", c({2400, 8192})},
       {"tma_padded_rows", TensorLayout::strided(t, {40, 4096}, {4608, 1})},
       {"tma_cluster_wrap", c({300, 65536})},  // rows split over clusters, stages refilled
+      // tma_row buckets with a partly used last vector column: k = 2 (bf16 / f16 513
+      // vectors: 288 threads; f32 1026: k = 4) and k = 4 (bf16 1537 vectors, f32 a cluster of 2)
+      {"tma_ragged_k2", c({300, 4104})},
+      {"tma_ragged_k4", c({64, 12296})},
+      {"tma_strided_kept", TensorLayout::strided(t, {6, 50, 4096}, {60 * 4608, 4608, 1})},  // 2 kept dims
+      {"tma_high_mean", c({64, 8192}), 1, 100.0},
   };
 }
 

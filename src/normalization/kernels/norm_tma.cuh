@@ -8,11 +8,14 @@
 // 0 refills a stage with cp.async.bulk as soon as the block has taken the previous row into
 // registers, so the loads of the next rows overlap the reduction and the stores of this one.
 //
-// Per row: wait for the stage, every thread takes its vectors (t, t + T, ..., up to kVecs of
-// 16 bytes) into registers, forms its (count, mean, M2) or its sum of squares, the block
-// merges them in a fixed tree (common/block_reduce.cuh, deterministic), thread 0 refills the
-// stage, and the row is written from registers. Weight and bias are the same for every row:
-// the block loads them once into shared memory ahead of the stages. Numerics as norm.cuh.
+// Per row: wait for the stage, every thread takes its vectors (t, t + T, ..., K = 2 or 4 of
+// 16 bytes) into registers and forms its sum (LayerNorm) or sum of squares (RMSNorm); the
+// block adds them in a fixed order with one barrier (block_allreduce_flat, deterministic),
+// thread 0 refills the stage, LayerNorm takes the exact two-pass variance sum((h - mean)^2)
+// from the registers with a second such reduction (no Welford merges: no divisions, one
+// word a shuffle), and the row is written from registers. Weight and bias are the same for
+// every row: the block loads them once into shared memory ahead of the stages. f32 math;
+// mean = sum / n, var = sum((h - mean)^2) / n (biased), rstd = rsqrt(var + eps).
 // Forward only: a backward on the same scheme (per-block f32 column accumulators in shared
 // memory) measured 0.47-0.67x PyTorch on the H200 (run 12) and was removed (commit 26b412e).
 // Preconditions (host): rows are one unit-stride run, 16-byte aligned, n a multiple of the
@@ -58,6 +61,22 @@ __device__ __forceinline__ TmaSlice tma_slice(const norm::NormParams& p, int esi
   return s;
 }
 
+// row_offset (common/row_io.cuh) in 32-bit index arithmetic: tma_setup keeps rows below
+// 2^31, and the 64-bit divisions are a called routine whose registers spill at the k = 2
+// bucket's cap of 64.
+__device__ __forceinline__ std::int64_t tma_row_offset(const norm::NormParams& p, int op, std::int64_t row64) {
+  if (p.kept_rank <= 1) return p.kept_rank == 0 ? 0 : row64 * p.kept_stride[op][0];
+  unsigned row = static_cast<unsigned>(row64);
+  std::int64_t off = 0;
+  for (int d = p.kept_rank - 1; d >= 0; --d) {
+    const unsigned extent = static_cast<unsigned>(p.kept_shape[d]);
+    const unsigned q = row / extent;
+    off += static_cast<std::int64_t>(row - q * extent) * p.kept_stride[op][d];
+    row = q;
+  }
+  return off;
+}
+
 // An empty asm the compiler must assume rewrote h: its f32 conversions from the statistics
 // are not kept alive across the block reduction (at 64 registers they spill); the output
 // converts the packed values again, which costs a few integer ops.
@@ -72,20 +91,17 @@ __device__ __forceinline__ void forget_values(Vec<T, V> (&h)[K]) {
   }
 }
 
-// Launch bounds: up to 128 registers (at 64, bf16 spills); the host plans
-// norm::tma_blocks_per_sm blocks an SM from that.
-template <class T>
-__global__ void __launch_bounds__(norm::kTmaMaxThreads, 1) norm_fwd_tma(norm::NormParams p) {
+// Launch bounds: K = 2 is capped at 64 registers (two blocks of 512 an SM), K = 4 at 128
+// (norm::tma_reg_cap; the host plans norm::tma_blocks_per_sm blocks an SM from that).
+template <class T, int K>
+__global__ void __launch_bounds__(norm::kTmaMaxThreads, norm::tma_min_blocks(K)) norm_fwd_tma(norm::NormParams p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   using C = Compute<T>;
   constexpr int V = 16 / static_cast<int>(sizeof(T));
-  constexpr int K = norm::kTmaVecsPerThread;
   extern __shared__ __align__(128) unsigned char stage_mem[];
   __shared__ std::uint64_t full[norm::kTmaMaxStages];
-  __shared__ Welford<C> red_w[33];
-  __shared__ Welford<C> slot_w;
-  __shared__ C red_s[33];
-  __shared__ C slot_s;
+  __shared__ C red[2][norm::kTmaMaxThreads / 32];
+  __shared__ C slots[2];
   const int t = static_cast<int>(threadIdx.x), nt = static_cast<int>(blockDim.x);
   const int stages = p.stages;
   const int sources = p.add_residual ? 2 : 1;
@@ -113,12 +129,21 @@ __global__ void __launch_bounds__(norm::kTmaMaxThreads, 1) norm_fwd_tma(norm::No
     const std::int64_t row = first + i * step;
     unsigned char* dst = stage_base + static_cast<std::size_t>(s) * sources * row_bytes;
     mbarrier_arrive_expect_tx(&full[s], sources * row_bytes);
-    bulk_copy_to_shared(dst, x + row_offset(p, 1, row) + sl.off, row_bytes, &full[s]);
-    if (sources == 2) bulk_copy_to_shared(dst + row_bytes, res + row_offset(p, 2, row) + sl.off, row_bytes, &full[s]);
+    bulk_copy_to_shared(dst, x + tma_row_offset(p, 1, row) + sl.off, row_bytes, &full[s]);
+    if (sources == 2) bulk_copy_to_shared(dst + row_bytes, res + tma_row_offset(p, 2, row) + sl.off, row_bytes, &full[s]);
   };
   if (t == 0)
     for (std::int64_t i = 0; i < stages && i < my_rows; ++i) refill(i);
 
+  // The row's sum over the block (one barrier, buffers alternating) and the cluster (one
+  // cluster barrier, slots alternating; the kernel ends with a cluster barrier).
+  int rb = 0, cb = 0;
+  auto row_sum = [&](C v) {
+    v = block_allreduce_flat(v, MergeScalarSum<C>{}, red[rb]);
+    rb ^= 1;
+    if (p.cluster > 1) v = cluster_allreduce_alternating(v, MergeScalarSum<C>{}, slots, cb);
+    return v;
+  };
   const C inv_n = static_cast<C>(p.inv_n);
   for (std::int64_t i = 0; i < my_rows; ++i) {
     const int s = static_cast<int>(i % stages);
@@ -127,7 +152,7 @@ __global__ void __launch_bounds__(norm::kTmaMaxThreads, 1) norm_fwd_tma(norm::No
     const Vec<T, V>* sx = reinterpret_cast<const Vec<T, V>*>(stage_base + static_cast<std::size_t>(s) * sources * row_bytes);
     const Vec<T, V>* sr = reinterpret_cast<const Vec<T, V>*>(reinterpret_cast<const unsigned char*>(sx) + row_bytes);
     Vec<T, V> h[K];
-    C count = C(0), sum = C(0);
+    C sum = C(0);
 #pragma unroll
     for (int j = 0; j < K; ++j) {
       const int q = j * nt + t;  // the vector index in the row
@@ -138,43 +163,42 @@ __global__ void __launch_bounds__(norm::kTmaMaxThreads, 1) norm_fwd_tma(norm::No
 #pragma unroll
         for (int e = 0; e < V; ++e) h[j].v[e] = from_compute<T>(to_compute(h[j].v[e]) + to_compute(r.v[e]));
       }
-      count += C(V);
 #pragma unroll
       for (int e = 0; e < V; ++e) {
         const C v = to_compute(h[j].v[e]);
         sum += p.layer ? v : v * v;
       }
     }
+    forget_values(h);
+    // LayerNorm: sum(h); RMSNorm: sum(h^2). Its barrier also means every thread holds its
+    // part of the row in registers: the stage can be refilled.
+    sum = row_sum(sum);
+    if (t == 0 && i + stages < my_rows) {
+      fence_proxy_async_shared();
+      refill(i + stages);
+    }
     C mean = C(0), rstd;
     if (p.layer) {
-      Welford<C> wf{count, count > C(0) ? div_approx(sum, count) : C(0), C(0)};
+      // exact two-pass variance: sum((h - mean)^2) over the registers, a second reduction
+      mean = sum * inv_n;
+      C sq = C(0);
 #pragma unroll
       for (int j = 0; j < K; ++j) {
         if ((j * nt + t) * V >= sl.n) continue;
 #pragma unroll
         for (int e = 0; e < V; ++e) {
-          const C d = to_compute(h[j].v[e]) - wf.mean;
-          wf.m2 += d * d;
+          const C d = to_compute(h[j].v[e]) - mean;
+          sq += d * d;
         }
       }
       forget_values(h);
-      wf = block_allreduce(wf, MergeWelford<C>{}, Welford<C>{C(0), C(0), C(0)}, red_w);
-      if (p.cluster > 1) wf = cluster_allreduce(wf, MergeWelford<C>{}, &slot_w);
-      mean = wf.mean;
-      rstd = norm_rsqrt(wf.m2 * inv_n + static_cast<C>(p.eps));
+      sq = row_sum(sq);
+      rstd = norm_rsqrt(sq * inv_n + static_cast<C>(p.eps));
     } else {
-      forget_values(h);
-      sum = block_allreduce(sum, MergeScalarSum<C>{}, C(0), red_s);
-      if (p.cluster > 1) sum = cluster_allreduce(sum, MergeScalarSum<C>{}, &slot_s);
       rstd = norm_rsqrt(sum * inv_n + static_cast<C>(p.eps));
     }
-    // Every thread has its row in registers (the reduction synchronised the block): refill.
-    if (t == 0 && i + stages < my_rows) {
-      fence_proxy_async_shared();
-      refill(i + stages);
-    }
-    T* y = static_cast<T*>(p.fwd.y) + row_offset(p, 0, row) + sl.off;
-    T* hout = p.add_residual ? static_cast<T*>(p.fwd.residual_out) + row_offset(p, 3, row) + sl.off : nullptr;
+    T* y = static_cast<T*>(p.fwd.y) + tma_row_offset(p, 0, row) + sl.off;
+    T* hout = p.add_residual ? static_cast<T*>(p.fwd.residual_out) + tma_row_offset(p, 3, row) + sl.off : nullptr;
 #pragma unroll
     for (int j = 0; j < K; ++j) {
       const std::int64_t e0 = slice_elem(0, j, t, nt, V);
@@ -197,6 +221,7 @@ __global__ void __launch_bounds__(norm::kTmaMaxThreads, 1) norm_fwd_tma(norm::No
       static_cast<C*>(p.fwd.rstd)[row] = rstd;
     }
   }
+  if (p.cluster > 1) cluster_sync_all();  // the other blocks may still read this block's slots
 #endif
 }
 
@@ -235,7 +260,8 @@ template <class T>
 Status launch_norm_fwd_tma(const norm::NormParams& p, cudaStream_t s) {
   const std::int64_t slice_bytes = p.n / p.cluster * static_cast<std::int64_t>(sizeof(T));
   const std::size_t smem = norm::tma_smem_bytes(slice_bytes, p.stages, p.has_weight || p.has_bias, p.add_residual);
-  return launch_tma_row(norm_fwd_tma<T>, p, smem, s, "norm tma_row");
+  if (p.k == 2) return launch_tma_row(norm_fwd_tma<T, 2>, p, smem, s, "norm tma_row");
+  return launch_tma_row(norm_fwd_tma<T, norm::kTmaVecsPerThread>, p, smem, s, "norm tma_row");
 }
 
 }  // namespace baracuda::kernels
