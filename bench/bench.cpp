@@ -486,7 +486,7 @@ Status add_sdpa_suite(std::vector<Case>& cases, int reps) {
                                    {"sdpa_bwd_causal", "8x16x4096x128"},
                                    {"sdpa_fwd_causal", "16x16x2048x64"}};
   for (const auto& sc : kCases)
-    for (const char* force : {"", "*cudnn*", "*flash*"}) {
+    for (const char* force : {"", "*cudnn*", "*flash*", "*flash_wgmma_ws*"}) {
       auto c = make_case(sc[0], "bf16", sc[1], reps);
       if (!c) return c.error();
       c->force = force;

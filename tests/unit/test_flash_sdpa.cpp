@@ -91,6 +91,43 @@ TEST(FlashSdpaProbe, WgmmaSkuIsSm90OnlyAndOrderedLast) {
   EXPECT_NE(refusal<SdpaPlan>(cap, flash_only("flash_wgmma*")).find("plain score path"), std::string::npos);
 }
 
+TEST(FlashSdpaProbe, WgmmaWsSkuTakesDenseTmaLayoutsOnly) {
+  auto d = dense(DType::kBF16, 2, 8, 2, 300, 300, 64);
+  d.options.causal = true;
+  d.options.align = CausalAlign::kBottomRight;
+  auto p = SdpaPlan::select_for_caps(caps(90), d, flash_only("flash_wgmma_ws*"));
+  ASSERT_TRUE(p.has_value()) << p.error().to_string();
+  EXPECT_EQ(p->sku().name(), "sdpa.fwd.flash_wgmma_ws[bf16,f32].sm90a");
+  EXPECT_EQ(p->workspace_size(), 0u);
+  EXPECT_FALSE(SdpaPlan::select_for_caps(caps(80), d, flash_only("flash_wgmma_ws*")).has_value());
+  // A bshd view of q is a legal TMA layout.
+  auto bshd = dense(DType::kF16, 2, 8, 8, 128, 128, 128);
+  bshd.q = TensorLayout::strided(DType::kF16, {2, 8, 128, 128}, {128 * 8 * 128, 128, 8 * 128, 1});
+  EXPECT_TRUE(SdpaPlan::select_for_caps(caps(90), bshd, flash_only("flash_wgmma_ws*")).has_value());
+  // Unforced, the earlier flash SKUs win.
+  auto any = SdpaPlan::select_for_caps(caps(90), d, flash_only("flash_wgmma*"));
+  ASSERT_TRUE(any.has_value());
+  EXPECT_EQ(any->sku().impl, "flash_wgmma");
+  // K shared by every batch entry (stride 0): TMA cannot express it.
+  auto bcast = dense(DType::kBF16, 2, 8, 8, 128, 128, 128);
+  bcast.k = TensorLayout::strided(DType::kBF16, {2, 8, 128, 128}, {0, 128 * 128, 128, 1});
+  EXPECT_NE(refusal<SdpaPlan>(bcast, flash_only("flash_wgmma_ws*")).find("k batch stride = 0"), std::string::npos)
+      << refusal<SdpaPlan>(bcast, flash_only("flash_wgmma_ws*"));
+  auto vl = dense(DType::kBF16, 1, 8, 4, 1, 1, 128);
+  vl.options.varlen = true;
+  vl.options.batch = 3;
+  vl.options.max_seqlen_q = 200;
+  vl.options.max_seqlen_k = 300;
+  vl.q = TensorLayout::contiguous(DType::kBF16, {400, 8, 128});
+  vl.o = vl.q;
+  vl.k = TensorLayout::contiguous(DType::kBF16, {500, 4, 128});
+  vl.v = vl.k;
+  vl.lse = TensorLayout::contiguous(DType::kF32, {8, 400});
+  EXPECT_NE(refusal<SdpaPlan>(vl, flash_only("flash_wgmma_ws*")).find("varlen"), std::string::npos);
+  auto d96 = dense(DType::kBF16, 2, 8, 8, 256, 256, 96);
+  EXPECT_NE(refusal<SdpaPlan>(d96, flash_only("flash_wgmma_ws*")).find("head dim = 96"), std::string::npos);
+}
+
 TEST(FlashSdpaProbe, AcceptsTheOptions) {
   auto base = dense(DType::kBF16, 2, 8, 4, 128, 256, 128);
   std::vector<std::pair<const char*, std::function<void(SdpaDescriptor&)>>> cases = {
