@@ -34,6 +34,19 @@ SdpaDescriptor dense(DType t, std::int64_t b, std::int64_t hq, std::int64_t hkv,
   return x;
 }
 
+// 3 packed bf16 sequences (Tq 400, Tk 500), 8 query / 4 KV heads, d128.
+void make_varlen(SdpaDescriptor& d) {
+  d.options.varlen = true;
+  d.options.batch = 3;
+  d.options.max_seqlen_q = 200;
+  d.options.max_seqlen_k = 300;
+  d.q = TensorLayout::contiguous(DType::kBF16, {400, 8, 128});
+  d.o = d.q;
+  d.k = TensorLayout::contiguous(DType::kBF16, {500, 4, 128});
+  d.v = d.k;
+  d.lse = TensorLayout::contiguous(DType::kF32, {8, 400});
+}
+
 SdpaBackwardDescriptor backward_of(const SdpaDescriptor& f) {
   SdpaBackwardDescriptor d;
   d.q = f.q, d.k = f.k, d.v = f.v, d.o = f.o, d.grad_o = f.o, d.lse = f.lse;
@@ -114,15 +127,7 @@ TEST(FlashSdpaProbe, WgmmaWsSkuTakesDenseTmaLayoutsOnly) {
   EXPECT_NE(refusal<SdpaPlan>(bcast, flash_only("flash_wgmma_ws*")).find("k batch stride = 0"), std::string::npos)
       << refusal<SdpaPlan>(bcast, flash_only("flash_wgmma_ws*"));
   auto vl = dense(DType::kBF16, 1, 8, 4, 1, 1, 128);
-  vl.options.varlen = true;
-  vl.options.batch = 3;
-  vl.options.max_seqlen_q = 200;
-  vl.options.max_seqlen_k = 300;
-  vl.q = TensorLayout::contiguous(DType::kBF16, {400, 8, 128});
-  vl.o = vl.q;
-  vl.k = TensorLayout::contiguous(DType::kBF16, {500, 4, 128});
-  vl.v = vl.k;
-  vl.lse = TensorLayout::contiguous(DType::kF32, {8, 400});
+  make_varlen(vl);
   EXPECT_NE(refusal<SdpaPlan>(vl, flash_only("flash_wgmma_ws*")).find("varlen"), std::string::npos);
   auto d96 = dense(DType::kBF16, 2, 8, 8, 256, 256, 96);
   EXPECT_NE(refusal<SdpaPlan>(d96, flash_only("flash_wgmma_ws*")).find("head dim = 96"), std::string::npos);
@@ -146,18 +151,7 @@ TEST(FlashSdpaProbe, AcceptsTheOptions) {
       {"no lse", [](SdpaDescriptor& d) { d.lse = TensorLayout{}; }},
       {"strided heads (bshd view)",
        [](SdpaDescriptor& d) { d.q = TensorLayout::strided(DType::kBF16, {2, 8, 128, 128}, {128 * 8 * 128, 128, 8 * 128, 1}); }},
-      {"varlen",
-       [](SdpaDescriptor& d) {
-         d.options.varlen = true;
-         d.options.batch = 3;
-         d.options.max_seqlen_q = 200;
-         d.options.max_seqlen_k = 300;
-         d.q = TensorLayout::contiguous(DType::kBF16, {400, 8, 128});
-         d.o = d.q;
-         d.k = TensorLayout::contiguous(DType::kBF16, {500, 4, 128});
-         d.v = d.k;
-         d.lse = TensorLayout::contiguous(DType::kF32, {8, 400});
-       }},
+      {"varlen", [](SdpaDescriptor& d) { make_varlen(d); }},
   };
   for (auto& [name, change] : cases) {
     auto d = base;

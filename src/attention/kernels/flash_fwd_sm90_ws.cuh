@@ -333,10 +333,12 @@ Status launch_flash_fwd_sm90_ws_impl(const FlashFwdParams& p, cudaStream_t strea
                   static_cast<unsigned>(p.batch));
   if (grid.x == 0 || grid.y == 0 || grid.z == 0) return Status::ok();
   const int hkv = p.heads_q / p.group;
-  FlashWsMaps maps;
+  FlashWsMaps maps{};
   BARACUDA_TRY(encode_operand_map(&maps.q, p.q, p.bf16 != 0, D, p.seqlen_q, p.heads_q, p.batch, p.q_s, p.q_h, p.q_b, Cfg::kM));
-  BARACUDA_TRY(encode_operand_map(&maps.k, p.k, p.bf16 != 0, D, p.seqlen_k, hkv, p.batch, p.k_s, p.k_h, p.k_b, Cfg::kN));
-  BARACUDA_TRY(encode_operand_map(&maps.v, p.v, p.bf16 != 0, D, p.seqlen_k, hkv, p.batch, p.v_s, p.v_h, p.v_b, Cfg::kN));
+  if (p.seqlen_k > 0) {  // no keys: every block writes o = 0, lse = -inf and loads nothing
+    BARACUDA_TRY(encode_operand_map(&maps.k, p.k, p.bf16 != 0, D, p.seqlen_k, hkv, p.batch, p.k_s, p.k_h, p.k_b, Cfg::kN));
+    BARACUDA_TRY(encode_operand_map(&maps.v, p.v, p.bf16 != 0, D, p.seqlen_k, hkv, p.batch, p.v_s, p.v_h, p.v_b, Cfg::kN));
+  }
   void (*kernel)(const FlashFwdParams, const FlashWsMaps) =
       p.bf16 ? flash_fwd_sm90_ws_kernel<__nv_bfloat16, D> : flash_fwd_sm90_ws_kernel<__half, D>;
   if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes) != cudaSuccess)
