@@ -291,7 +291,7 @@ const SuiteSpec kSuites[] = {
     {"scan", "cumsum f32 / bf16 at 16384x8192 and 1x268435456 (look-back), cummax and logcumsumexp at 16384x8192",
      "1073741824", "", "", 50},
     {"attention", "SDPA bf16 d128 B8 H16 S4096 forward causal / non-causal and backward causal, d64 B16 H16 S2048 "
-     "forward causal: the plan's default SKU, then each fused SKU forced (cudnn*, flash*) where one accepts; "
+     "forward causal: the plan's default SKU, then each fused SKU forced (cudnn*, flash*, flash_wgmma_ws*) where one accepts; "
      "rope bf16 [8,4096,32,128] neox with a cos/sin cache (x alone, q+k with 8 kv heads, backward), "
      "alibi bias add / slope gradient bf16 [8,16,2048,2048]; paged decode bf16 B64 KV4096 32/8 heads d128 "
      "(page 16 and 256, contiguous; Sq 4; B1 KV32768 split-KV), kv_cache_append",
