@@ -291,7 +291,7 @@ const SuiteSpec kSuites[] = {
     {"scan", "cumsum f32 / bf16 at 16384x8192 and 1x268435456 (look-back), cummax and logcumsumexp at 16384x8192",
      "1073741824", "", "", 50},
     {"attention", "SDPA bf16 d128 B8 H16 S4096 forward causal / non-causal and backward causal, d64 B16 H16 S2048 "
-     "forward causal: the plan's default SKU, then each fused SKU forced (cudnn*, flash*) where one accepts; "
+     "forward causal: the plan's default SKU, then each fused SKU forced (cudnn*, flash*, flash_wgmma_ws*) where one accepts; "
      "rope bf16 [8,4096,32,128] neox with a cos/sin cache (x alone, q+k with 8 kv heads, backward), "
      "alibi bias add / slope gradient bf16 [8,16,2048,2048]; paged decode bf16 B64 KV4096 32/8 heads d128 "
      "(page 16 and 256, contiguous; Sq 4; B1 KV32768 split-KV), kv_cache_append",
@@ -503,7 +503,7 @@ Status add_sdpa_suite(std::vector<Case>& cases, int reps) {
                                    {"sdpa_bwd_causal", "8x16x4096x128"},
                                    {"sdpa_fwd_causal", "16x16x2048x64"}};
   for (const auto& sc : kCases)
-    for (const char* force : {"", "*cudnn*", "*flash*"}) {
+    for (const char* force : {"", "*cudnn*", "*flash*", "*flash_wgmma_ws*"}) {
       auto c = make_case(sc[0], "bf16", sc[1], reps);
       if (!c) return c.error();
       c->force = force;

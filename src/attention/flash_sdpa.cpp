@@ -17,6 +17,7 @@
 #include <string>
 
 #include "attention/flash_params.hpp"
+#include "attention/flash_ws.hpp"
 #include "attention/sdpa_candidates.hpp"
 #include "attention/sdpa_problem.hpp"
 
@@ -232,15 +233,65 @@ SdpaCandidate::Probe wgmma_probe(const SdpaDescriptor& d, const DeviceCaps& caps
   return pr;
 }
 
-Status wgmma_launch(const void* state, const SdpaDescriptor&, const SdpaArgs& a, Workspace, cudaStream_t stream) {
+// The launch parameters of a forward run: the prepared state plus the run's pointers.
+FlashFwdParams fwd_params_of(const void* state, const SdpaArgs& a) {
   const auto& st = *static_cast<const FwdState*>(state);
   FlashFwdParams f = st.params;
   fill_mask_pointers(f, a, st.varlen);
   f.q = a.q, f.k = a.k, f.v = a.v, f.o = a.o, f.lse = a.lse;
-  return st.head_dim == 64 ? launch_flash_fwd_sm90<64>(f, stream) : launch_flash_fwd_sm90<128>(f, stream);
+  return f;
 }
 
-constexpr SdpaCandidate kForward[] = {{&fwd_probe, &fwd_prepare, &fwd_launch}, {&wgmma_probe, &fwd_prepare, &wgmma_launch}};
+Status wgmma_launch(const void* state, const SdpaDescriptor&, const SdpaArgs& a, Workspace, cudaStream_t stream) {
+  const int d = static_cast<const FwdState*>(state)->head_dim;
+  const FlashFwdParams f = fwd_params_of(state, a);
+  return d == 64 ? launch_flash_fwd_sm90<64>(f, stream) : launch_flash_fwd_sm90<128>(f, stream);
+}
+
+// The warp-specialized sm_90a forward (TMA producer warpgroup + 2 wgmma consumer warpgroups,
+// kernels/flash_fwd_sm90_ws.cuh; EXPERIMENTAL until the H200 tests pass: last in the table, so
+// only a forced SKU runs it): what flash_wgmma takes, minus varlen, with operands TMA can
+// address (dense [B, H, S, D], no zero strides on dims longer than 1).
+SdpaCandidate::Probe wgmma_ws_probe(const SdpaDescriptor& d, const DeviceCaps& caps) {
+  SdpaCandidate::Probe pr = wgmma_probe(d, caps);
+  pr.sku.impl = "flash_wgmma_ws";
+  if (!pr.rejection.empty()) return pr;
+  const SdpaProblem p = make_sdpa_problem(d);
+  if (p.varlen) {
+    pr.rejection = "varlen: the TMA kernel takes dense batches only (flash_wgmma / flash_mma take varlen)";
+    return pr;
+  }
+  const std::int64_t hkv = p.hkv;
+  const struct {
+    const Strides4* st;
+    std::int64_t s, h;
+    const char* name;
+  } ops[] = {{&p.q, p.sq, p.hq, "q"}, {&p.k, p.skv, hkv, "k"}, {&p.v, p.skv, hkv, "v"}};
+  constexpr std::int64_t kMaxStrideBytes = std::int64_t{1} << 40;
+  for (const auto& o : ops) {
+    const std::int64_t sizes[3] = {p.batch, o.h, o.s}, strides[3] = {o.st->b, o.st->h, o.st->s};
+    const char* dims[3] = {"batch", "head", "sequence"};
+    for (int i = 0; i < 3; ++i) {
+      if (sizes[i] <= 1) continue;
+      if (strides[i] <= 0 || strides[i] * 2 >= kMaxStrideBytes) {
+        pr.rejection = std::string(o.name) + " " + dims[i] + " stride = " + s64(strides[i]) +
+                       " elements: TMA needs a positive stride below 2^40 bytes (flash_wgmma takes it)";
+        return pr;
+      }
+    }
+  }
+  return pr;
+}
+
+Status wgmma_ws_launch(const void* state, const SdpaDescriptor&, const SdpaArgs& a, Workspace, cudaStream_t stream) {
+  const int d = static_cast<const FwdState*>(state)->head_dim;
+  const FlashFwdParams f = fwd_params_of(state, a);
+  return d == 64 ? launch_flash_fwd_sm90_ws<64>(f, stream) : launch_flash_fwd_sm90_ws<128>(f, stream);
+}
+
+constexpr SdpaCandidate kForward[] = {{&fwd_probe, &fwd_prepare, &fwd_launch},
+                                      {&wgmma_probe, &fwd_prepare, &wgmma_launch},
+                                      {&wgmma_ws_probe, &fwd_prepare, &wgmma_ws_launch}};
 
 // ---------------------------------------------------------------- backward
 struct BwdState {

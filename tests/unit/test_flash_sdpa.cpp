@@ -34,6 +34,19 @@ SdpaDescriptor dense(DType t, std::int64_t b, std::int64_t hq, std::int64_t hkv,
   return x;
 }
 
+// 3 packed bf16 sequences (Tq 400, Tk 500), 8 query / 4 KV heads, d128.
+void make_varlen(SdpaDescriptor& d) {
+  d.options.varlen = true;
+  d.options.batch = 3;
+  d.options.max_seqlen_q = 200;
+  d.options.max_seqlen_k = 300;
+  d.q = TensorLayout::contiguous(DType::kBF16, {400, 8, 128});
+  d.o = d.q;
+  d.k = TensorLayout::contiguous(DType::kBF16, {500, 4, 128});
+  d.v = d.k;
+  d.lse = TensorLayout::contiguous(DType::kF32, {8, 400});
+}
+
 SdpaBackwardDescriptor backward_of(const SdpaDescriptor& f) {
   SdpaBackwardDescriptor d;
   d.q = f.q, d.k = f.k, d.v = f.v, d.o = f.o, d.grad_o = f.o, d.lse = f.lse;
@@ -91,6 +104,35 @@ TEST(FlashSdpaProbe, WgmmaSkuIsSm90OnlyAndOrderedLast) {
   EXPECT_NE(refusal<SdpaPlan>(cap, flash_only("flash_wgmma*")).find("plain score path"), std::string::npos);
 }
 
+TEST(FlashSdpaProbe, WgmmaWsSkuTakesDenseTmaLayoutsOnly) {
+  auto d = dense(DType::kBF16, 2, 8, 2, 300, 300, 64);
+  d.options.causal = true;
+  d.options.align = CausalAlign::kBottomRight;
+  auto p = SdpaPlan::select_for_caps(caps(90), d, flash_only("flash_wgmma_ws*"));
+  ASSERT_TRUE(p.has_value()) << p.error().to_string();
+  EXPECT_EQ(p->sku().name(), "sdpa.fwd.flash_wgmma_ws[bf16,f32].sm90a");
+  EXPECT_EQ(p->workspace_size(), 0u);
+  EXPECT_FALSE(SdpaPlan::select_for_caps(caps(80), d, flash_only("flash_wgmma_ws*")).has_value());
+  // A bshd view of q is a legal TMA layout.
+  auto bshd = dense(DType::kF16, 2, 8, 8, 128, 128, 128);
+  bshd.q = TensorLayout::strided(DType::kF16, {2, 8, 128, 128}, {128 * 8 * 128, 128, 8 * 128, 1});
+  EXPECT_TRUE(SdpaPlan::select_for_caps(caps(90), bshd, flash_only("flash_wgmma_ws*")).has_value());
+  // Unforced, the earlier flash SKUs win.
+  auto any = SdpaPlan::select_for_caps(caps(90), d, flash_only("flash_wgmma*"));
+  ASSERT_TRUE(any.has_value());
+  EXPECT_EQ(any->sku().impl, "flash_wgmma");
+  // K shared by every batch entry (stride 0): TMA cannot express it.
+  auto bcast = dense(DType::kBF16, 2, 8, 8, 128, 128, 128);
+  bcast.k = TensorLayout::strided(DType::kBF16, {2, 8, 128, 128}, {0, 128 * 128, 128, 1});
+  EXPECT_NE(refusal<SdpaPlan>(bcast, flash_only("flash_wgmma_ws*")).find("k batch stride = 0"), std::string::npos)
+      << refusal<SdpaPlan>(bcast, flash_only("flash_wgmma_ws*"));
+  auto vl = dense(DType::kBF16, 1, 8, 4, 1, 1, 128);
+  make_varlen(vl);
+  EXPECT_NE(refusal<SdpaPlan>(vl, flash_only("flash_wgmma_ws*")).find("varlen"), std::string::npos);
+  auto d96 = dense(DType::kBF16, 2, 8, 8, 256, 256, 96);
+  EXPECT_NE(refusal<SdpaPlan>(d96, flash_only("flash_wgmma_ws*")).find("head dim = 96"), std::string::npos);
+}
+
 TEST(FlashSdpaProbe, AcceptsTheOptions) {
   auto base = dense(DType::kBF16, 2, 8, 4, 128, 256, 128);
   std::vector<std::pair<const char*, std::function<void(SdpaDescriptor&)>>> cases = {
@@ -109,18 +151,7 @@ TEST(FlashSdpaProbe, AcceptsTheOptions) {
       {"no lse", [](SdpaDescriptor& d) { d.lse = TensorLayout{}; }},
       {"strided heads (bshd view)",
        [](SdpaDescriptor& d) { d.q = TensorLayout::strided(DType::kBF16, {2, 8, 128, 128}, {128 * 8 * 128, 128, 8 * 128, 1}); }},
-      {"varlen",
-       [](SdpaDescriptor& d) {
-         d.options.varlen = true;
-         d.options.batch = 3;
-         d.options.max_seqlen_q = 200;
-         d.options.max_seqlen_k = 300;
-         d.q = TensorLayout::contiguous(DType::kBF16, {400, 8, 128});
-         d.o = d.q;
-         d.k = TensorLayout::contiguous(DType::kBF16, {500, 4, 128});
-         d.v = d.k;
-         d.lse = TensorLayout::contiguous(DType::kF32, {8, 400});
-       }},
+      {"varlen", [](SdpaDescriptor& d) { make_varlen(d); }},
   };
   for (auto& [name, change] : cases) {
     auto d = base;

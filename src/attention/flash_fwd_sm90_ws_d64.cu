@@ -1,0 +1,13 @@
+// Flash SDPA forward on sm_90a, warp-specialized TMA + wgmma (EXPERIMENTAL), head dim 64: f16 and
+// bf16 (kernels/flash_fwd_sm90_ws.cuh). Other architectures compile an empty body (the SKU is
+// arch-specific: select never picks it there).
+#include "attention/kernels/flash_fwd_sm90_ws.cuh"
+
+namespace baracuda::attention {
+
+template <>
+Status launch_flash_fwd_sm90_ws<64>(const FlashFwdParams& p, cudaStream_t stream) {
+  return kernels::launch_flash_fwd_sm90_ws_impl<64>(p, stream);
+}
+
+}  // namespace baracuda::attention

@@ -1,0 +1,350 @@
+// Flash SDPA forward on sm_90a, FlashAttention-3 scheme: warp-specialized, TMA-fed, wgmma.
+// EXPERIMENTAL (written without a GPU): the SKU `flash_wgmma_ws` is ordered after cuDNN and the
+// other flash SKUs until the H200 tests pass.
+//
+// CTA = 3 warpgroups (384 threads) for one (128-row query block, query head, batch); the grid's
+// x runs over query blocks in reverse so the long causal blocks start first.
+//   - warpgroup 0, the producer, drops to 24 registers (setmaxnreg.dec); one thread issues
+//     every TMA copy: the Q tile once, then K and V tiles of 128 keys through a kStages-deep
+//     ring. Each stage has a "full" mbarrier per operand (1 arrival + expect_tx bytes) and an
+//     "empty" one (8 arrivals: lane 0 of each consumer warp once it has finished reading).
+//   - warpgroups 1 and 2, the consumers, rise to 240 registers; each owns 64 query rows.
+//     Per key tile j: S_j = Q K_j^T (wgmma m64n128k16, both operands in shared memory),
+//     online softmax in registers (log2 units, exp2), P_j repacked as the A operand of
+//     O += P_j V_j (wgmma register-A form, V read MN-major: no transpose).
+// Overlap: inside a warpgroup S_{j+1} is issued before O += P_j V_j and the softmax of tile
+// j + 1 runs while the P V group is still in flight (wgmma.wait_group 1); the O rescale waits for
+// it (wait_group 0). Across warpgroups two named barriers (ids 1, 2) hand the tensor cores back
+// and forth (ping-pong): a warpgroup issues its GEMMs of an iteration only after the other one
+// issued its own, so one's softmax overlaps the other's GEMMs.
+//
+// Shared memory: tiles in the 128-byte-swizzled layout that TMA's SWIZZLE_128B writes and the
+// wgmma descriptors of flash_fwd_sm90.cuh read: [D / 64][rows][64] (128-byte rows, 16-byte
+// chunk c of row r at c ^ (r % 8)), every tile 1024-byte aligned. TMA boxes are {64, rows} of
+// a 4-D map (d, s, h, b) per operand, built on the host per launch; rows past the sequence
+// arrive zero-filled (and still count in the transaction bytes). d128: Q 32 KB + 2 x (K 32 KB +
+// V 32 KB) = 160 KB; d64: Q 16 KB + 3 x 32 KB = 112 KB.
+//
+// Masks: only key tiles inside the causal / window band of the block are visited; only tiles
+// crossing the band's edge or the key end of a warpgroup's 64 rows are masked per element.
+// Epilogue: o / l written through the warpgroup's (finished) Q rows in shared memory as 16-byte
+// coalesced stores; lse natural log; rows that see no key: o = 0, lse = -inf.
+//
+// Preconditions (probe): dense [B, H, S, D] operands with a contiguous head dim, 16-byte
+// multiple strides and 16-byte aligned bases (TMA-expressible), D in {64, 128}, f16 / bf16, no
+// softcap / bias / ALiBi / dropout / varlen, sm_90a.
+#pragma once
+
+#include <cuda.h>
+
+#include "attention/flash_ws.hpp"
+#include "attention/kernels/flash_fwd_sm90.cuh"
+#include "common/tma.cuh"
+
+namespace baracuda::attention::kernels {
+
+template <int D>
+struct FlashWsConfig {
+  static constexpr int kM = 128, kN = 128, kThreads = 384;
+  static constexpr int kStages = D <= 64 ? 3 : 2;
+  static constexpr int kProducerRegs = 24, kConsumerRegs = 240;
+  static constexpr int kTileQ = kM * D, kTileKV = kN * D;  // elements
+  static constexpr int kBars = 1 + 4 * kStages;
+  static constexpr int kSmemBytes = (kTileQ + 2 * kStages * kTileKV) * 2 + kBars * 8 + 1024;  // + alignment slack
+};
+
+#if defined(BARACUDA_FLASH_SM90)
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+// Keeps the compiler from moving reads / writes of wgmma accumulators across the issue / wait.
+template <int N>
+__device__ __forceinline__ void reg_fence(float (&r)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(r[i])::"memory");
+}
+
+#endif  // BARACUDA_FLASH_SM90
+
+template <class T, int D>
+__global__ void __launch_bounds__(384, 1)
+    flash_fwd_sm90_ws_kernel(const FlashFwdParams p, const __grid_constant__ FlashWsMaps maps) {
+#if defined(BARACUDA_FLASH_SM90)
+  using Cfg = FlashWsConfig<D>;
+  using ::baracuda::kernels::mbarrier_arrive_expect_tx;
+  using ::baracuda::kernels::mbarrier_init;
+  using ::baracuda::kernels::mbarrier_init_fence;
+  using ::baracuda::kernels::mbarrier_wait_bounded;
+  using ::baracuda::kernels::named_barrier_arrive;
+  using ::baracuda::kernels::named_barrier_sync;
+  using ::baracuda::kernels::tma_load_4d;
+  constexpr int kM = Cfg::kM, kN = Cfg::kN, kS = Cfg::kStages;
+  static_assert(D == 64 || D == 128);
+  extern __shared__ unsigned char smem_raw[];
+  T* sQ = reinterpret_cast<T*>((reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) & ~std::uintptr_t{1023});
+  T* sK = sQ + Cfg::kTileQ;         // [kS][kN * D]
+  T* sV = sK + kS * Cfg::kTileKV;   // [kS][kN * D]
+  std::uint64_t* bars = reinterpret_cast<std::uint64_t*>(sV + kS * Cfg::kTileKV);
+  std::uint64_t* q_full = bars;
+  std::uint64_t* k_full = bars + 1;
+  std::uint64_t* v_full = bars + 1 + kS;
+  std::uint64_t* k_empty = bars + 1 + 2 * kS;
+  std::uint64_t* v_empty = bars + 1 + 3 * kS;
+
+  const int tid = threadIdx.x, lane = tid & 31;
+  const int warp = __shfl_sync(0xffffffffu, tid >> 5, 0);  // warp-uniform in ptxas's eyes (no divergent wgmma)
+  QueryBlock<T> qb;
+  if (!query_block<kM, kN>(p, qb)) return;
+  const SeqInfo& si = qb.si;
+  const int m0 = qb.m0, n_begin = qb.n_begin;
+  if (qb.n_end <= n_begin) {  // no query of the block sees a key: o = 0, lse = -inf
+    write_empty_rows<D, kM, Cfg::kThreads>(p, qb.o, qb.valid_q, qb.b, qb.h, si.start_q + m0, tid);
+    return;
+  }
+  const int n_tiles = qb.n_end - n_begin;
+
+  if (tid == 0) {
+    mbarrier_init(q_full, 1);
+    for (int s = 0; s < kS; ++s) {
+      mbarrier_init(k_full + s, 1);
+      mbarrier_init(v_full + s, 1);
+      mbarrier_init(k_empty + s, 8);  // lane 0 of each of the 8 consumer warps
+      mbarrier_init(v_empty + s, 8);
+    }
+    mbarrier_init_fence();
+  }
+  __syncthreads();  // the last CTA-wide barrier: the warpgroups part here
+
+  if (warp < 4) {
+    // ------------------------------------------------------------ producer
+    ::baracuda::kernels::setmaxnreg_dec<Cfg::kProducerRegs>();
+    if (tid == 0) {
+      ::baracuda::kernels::tma_prefetch_descriptor(&maps.q);
+      ::baracuda::kernels::tma_prefetch_descriptor(&maps.k);
+      ::baracuda::kernels::tma_prefetch_descriptor(&maps.v);
+      constexpr unsigned kQBytes = Cfg::kTileQ * 2, kKVBytes = Cfg::kTileKV * 2;
+      mbarrier_arrive_expect_tx(q_full, kQBytes);
+#pragma unroll
+      for (int c = 0; c < D / 64; ++c) tma_load_4d(sQ + c * kM * 64, &maps.q, c * 64, m0, qb.h, qb.b, q_full);
+      for (int it = 0; it < n_tiles; ++it) {
+        const int st = it % kS;
+        const unsigned empty_parity = ((it / kS) & 1) ^ 1;  // the first pass through the ring does not wait
+        const int key0 = (n_begin + it) * kN;
+        mbarrier_wait_bounded(k_empty + st, empty_parity);
+        mbarrier_arrive_expect_tx(k_full + st, kKVBytes);
+#pragma unroll
+        for (int c = 0; c < D / 64; ++c)
+          tma_load_4d(sK + st * Cfg::kTileKV + c * kN * 64, &maps.k, c * 64, key0, qb.hk, qb.b, k_full + st);
+        mbarrier_wait_bounded(v_empty + st, empty_parity);
+        mbarrier_arrive_expect_tx(v_full + st, kKVBytes);
+#pragma unroll
+        for (int c = 0; c < D / 64; ++c)
+          tma_load_4d(sV + st * Cfg::kTileKV + c * kN * 64, &maps.v, c * 64, key0, qb.hk, qb.b, v_full + st);
+      }
+    }
+    return;
+  }
+
+  // -------------------------------------------------------------- consumers
+  ::baracuda::kernels::setmaxnreg_inc<Cfg::kConsumerRegs>();
+  const int cw = (warp >> 2) - 1;  // consumer warpgroup 0 / 1: rows 64 cw .. 64 cw + 63
+  const int ctid = tid - 128 * (cw + 1);
+  const int g = lane >> 2, t = lane & 3;
+  const int row_local[2] = {cw * 64 + (warp & 3) * 16 + g, cw * 64 + (warp & 3) * 16 + g + 8};
+  const int wg_row0 = m0 + cw * 64;
+
+  float acc_o[D / 8][4], row_max[2], row_sum[2], corr[2];
+  zero_acc(acc_o);
+  row_max[0] = row_max[1] = kNegInf;
+  row_sum[0] = row_sum[1] = 0.f;
+  float s[kN / 8][4];
+  float (&s_flat)[kN / 2] = reinterpret_cast<float (&)[kN / 2]>(s);
+  float (&o_flat)[D / 2] = reinterpret_cast<float (&)[D / 2]>(acc_o);
+  std::uint32_t pa[kN / 16][4];
+
+  auto issue_s = [&](int st) {
+    const T* cK = sK + st * Cfg::kTileKV;
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+      const std::uint64_t da = sw128_desc(sQ + (kk >> 2) * kM * 64 + cw * 64 * 64 + (kk & 3) * 16, 16, 1024);
+      const std::uint64_t db = sw128_desc(cK + (kk >> 2) * kN * 64 + (kk & 3) * 16, 16, 1024);
+      wgmma_s<T>(s_flat, da, db, kk > 0 ? 1 : 0);
+    }
+  };
+  auto issue_pv = [&](int st) {
+    const T* cV = sV + st * Cfg::kTileKV;
+#pragma unroll
+    for (int k16 = 0; k16 < kN / 16; ++k16) wgmma_pv<T, D>(o_flat, pa[k16], sw128_desc(cV + k16 * 16 * 64, kN * 128, 1024));
+  };
+  auto release = [&](std::uint64_t* bar) { ::baracuda::kernels::mbarrier_arrive_if(bar, lane == 0); };
+  // flash_fwd.cuh's online softmax on a one-column stand-in for acc_o (ones): it comes back as
+  // the rescale factors, applied to the real acc_o once the P V in flight has finished.
+  auto softmax = [&](int it) {
+    const int j0 = (n_begin + it) * kN;
+    float c[1][4] = {{1.f, 1.f, 1.f, 1.f}};
+    online_softmax_tile<T, 8, kN, false>(p, si, s, c, row_max, row_sum, m0, row_local, j0,
+                                         tile_needs_mask(p, si, wg_row0, 64, j0, kN), qb.b, qb.h, 0.f, DropKey{}, t);
+    corr[0] = c[0][0];
+    corr[1] = c[0][2];
+  };
+  auto pack_p = [&] {
+#pragma unroll
+    for (int k16 = 0; k16 < kN / 16; ++k16) acc_to_a<T>(pa[k16], s, k16);
+  };
+
+  // Tile 0: S_0, softmax (acc_o is zero: no rescale needed).
+  mbarrier_wait_bounded(q_full, 0);
+  mbarrier_wait_bounded(k_full, 0);
+  reg_fence(s_flat);
+  wgmma_fence();
+  issue_s(0);
+  wgmma_commit();
+  wgmma_wait<0>();
+  reg_fence(s_flat);
+  release(k_empty);
+  softmax(0);
+  pack_p();
+
+  // Ping-pong: consumer 1 lets consumer 0 issue first; each iteration a warpgroup waits for its
+  // turn (barrier 1 + cw) and, after issuing, hands the turn over (barrier 2 - cw). Consumer 1
+  // skips its last hand-over so both barriers see equal arrival counts.
+  if (cw == 1 && n_tiles > 1) named_barrier_arrive(1, 256);
+  for (int it = 1; it < n_tiles; ++it) {
+    const int st = it % kS, pst = (it - 1) % kS;
+    named_barrier_sync(1 + cw, 256);
+    mbarrier_wait_bounded(k_full + st, (it / kS) & 1);
+    reg_fence(s_flat);
+    reg_fence(o_flat);
+    wgmma_fence();
+    issue_s(st);
+    wgmma_commit();
+    mbarrier_wait_bounded(v_full + pst, ((it - 1) / kS) & 1);
+    issue_pv(pst);
+    wgmma_commit();
+    if (!(cw == 1 && it == n_tiles - 1)) named_barrier_arrive(2 - cw, 256);
+    wgmma_wait<1>();  // S_it done, O += P_{it-1} V_{it-1} may still run
+    reg_fence(s_flat);
+    release(k_empty + st);
+    softmax(it);
+    wgmma_wait<0>();
+    reg_fence(o_flat);
+    release(v_empty + pst);
+#pragma unroll
+    for (int d8 = 0; d8 < D / 8; ++d8) {
+      acc_o[d8][0] *= corr[0];
+      acc_o[d8][1] *= corr[0];
+      acc_o[d8][2] *= corr[1];
+      acc_o[d8][3] *= corr[1];
+    }
+    pack_p();
+  }
+  {
+    const int lst = (n_tiles - 1) % kS;
+    mbarrier_wait_bounded(v_full + lst, ((n_tiles - 1) / kS) & 1);
+    reg_fence(o_flat);
+    wgmma_fence();
+    issue_pv(lst);
+    wgmma_commit();
+    wgmma_wait<0>();
+    reg_fence(o_flat);
+    release(v_empty + lst);
+  }
+
+  // Epilogue: o / l staged through this warpgroup's Q rows (its last S GEMM has completed).
+  float lse_v[2];
+  finish_rows<D, false>(p, acc_o, row_max, row_sum, lse_v);
+#pragma unroll
+  for (int d8 = 0; d8 < D / 8; ++d8) {
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int row = row_local[r], col = d8 * 8 + 2 * t;
+      T* dst = sQ + (col >> 6) * kM * 64 + row * 64 + ((((col & 63) >> 3) ^ (row & 7)) << 3) + (col & 7);
+      *reinterpret_cast<std::uint32_t*>(dst) = pack2<T>(acc_o[d8][2 * r], acc_o[d8][2 * r + 1]);
+    }
+  }
+  named_barrier_sync(3 + cw, 128);
+  constexpr int kChunks = D / 8;
+  T* og = qb.o;
+#pragma unroll
+  for (int c = ctid; c < 64 * kChunks; c += 128) {
+    const int r = c / kChunks, ch = c - (c / kChunks) * kChunks;
+    const int row = cw * 64 + r;
+    if (row < qb.valid_q)
+      *reinterpret_cast<uint4*>(og + row * p.o_s + ch * 8) =
+          *reinterpret_cast<const uint4*>(sQ + (ch >> 3) * kM * 64 + row * 64 + (((ch & 7) ^ (row & 7)) << 3));
+  }
+  if (p.lse != nullptr && t == 0) {
+#pragma unroll
+    for (int r = 0; r < 2; ++r)
+      if (row_local[r] < qb.valid_q)
+        p.lse[qb.b * p.lse_b + qb.h * p.lse_h + static_cast<std::int64_t>(si.start_q + m0 + row_local[r]) * p.lse_s] =
+            lse_v[r];
+  }
+#endif  // BARACUDA_FLASH_SM90
+}
+
+// ---------------------------------------------------------------- host side
+// cuTensorMapEncodeTiled from the driver through the runtime (no libcuda link), looked up once.
+using TensorMapEncodeFn = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+                                       const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
+                                       CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+inline TensorMapEncodeFn tensor_map_encoder() {
+  static const TensorMapEncodeFn fn = [] {
+    void* f = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess)
+      return static_cast<TensorMapEncodeFn>(nullptr);
+    return reinterpret_cast<TensorMapEncodeFn>(f);
+  }();
+  return fn;
+}
+
+// A 4-D (d, s, h, b) map of a 16-bit [B, H, S, D] operand with element strides (sb, sh, ss),
+// box {64, rows, 1, 1}, 128-byte swizzle. Strides of size-1 dims are irrelevant and replaced by
+// a legal value.
+inline Status encode_operand_map(CUtensorMap* map, const void* base, bool bf16, int d, std::int64_t s, std::int64_t h,
+                                 std::int64_t b, std::int64_t ss, std::int64_t sh, std::int64_t sb, int rows) {
+  const TensorMapEncodeFn enc = tensor_map_encoder();
+  if (enc == nullptr) return Status(Code::kNotSupported, "sdpa flash_wgmma_ws: the driver has no cuTensorMapEncodeTiled");
+  auto legal = [&](std::int64_t size, std::int64_t stride) {
+    const std::int64_t bytes = stride * 2;
+    return size <= 1 ? static_cast<cuuint64_t>(d * 2) : static_cast<cuuint64_t>(bytes);
+  };
+  const cuuint64_t dims[4] = {static_cast<cuuint64_t>(d), static_cast<cuuint64_t>(s), static_cast<cuuint64_t>(h),
+                              static_cast<cuuint64_t>(b)};
+  const cuuint64_t strides[3] = {legal(s, ss), legal(h, sh), legal(b, sb)};
+  const cuuint32_t box[4] = {64, static_cast<cuuint32_t>(rows), 1, 1};
+  const cuuint32_t estr[4] = {1, 1, 1, 1};
+  const CUresult r = enc(map, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 4,
+                         const_cast<void*>(base), dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                         CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    return Status(Code::kInvalidArgument, "sdpa flash_wgmma_ws: cuTensorMapEncodeTiled failed (" + std::to_string(static_cast<int>(r)) + ")");
+  return Status::ok();
+}
+
+// Host launcher (flash_fwd_sm90_ws_d<D>.cu): tensor maps, then the kernel.
+template <int D>
+Status launch_flash_fwd_sm90_ws_impl(const FlashFwdParams& p, cudaStream_t stream) {
+  using Cfg = FlashWsConfig<D>;
+  const dim3 grid(static_cast<unsigned>((p.seqlen_q + Cfg::kM - 1) / Cfg::kM), static_cast<unsigned>(p.heads_q),
+                  static_cast<unsigned>(p.batch));
+  if (grid.x == 0 || grid.y == 0 || grid.z == 0) return Status::ok();
+  const int hkv = p.heads_q / p.group;
+  FlashWsMaps maps{};
+  BARACUDA_TRY(encode_operand_map(&maps.q, p.q, p.bf16 != 0, D, p.seqlen_q, p.heads_q, p.batch, p.q_s, p.q_h, p.q_b, Cfg::kM));
+  if (p.seqlen_k > 0) {  // no keys: every block writes o = 0, lse = -inf and loads nothing
+    BARACUDA_TRY(encode_operand_map(&maps.k, p.k, p.bf16 != 0, D, p.seqlen_k, hkv, p.batch, p.k_s, p.k_h, p.k_b, Cfg::kN));
+    BARACUDA_TRY(encode_operand_map(&maps.v, p.v, p.bf16 != 0, D, p.seqlen_k, hkv, p.batch, p.v_s, p.v_h, p.v_b, Cfg::kN));
+  }
+  void (*kernel)(const FlashFwdParams, const FlashWsMaps) =
+      p.bf16 ? flash_fwd_sm90_ws_kernel<__nv_bfloat16, D> : flash_fwd_sm90_ws_kernel<__half, D>;
+  if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes) != cudaSuccess)
+    return gemm::kernel_launch_status("sdpa flash_wgmma_ws forward (shared memory attribute)");
+  kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(p, maps);
+  return gemm::kernel_launch_status("sdpa flash_wgmma_ws forward");
+}
+
+}  // namespace baracuda::attention::kernels
