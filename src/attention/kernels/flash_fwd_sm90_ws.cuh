@@ -260,7 +260,7 @@ __global__ void __launch_bounds__(384, 1)
     for (int r = 0; r < 2; ++r) {
       const int row = row_local[r], col = d8 * 8 + 2 * t;
       T* dst = sQ + (col >> 6) * kM * 64 + row * 64 + ((((col & 63) >> 3) ^ (row & 7)) << 3) + (col & 7);
-      *reinterpret_cast<std::uint32_t*>(dst) = pack2<T>(acc_o[d8][2 * r], acc_o[d8][2 * r + 1]);
+      *reinterpret_cast<std::uint32_t*>(dst) = pack2f<T>(acc_o[d8][2 * r], acc_o[d8][2 * r + 1]);
     }
   }
   named_barrier_sync(3 + cw, 128);
