@@ -279,7 +279,7 @@ const SuiteSpec kSuites[] = {
      "1024x1024", 10},
     {"elementwise", "the foundation ops plus a spread of unary and binary kinds, bf16 16384x8192", "1073741824", "8192x8192x8192",
      "16384x8192", 50},
-    {"gemm", "GemmPlan (issue 4): bf16/f16 4096^3 and 8192^3, LLM shapes (bf16), fused bias+gelu vs separate passes, the activation backward (dgelu/drelu/dsilu + bgrad, dgelu vs separate ops) and gelu aux output, int8 and fp8 8192^3, W4A16 M=1/16/2048 on 28672x8192 next to bf16, bin_gemm (1-bit) xnor 8192^3 / 4096^3 and and-popcount 8192^3",
+    {"gemm", "GemmPlan (issue 4): bf16/f16 4096^3 and 8192^3, LLM shapes (bf16), fused bias+gelu vs separate passes, the activation backward (dgelu/drelu/dsilu + bgrad, dgelu vs separate ops) and gelu aux output, int8 and fp8 8192^3, W4A16 M=1/16/2048 on 28672x8192 next to bf16 and M=1/16 on 28672x8192 and 4096x4096 with each decode SKU forced, bin_gemm (1-bit) xnor 8192^3 / 4096^3 and and-popcount 8192^3",
      "1073741824", "8192x8192x8192", "", 50},
     {"softmax", "softmax / log_softmax forward and softmax backward, gumbel_softmax (soft, hard, backward), sparsemax (and backward), bf16 16384x8192 and 4096x131072", "1073741824", "",
      "", 50},
@@ -586,6 +586,17 @@ Expected<std::vector<Case>> suite_cases(const SuiteSpec& s) {
       BARACUDA_TRY(add("gemm", "bf16", sh));
     }
     BARACUDA_TRY(add("w4a16_u4", "bf16", "16x28672x8192"));
+    // W4A16 decode with each decode SKU forced (w4a16_stream, w4a16_gemv) at M = 1 / 16 on
+    // 28672x8192 and 4096x4096, the bf16 GEMM of the 4096x4096 shapes beside them
+    for (const char* sh : {"1x28672x8192", "16x28672x8192", "1x4096x4096", "16x4096x4096"}) {
+      for (const char* force : {"*w4a16_stream*", "*w4a16_gemv*"}) {
+        auto c = make_case("w4a16", "bf16", sh, s.reps);
+        if (!c) return c.error();
+        c->force = force;
+        cases.push_back(*c);
+      }
+      if (std::string_view(sh).find("x4096x") != std::string_view::npos) BARACUDA_TRY(add("gemm", "bf16", sh));
+    }
     // BinGemmPlan (issue 4): xnor 8192^3 and 4096^3 bits, and-popcount 8192^3
     for (const char* sh : {"8192x8192x8192", "4096x4096x4096"}) BARACUDA_TRY(add("bin_gemm", "u32", sh));
     BARACUDA_TRY(add("bin_gemm_and", "u32", "8192x8192x8192"));
@@ -1143,9 +1154,11 @@ Expected<Workload> int4_gemm_workload(const Case& c, const Stream& s) {
   const TensorLayout groups = TensorLayout::contiguous(c.in, {n, d.groups()});
   std::vector<TensorLayout> in = {d.x.as_tensor(), d.w.as_tensor(), groups};
   if (u4) in.push_back(groups);
+  PlanPreference pref = g_preference;
+  if (!c.force.empty()) pref.force_sku = c.force;
   auto w = plan_workload<Int4GemmPlan>(s, d, in, {d.y.as_tensor()}, [u4](const Ptrs& p) {
     return Int4GemmArgs{.x = p[0], .w = p[1], .scales = p[2], .zeros = u4 ? p[3] : nullptr, .y = p[u4 ? 4 : 3]};
-  });
+  }, &pref);
   if (w) w->flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   return w;
 }

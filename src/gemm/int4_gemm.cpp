@@ -1,5 +1,8 @@
 // Int4GemmPlan (baracuda/ops/gemm_int4.hpp): descriptor validation, the two candidates and
 // the run-time argument checks. Candidates, in this order:
+//  * "w4a16_stream": M <= 16, the streaming decode kernel (kernels/int4_stream.cuh): the
+//    fragments of w4a16_gemv with kStages chunks of weights in flight per warp, launch shape
+//    sized to whole waves of resident blocks (stream_config), split-K as below;
 //  * "w4a16_gemv": M <= 16, our decode kernel (kernels/int4_gemv.cuh), launch shape fixed
 //    at select (split-K when N alone cannot fill the device or X's slice must fit in shared
 //    memory), f32 partial sums in the workspace when split;
@@ -128,29 +131,87 @@ Int4GemvConfig gemv_config(const Int4GemmDescriptor& d, const DeviceCaps& caps) 
   return c;
 }
 
+// ------------------------------------------------------------------------ streaming decode kernel
+// k >> shift == k / group_size for 0 <= k < K (group_size a power of two, or K: always 0).
+int group_shift_of(std::int64_t gs) {
+  int sh = 0;
+  while ((std::int64_t{1} << sh) < gs) ++sh;
+  return (std::int64_t{1} << sh) == gs ? sh : 63;
+}
+
+// The launch shape of w4a16_stream: among the split counts along K (slices of whole 128-k
+// chunks, X's slice within the shared memory limit), the one of least modelled time. Model:
+// blocks run in waves of kInt4StreamBlocksPerSm resident blocks per SM (fewer when X's slice
+// limits them); a wave of u blocks of B weight bytes each takes max(u B / kStreamBw, B /
+// kBlockRate) (the device's bandwidth shared, or one block's own rate: 8 warps x 3 chunks x
+// 2 KB in flight over ~2 us of loaded latency); a split adds the reduction kernel's launch and
+// its f32 traffic. Deterministic: a function of the descriptor and the device caps only.
+Int4GemvConfig stream_config(const Int4GemmDescriptor& d, const DeviceCaps& caps) {
+  constexpr double kStreamBw = 3.3e12, kBlockRate = 24e9, kReduceLaunch = 1.5e-6;
+  Int4GemvConfig c;
+  const std::int64_t M = std::max<std::int64_t>(d.m(), 1), N = d.n(), K = d.k();
+  c.row_blocks = ceil_div(N, kInt4GemvRowsPerBlock);
+  c.group_shift = group_shift_of(d.group_size);
+  const std::int64_t sms = std::max(caps.sm_count, 1);
+  const std::size_t optin = caps.smem_per_block_optin > 0 ? caps.smem_per_block_optin : kDefaultSmem;
+  const std::size_t sm_smem = optin + 1024;  // per SM: the opt-in block limit + the 1 KB reserved per block
+  const std::int64_t chunks = ceil_div(K, 128), blocks = std::max<std::int64_t>(c.row_blocks, 1);
+  double best = -1;
+  for (std::int64_t want = 1; want <= chunks; ++want) {
+    const std::int64_t kslice = ceil_div(chunks, want) * 128, splits = ceil_div(K, kslice);
+    if (splits != want) continue;  // each split count once
+    const std::size_t smem = int4_gemv_smem_bytes(M, kslice);
+    if (smem > optin) continue;
+    const std::int64_t per_sm =
+        std::min<std::int64_t>(kInt4StreamBlocksPerSm, static_cast<std::int64_t>(sm_smem / (smem + 1024)));
+    if (per_sm < 1) continue;
+    const double block_bytes = static_cast<double>(kInt4GemvRowsPerBlock / 2 * kslice);
+    double t = 0;
+    for (std::int64_t left = blocks * splits; left > 0; left -= per_sm * sms) {
+      const double u = static_cast<double>(std::min(left, per_sm * sms));
+      t += std::max(u * block_bytes / kStreamBw, block_bytes / kBlockRate);
+    }
+    if (splits > 1) t += kReduceLaunch + 8.0 * static_cast<double>(splits * M * N) / kStreamBw;
+    if (best < 0 || t < best) {
+      best = t;
+      c.kslice = kslice;
+      c.splits = static_cast<int>(splits);
+      c.smem_bytes = smem;
+    }
+  }
+  return c;
+}
+
 struct GemvState {
   Int4GemvConfig cfg;
 };
 
-struct GemvCandidate {
+// The two decode SKUs: kStream = true is w4a16_stream (kernels/int4_stream.cuh), false the
+// original w4a16_gemv (kernels/int4_gemv.cuh); both M <= 16, same parameters and workspace rule.
+template <bool kStream>
+struct DecodeCandidate {
   using Desc = Int4GemmDescriptor;
+  static Int4GemvConfig config(const Desc& d, const DeviceCaps& caps) {
+    return kStream ? stream_config(d, caps) : gemv_config(d, caps);
+  }
   static std::size_t workspace(const Desc& d, const Int4GemvConfig& c) {
     return c.splits > 1 ? static_cast<std::size_t>(c.splits * d.m() * d.n()) * 4 : 0;
   }
   static Candidate<Desc, Int4GemmArgs>::Probe probe(const Desc& d, const DeviceCaps& caps) {
     Candidate<Desc, Int4GemmArgs>::Probe pr;
-    pr.sku = int4_sku(d, "w4a16_gemv", Backend::kHand);
+    pr.sku = int4_sku(d, kStream ? "w4a16_stream" : "w4a16_gemv", Backend::kHand);
     if (d.m() > kInt4GemvMaxM)
       pr.rejection = "M = " + s64(d.m()) + " > " + s64(kInt4GemvMaxM) + ": the decode kernel covers at most 16 rows of x";
     else
-      pr.workspace_bytes = workspace(d, gemv_config(d, caps));
+      pr.workspace_bytes = workspace(d, config(d, caps));
     return pr;
   }
   static Expected<std::shared_ptr<const void>> prepare(const Desc& d, const DeviceCaps& caps) {
     auto st = std::make_shared<GemvState>();
-    st->cfg = gemv_config(d, caps);
+    st->cfg = config(d, caps);
     if (caps.ordinal >= 0 && d.m() > 0 && st->cfg.smem_bytes > kDefaultSmem)
-      BARACUDA_TRY(int4_gemv_allow_smem(d.x.dtype, d.m(), st->cfg.smem_bytes));
+      BARACUDA_TRY(kStream ? int4_stream_allow_smem(d.x.dtype, d.w.dtype == DType::kS4, d.m(), st->cfg.smem_bytes)
+                           : int4_gemv_allow_smem(d.x.dtype, d.m(), st->cfg.smem_bytes));
     return std::shared_ptr<const void>(st);
   }
   static Status launch(const void* state, const Desc& d, const Int4GemmArgs& a, Workspace ws, cudaStream_t s) {
@@ -168,9 +229,11 @@ struct GemvCandidate {
     p.m = d.m();
     p.cfg = st.cfg;
     p.partial = st.cfg.splits > 1 ? static_cast<float*>(ws.data) : nullptr;
-    return launch_int4_gemv(p, s);
+    return kStream ? launch_int4_stream(p, s) : launch_int4_gemv(p, s);
   }
 };
+using StreamCandidate = DecodeCandidate<true>;
+using GemvCandidate = DecodeCandidate<false>;
 
 // ------------------------------------------------------------------------ dequant + cuBLASLt
 std::size_t dequant_bytes(const Int4GemmDescriptor& d) {
@@ -234,7 +297,9 @@ struct DequantCandidate {
   }
 };
 
-constexpr std::array<Candidate<Int4GemmDescriptor, Int4GemmArgs>, 2> kInt4Candidates = {
+constexpr std::array<Candidate<Int4GemmDescriptor, Int4GemmArgs>, 3> kInt4Candidates = {
+    Candidate<Int4GemmDescriptor, Int4GemmArgs>{&StreamCandidate::probe, &StreamCandidate::prepare,
+                                                &StreamCandidate::launch},
     Candidate<Int4GemmDescriptor, Int4GemmArgs>{&GemvCandidate::probe, &GemvCandidate::prepare, &GemvCandidate::launch},
     Candidate<Int4GemmDescriptor, Int4GemmArgs>{&DequantCandidate::probe, &DequantCandidate::prepare,
                                                 &DequantCandidate::launch}};
@@ -264,8 +329,8 @@ struct FamilyTraits<Int4GemmDescriptor> {
   static std::span<const Candidate<Int4GemmDescriptor, Int4GemmArgs>> candidates() { return gemm::kInt4Candidates; }
   static Expected<PreparedCandidate> prepare_with_preference(std::size_t i, const Int4GemmDescriptor& d, const DeviceCaps& caps,
                                                              const PlanPreference& pref) {
-    if (i == 1) return gemm::DequantCandidate::prepare_pref(d, caps, pref);
-    auto st = gemm::GemvCandidate::prepare(d, caps);
+    if (i == 2) return gemm::DequantCandidate::prepare_pref(d, caps, pref);
+    auto st = i == 0 ? gemm::StreamCandidate::prepare(d, caps) : gemm::GemvCandidate::prepare(d, caps);
     if (!st) return st.error();
     const auto& cfg = static_cast<const gemm::GemvState*>(st.value().get())->cfg;
     return PreparedCandidate{std::move(st.value()), gemm::GemvCandidate::workspace(d, cfg)};

@@ -1,10 +1,12 @@
 // Instances and launchers of Int4GemmPlan's kernels (kernels/int4_gemv.cuh,
 // kernels/int4_dequant.cuh): per activation dtype (f16, bf16) and, for the decode kernel,
-// per number of 8-row activation tiles (NT = 1 for M <= 8, 2 for M <= 16).
+// per number of 8-row activation tiles (NT = 1 for M <= 8, 2 for M <= 16), and for the streaming
+// decode kernel also per weight kind (s4 / u4).
 #include <mutex>
 
 #include "gemm/kernels/int4_dequant.cuh"
 #include "gemm/kernels/int4_gemv.cuh"
+#include "gemm/kernels/int4_stream.cuh"
 #include "gemm/launch_status.hpp"
 
 namespace baracuda::gemm {
@@ -17,11 +19,15 @@ auto gemv_kernel_for(std::int64_t m) {
 }
 
 template <class T>
-Status allow_smem_t(std::int64_t m, std::size_t bytes) {
+auto stream_kernel_for(bool is_signed, std::int64_t m) {
+  if (is_signed) return m <= 8 ? &kernels::int4_stream_kernel<T, 1, true> : &kernels::int4_stream_kernel<T, 2, true>;
+  return m <= 8 ? &kernels::int4_stream_kernel<T, 1, false> : &kernels::int4_stream_kernel<T, 2, false>;
+}
+
+Status allow_smem_k(void (*kernel)(const Int4GemvParams), std::size_t bytes) {
   static std::mutex mu;  // cudaFuncSetAttribute is serialized across host threads
   std::lock_guard<std::mutex> lock(mu);
-  const cudaError_t e =
-      cudaFuncSetAttribute(gemv_kernel_for<T>(m), cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
+  const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
   if (e == cudaSuccess) return Status::ok();
   cudaGetLastError();
   return Status(Code::kCudaError, std::string("int4 gemv: cudaFuncSetAttribute(MaxDynamicSharedMemorySize = ") +
@@ -30,9 +36,9 @@ Status allow_smem_t(std::int64_t m, std::size_t bytes) {
 }
 
 template <class T>
-Status launch_gemv_t(const Int4GemvParams& p, cudaStream_t s) {
+Status launch_gemv_t(void (*kernel)(const Int4GemvParams), const Int4GemvParams& p, cudaStream_t s) {
   const dim3 grid(static_cast<unsigned>(p.cfg.row_blocks), static_cast<unsigned>(p.cfg.splits));
-  gemv_kernel_for<T>(p.m)<<<grid, kInt4GemvWarps * 32, p.cfg.smem_bytes, s>>>(p);
+  kernel<<<grid, kInt4GemvWarps * 32, p.cfg.smem_bytes, s>>>(p);
   BARACUDA_TRY(kernel_launch_status("int4 gemv"));
   if (p.cfg.splits == 1) return Status::ok();
   const std::int64_t total = p.m * p.wt.n;
@@ -54,11 +60,23 @@ Status launch_dequant_t(const Int4Weights& wt, void* wd, cudaStream_t s) {
 }  // namespace
 
 Status int4_gemv_allow_smem(DType act, std::int64_t m, std::size_t bytes) {
-  return act == DType::kF16 ? allow_smem_t<__half>(m, bytes) : allow_smem_t<__nv_bfloat16>(m, bytes);
+  return allow_smem_k(act == DType::kF16 ? gemv_kernel_for<__half>(m) : gemv_kernel_for<__nv_bfloat16>(m), bytes);
 }
 
 Status launch_int4_gemv(const Int4GemvParams& p, cudaStream_t s) {
-  return p.act == DType::kF16 ? launch_gemv_t<__half>(p, s) : launch_gemv_t<__nv_bfloat16>(p, s);
+  return p.act == DType::kF16 ? launch_gemv_t<__half>(gemv_kernel_for<__half>(p.m), p, s)
+                              : launch_gemv_t<__nv_bfloat16>(gemv_kernel_for<__nv_bfloat16>(p.m), p, s);
+}
+
+Status int4_stream_allow_smem(DType act, bool is_signed, std::int64_t m, std::size_t bytes) {
+  return allow_smem_k(act == DType::kF16 ? stream_kernel_for<__half>(is_signed, m)
+                                         : stream_kernel_for<__nv_bfloat16>(is_signed, m),
+                      bytes);
+}
+
+Status launch_int4_stream(const Int4GemvParams& p, cudaStream_t s) {
+  return p.act == DType::kF16 ? launch_gemv_t<__half>(stream_kernel_for<__half>(p.wt.is_signed, p.m), p, s)
+                              : launch_gemv_t<__nv_bfloat16>(stream_kernel_for<__nv_bfloat16>(p.wt.is_signed, p.m), p, s);
 }
 
 Status launch_int4_dequant(const Int4Weights& wt, DType act, void* wd, cudaStream_t s) {

@@ -31,6 +31,7 @@ struct Int4GemvConfig {
   std::int64_t kslice = 0;    // K per split, a multiple of 128
   std::size_t smem_bytes = 0; // dynamic shared memory per block (the staged X slice)
   std::int64_t row_blocks = 0;
+  int group_shift = 63;       // w4a16_stream: k >> group_shift is k / group_size for k < K
 };
 inline constexpr int kInt4GemvWarps = 8;         // warps per block
 inline constexpr int kInt4GemvRowsPerWarp = 32;  // two 16-row mma tiles
@@ -59,6 +60,13 @@ struct Int4GemvParams {
 // Sets the kernel's dynamic shared memory limit (once per select; needs the device).
 Status int4_gemv_allow_smem(DType act, std::int64_t m, std::size_t smem_bytes);
 Status launch_int4_gemv(const Int4GemvParams& p, cudaStream_t stream);
+
+// The streaming decode kernel (kernels/int4_stream.cuh, SKU w4a16_stream): same parameters
+// (cfg from the stream launch shape, group_shift set); at most 2 blocks of
+// kInt4GemvWarps warps per SM.
+inline constexpr int kInt4StreamBlocksPerSm = 2;
+Status int4_stream_allow_smem(DType act, bool is_signed, std::int64_t m, std::size_t smem_bytes);
+Status launch_int4_stream(const Int4GemvParams& p, cudaStream_t stream);
 
 // Dequantizes W into wd (N x K row-major, ld = K, act dtype), values as the decode kernel.
 Status launch_int4_dequant(const Int4Weights& wt, DType act, void* wd, cudaStream_t stream);

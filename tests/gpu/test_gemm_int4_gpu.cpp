@@ -3,7 +3,8 @@
 // activation dtype, f32 accumulation over K, the output rounding). Fresh random inputs per
 // run (seed printed on failure): packed weights are random bytes (every nibble value), zero
 // points random integers 0..16, scales positive, x and bias uniform in [-1, 1]. Every case
-// runs under every SKU that accepts it (w4a16_gemv for M <= 16, dequant_cublaslt for all),
+// runs under every SKU that accepts it (w4a16_stream and w4a16_gemv for M <= 16,
+// dequant_cublaslt for all),
 // with y poisoned (0xFF: NaN), guard bytes around every device tensor and y's ld padding
 // checked untouched. Cases: M in {1, 2, 7, 13, 16, 17, 31, 128}, odd N (97, 333, 1001, ...),
 // K a multiple of each group size (32, 64, 128, K), s4 and u4 + zeros, bias on / off, f16 and
@@ -145,6 +146,22 @@ TEST(Int4GemmGpu, SplitKAndNoSplit) {
   RecordProperty("skus_run", runs);
 }
 
+// w4a16_stream's pipeline edges: slices of fewer chunks than its 3 stages, chunk counts not a
+// multiple of 3, a partial last chunk, group = K a power of two (group index shift) and not,
+// and its bench shapes' launch shapes at a smaller N (split 2 / 4 / 8 / 16 ways).
+TEST(Int4GemmGpu, StreamPipelineEdges) {
+  BARACUDA_REQUIRE_GPU();
+  int runs = 0;
+  runs += run_case({1, 300, 128, 128, DType::kS4, DType::kBF16, true});    // one chunk
+  runs += run_case({9, 257, 256, 64, DType::kU4, DType::kF16, false});     // two chunks
+  runs += run_case({16, 515, 896, 32, DType::kS4, DType::kF16, true});     // seven chunks
+  runs += run_case({2, 300, 4096, 4096, DType::kS4, DType::kBF16, true});  // group = K = 2^12
+  runs += run_case({8, 1000, 1120, 1120, DType::kU4, DType::kBF16, true}); // group = K, not 2^n; partial chunk
+  runs += run_case({1, 2048, 8192, 128, DType::kS4, DType::kBF16, false});
+  runs += run_case({16, 2048, 8192, 128, DType::kU4, DType::kBF16, true, 8, 0, 24});
+  RecordProperty("skus_run", runs);
+}
+
 TEST(Int4GemmGpu, EmptyM) {
   BARACUDA_REQUIRE_GPU();
   run_case({0, 64, 128, 128, DType::kS4, DType::kBF16, true});
@@ -191,6 +208,7 @@ void refusal_table(const char* force) {
 TEST(Int4GemmGpuRefusals, RunTableEverySku) {
   BARACUDA_REQUIRE_GPU();
   refusal_table("int4_gemm.fwd.w4a16_gemv*");  // M = 4, N = 96: split-K, so it has workspace rows
+  refusal_table("int4_gemm.fwd.w4a16_stream*");
   refusal_table("int4_gemm.fwd.dequant_cublaslt*");
 }
 

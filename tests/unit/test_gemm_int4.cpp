@@ -229,7 +229,12 @@ TEST(Int4GemmSelect, SkusAndWorkspaceFromCaps) {
     for (std::int64_t m : {1, 7, 16}) {
       auto p = Int4GemmPlan::select_for_caps(caps(sm), i4_desc(m, 28672, 8192));
       ASSERT_TRUE(p.has_value()) << p.error().to_string();
-      EXPECT_EQ(p->sku().name(), "int4_gemm.fwd.w4a16_gemv[s4,f32,bf16].sm80+");
+      EXPECT_EQ(p->sku().name(), "int4_gemm.fwd.w4a16_stream[s4,f32,bf16].sm80+");
+      PlanPreference old;
+      old.force_sku = "int4_gemm.fwd.w4a16_gemv*";
+      auto g = Int4GemmPlan::select_for_caps(caps(sm), i4_desc(m, 28672, 8192), old);
+      ASSERT_TRUE(g.has_value()) << g.error().to_string();
+      EXPECT_EQ(g->sku().impl, "w4a16_gemv");
     }
     auto big = Int4GemmPlan::select_for_caps(caps(sm), i4_desc(2048, 28672, 8192, DType::kU4, DType::kF16));
     ASSERT_TRUE(big.has_value()) << big.error().to_string();
@@ -242,10 +247,12 @@ TEST(Int4GemmSelect, SkusAndWorkspaceFromCaps) {
   auto p = Int4GemmPlan::select_for_caps(caps(90), i4_desc(3, 256, 512), pref);
   ASSERT_TRUE(p.has_value()) << p.error().to_string();
   EXPECT_EQ(p->sku().impl, "dequant_cublaslt");
-  pref.force_sku = "int4_gemm.fwd.w4a16_gemv*";
-  auto q = Int4GemmPlan::select_for_caps(caps(90), i4_desc(17, 256, 512), pref);
-  ASSERT_FALSE(q.has_value());
-  EXPECT_NE(q.error().message().find("M = 17 > 16"), std::string::npos) << q.error().message();
+  for (const char* f : {"int4_gemm.fwd.w4a16_gemv*", "int4_gemm.fwd.w4a16_stream*"}) {
+    pref.force_sku = f;
+    auto q = Int4GemmPlan::select_for_caps(caps(90), i4_desc(17, 256, 512), pref);
+    ASSERT_FALSE(q.has_value()) << f;
+    EXPECT_NE(q.error().message().find("M = 17 > 16"), std::string::npos) << q.error().message();
+  }
   // split-K: a small N on many SMs needs partial sums in the workspace; a huge N does not
   auto small = Int4GemmPlan::select_for_caps(caps(90), i4_desc(4, 256, 4096));
   ASSERT_TRUE(small.has_value());
@@ -254,6 +261,19 @@ TEST(Int4GemmSelect, SkusAndWorkspaceFromCaps) {
   auto nomax = Int4GemmPlan::select_for_caps(caps(90), i4_desc(1, 1 << 17, 256));
   ASSERT_TRUE(nomax.has_value());
   EXPECT_EQ(nomax->workspace_size(), 0u);
+  // w4a16_stream's launch shape on the H200 (132 SMs, 2 blocks per SM; the model of
+  // int4_gemm.cpp stream_config): 28672 x 8192 is 112 row blocks x 2 K slices at M = 1 (one
+  // wave of 224 blocks), x 4 at M = 16; 4096 x 4096 is 16 row blocks x 16 (M = 1) or 8 slices
+  const struct {
+    std::int64_t m, n, k, splits;
+  } shapes[] = {{1, 28672, 8192, 2}, {16, 28672, 8192, 4}, {1, 4096, 4096, 16}, {16, 4096, 4096, 8}};
+  for (const auto& sh : shapes) {
+    SCOPED_TRACE(std::to_string(sh.m) + "x" + std::to_string(sh.n) + "x" + std::to_string(sh.k));
+    auto st = Int4GemmPlan::select_for_caps(caps(90), i4_desc(sh.m, sh.n, sh.k));
+    ASSERT_TRUE(st.has_value()) << st.error().to_string();
+    EXPECT_EQ(st->sku().impl, "w4a16_stream");
+    EXPECT_EQ(st->workspace_size(), static_cast<std::size_t>(sh.splits * sh.m * sh.n * 4));
+  }
 }
 
 // ------------------------------------------------------------------------ refusals

@@ -23,7 +23,7 @@
 // points 1..16) and AWQ's (0..15) are both exact; they must be integers in [0, 16] (every
 // GPTQ / AWQ checkpoint satisfies this; other values are outside the contract: the kernels
 // form q - z with the 1024 + q (f16) / 128 + q (bf16) bit trick, exact for such integers).
-// Both SKUs round each dequantized weight once to x.dtype, RN((q - z) * s), exactly as a
+// Every SKU rounds each dequantized weight once to x.dtype, RN((q - z) * s), exactly as a
 // dequantize-then-matmul in PyTorch does; products x * w and all sums are f32; y is
 // RN(sum + bias[n]) in x.dtype. Tolerance against the exact (f64) reference in
 // baracuda/reference/gemm_int4.hpp.
@@ -35,7 +35,12 @@
 // y may alias nothing (refused at run).
 //
 // SKUs (candidate order):
-//   int4_gemm.fwd.w4a16_gemv[s4|u4,f32,f16|bf16]      M <= 16: the decode kernel
+//   int4_gemm.fwd.w4a16_stream[s4|u4,f32,f16|bf16]    M <= 16: the streaming decode kernel
+//       (src/gemm/kernels/int4_stream.cuh): w4a16_gemv's fragments and numerics (identical
+//       results), with 3 chunks of packed weights in flight per warp, the weight kind
+//       compiled in, and the launch shape (split-K, deterministic reduction) sized to whole
+//       waves of resident blocks.
+//   int4_gemm.fwd.w4a16_gemv[s4|u4,f32,f16|bf16]      M <= 16: the first decode kernel
 //       (src/gemm/kernels/int4_gemv.cuh): streams the packed weights with 16-byte loads,
 //       dequantizes in registers, tensor-core mma.sync with f32 accumulation, split-K over
 //       blocks with a deterministic f32 reduction in the workspace when N alone cannot fill

@@ -1,4 +1,4 @@
-// Int4GemmPlan's dequantization: the register-level bit tricks both SKUs share, and the
+// Int4GemmPlan's dequantization: the register-level bit tricks every SKU shares, and the
 // kernel that writes the dequantized weight for the cuBLASLt path.
 //
 // What: w(n, k) = RN((q(n, k) - z) * s) in the activation dtype T (f16 / bf16), q a packed

@@ -68,6 +68,30 @@ struct Int4Frag {
   Int4GroupConst<T> c[2][2];
 };
 
+// Weight row (r, h) of a lane whose first row is row0 (tile r, row g / g + 8); rows past N
+// read row N - 1, their results are dropped.
+__device__ __forceinline__ std::int64_t int4_lane_row(const Int4Weights& wt, std::int64_t row0, int r, int h) {
+  const std::int64_t row = row0 + 16 * r + 8 * h;
+  return row < wt.n ? row : wt.n - 1;
+}
+
+// The block's K slice [k0, k1) (X row stride rs in shared memory) and the lane's coordinates.
+struct Int4DecodeCoords {
+  int g, t;
+  std::int64_t rs, k0, k1, row0;
+};
+__device__ __forceinline__ Int4DecodeCoords int4_decode_coords(const Int4GemvParams& p) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  Int4DecodeCoords c;
+  c.g = lane >> 2;
+  c.t = lane & 3;
+  c.rs = p.cfg.kslice + 32;
+  c.k0 = static_cast<std::int64_t>(blockIdx.y) * p.cfg.kslice;
+  c.k1 = c.k0 + p.cfg.kslice < p.wt.k ? c.k0 + p.cfg.kslice : p.wt.k;
+  c.row0 = static_cast<std::int64_t>(blockIdx.x) * kInt4GemvRowsPerBlock + warp * kInt4GemvRowsPerWarp + c.g;
+  return c;
+}
+
 template <class T>
 __device__ __forceinline__ void int4_load_frag(Int4Frag<T>& f, const Int4Weights& wt, std::int64_t row0, std::int64_t kk,
                                                bool valid) {
@@ -76,8 +100,7 @@ __device__ __forceinline__ void int4_load_frag(Int4Frag<T>& f, const Int4Weights
   for (int r = 0; r < 2; ++r)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      std::int64_t row = row0 + 16 * r + 8 * h;
-      row = row < wt.n ? row : wt.n - 1;  // rows past N read row N - 1; their results are dropped
+      const std::int64_t row = int4_lane_row(wt, row0, r, h);
       if (valid) {
         f.q[r][h] = __ldcs(reinterpret_cast<const uint4*>(wbytes + row * wt.ld_bytes + kk / 2));
         f.c[r][h] = int4_group_const<T>(wt, row, kk);
@@ -119,56 +142,44 @@ __device__ __forceinline__ void int4_stage_x(const Int4GemvParams& p, T* xs, std
   }
 }
 
+// acc += one chunk held in f (chunk c of the slice; X slots as int4_stage_x), lane (g, t).
 template <class T, int NT>
-__global__ void __launch_bounds__(kInt4GemvWarps * 32) int4_gemv_kernel(const Int4GemvParams p) {
-  extern __shared__ uint4 smem_raw[];
-  T* xs = reinterpret_cast<T*>(smem_raw);
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int g = lane >> 2, t = lane & 3;
-  const Int4Weights& wt = p.wt;
-  const std::int64_t kslice = p.cfg.kslice, rs = kslice + 32;
-  const std::int64_t k0 = static_cast<std::int64_t>(blockIdx.y) * kslice;
-  const std::int64_t k1 = k0 + kslice < wt.k ? k0 + kslice : wt.k;
-  int4_stage_x<T>(p, xs, k0, k1);
-  __syncthreads();
-
-  const std::int64_t row0 = static_cast<std::int64_t>(blockIdx.x) * kInt4GemvRowsPerBlock + warp * kInt4GemvRowsPerWarp + g;
-  float acc[2][NT][4] = {};
-  const int chunks = static_cast<int>((k1 - k0 + 127) / 128);
-  Int4Frag<T> cur, nxt;
-  int4_load_frag<T>(cur, wt, row0, k0 + 32 * t, k0 + 32 * t < k1);
-  for (int c = 0; c < chunks; ++c) {
-    const std::int64_t kn = k0 + 128 * (c + 1) + 32 * t;
-    if (c + 1 < chunks) int4_load_frag<T>(nxt, wt, row0, kn, kn < k1);
+__device__ __forceinline__ void int4_gemv_chunk(float (&acc)[2][NT][4], const Int4Frag<T>& f, const T* xs, std::int64_t rs,
+                                                int c, int g, int t, std::int64_t m, bool is_signed) {
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      uint4 b[NT];
+  for (int i = 0; i < 4; ++i) {
+    uint4 b[NT];
 #pragma unroll
-      for (int nt = 0; nt < NT; ++nt) {
-        const int tok = nt * 8 + g;
-        b[nt] = tok < p.m ? *reinterpret_cast<const uint4*>(xs + tok * rs + (c * 16 + 4 * i + t) * 8) : make_uint4(0, 0, 0, 0);
-      }
+    for (int nt = 0; nt < NT; ++nt) {
+      const int tok = nt * 8 + g;
+      b[nt] = tok < m ? *reinterpret_cast<const uint4*>(xs + tok * rs + (c * 16 + 4 * i + t) * 8) : make_uint4(0, 0, 0, 0);
+    }
 #pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        const std::uint32_t* qa = reinterpret_cast<const std::uint32_t*>(&cur.q[r][0]);
-        const std::uint32_t* qb = reinterpret_cast<const std::uint32_t*>(&cur.q[r][1]);
-        const std::uint32_t wa = int4_prepare_word(qa[i], wt.is_signed), wb = int4_prepare_word(qb[i], wt.is_signed);
+    for (int r = 0; r < 2; ++r) {
+      const std::uint32_t* qa = reinterpret_cast<const std::uint32_t*>(&f.q[r][0]);
+      const std::uint32_t* qb = reinterpret_cast<const std::uint32_t*>(&f.q[r][1]);
+      const std::uint32_t wa = int4_prepare_word(qa[i], is_signed), wb = int4_prepare_word(qb[i], is_signed);
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const std::uint32_t a[4] = {int4_pair<T>(wa, 2 * h, cur.c[r][0]), int4_pair<T>(wb, 2 * h, cur.c[r][1]),
-                                      int4_pair<T>(wa, 2 * h + 1, cur.c[r][0]), int4_pair<T>(wb, 2 * h + 1, cur.c[r][1])};
+      for (int h = 0; h < 2; ++h) {
+        const std::uint32_t a[4] = {int4_pair<T>(wa, 2 * h, f.c[r][0]), int4_pair<T>(wb, 2 * h, f.c[r][1]),
+                                    int4_pair<T>(wa, 2 * h + 1, f.c[r][0]), int4_pair<T>(wb, 2 * h + 1, f.c[r][1])};
 #pragma unroll
-          for (int nt = 0; nt < NT; ++nt) {
-            const std::uint32_t b0 = h == 0 ? b[nt].x : b[nt].z, b1 = h == 0 ? b[nt].y : b[nt].w;
-            mma_16816<T>(acc[r][nt], a, b0, b1);
-          }
+        for (int nt = 0; nt < NT; ++nt) {
+          const std::uint32_t b0 = h == 0 ? b[nt].x : b[nt].z, b1 = h == 0 ? b[nt].y : b[nt].w;
+          mma_16816<T>(acc[r][nt], a, b0, b1);
         }
       }
     }
-    cur = nxt;
   }
+}
 
-  // Epilogue: element e of acc[r][nt] is (m = 8 nt + 2t + (e & 1), n = row0 + 16 r + 8 (e >> 1)).
+// Epilogue of the decode kernels: element e of acc[r][nt] of lane (g, t) is
+// (m = 8 nt + 2t + (e & 1), n = row0 + 16 r + 8 (e >> 1)) (row0 includes g): rounded (+ bias)
+// into y with one split, else stored as f32 to partial[blockIdx.y, m, n].
+template <class T, int NT>
+__device__ __forceinline__ void int4_gemv_store(const Int4GemvParams& p, const float (&acc)[2][NT][4], std::int64_t row0,
+                                                int t) {
+  const Int4Weights& wt = p.wt;
   const bool direct = p.cfg.splits == 1;
   T* y = static_cast<T*>(p.y);
   const T* bias = static_cast<const T*>(p.bias);
@@ -189,6 +200,29 @@ __global__ void __launch_bounds__(kInt4GemvWarps * 32) int4_gemv_kernel(const In
           p.partial[(static_cast<std::int64_t>(blockIdx.y) * p.m + m) * wt.n + n] = v;
         }
       }
+}
+
+template <class T, int NT>
+__global__ void __launch_bounds__(kInt4GemvWarps * 32) int4_gemv_kernel(const Int4GemvParams p) {
+  extern __shared__ uint4 smem_raw[];
+  T* xs = reinterpret_cast<T*>(smem_raw);
+  const Int4Weights& wt = p.wt;
+  const auto [g, t, rs, k0, k1, row0] = int4_decode_coords(p);
+  int4_stage_x<T>(p, xs, k0, k1);
+  __syncthreads();
+
+  float acc[2][NT][4] = {};
+  const int chunks = static_cast<int>((k1 - k0 + 127) / 128);
+  Int4Frag<T> cur, nxt;
+  int4_load_frag<T>(cur, wt, row0, k0 + 32 * t, k0 + 32 * t < k1);
+  for (int c = 0; c < chunks; ++c) {
+    const std::int64_t kn = k0 + 128 * (c + 1) + 32 * t;
+    if (c + 1 < chunks) int4_load_frag<T>(nxt, wt, row0, kn, kn < k1);
+    int4_gemv_chunk<T, NT>(acc, cur, xs, rs, c, g, t, p.m, wt.is_signed);
+    cur = nxt;
+  }
+
+  int4_gemv_store<T, NT>(p, acc, row0, t);
 }
 
 // y[m, n] = RN(sum over splits s = 0, 1, ... of partial[s, m, n] (+ bias[n])), in that order.

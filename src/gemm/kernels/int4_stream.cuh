@@ -1,0 +1,139 @@
+// Int4GemmPlan's streaming decode kernel (SKU w4a16_stream): Y[M, N] = X[M, K] * dequant(W)^T
+// for M <= 16, built to keep the packed-weight stream at memory speed.
+//
+// What: exactly the result of w4a16_gemv (int4_gemv.cuh): y[m, n] = RN(sum_k x[m, k] w(n, k)
+// (+ bias[n])), w(n, k) = RN((q - z) s) in the activation dtype, products and sums in f32.
+// Parallel scheme: the fragment layout, the permuted K order, the staged X slice in shared
+// memory and the epilogue are those of int4_gemv.cuh (8 warps x 32 weight rows per block, one
+// K slice per blockIdx.y, mma.sync m16n8k16 with weight rows as the mma's M). What differs:
+//  * kStages chunks of 128 k per warp are in flight at once (a ring of register fragments,
+//    statically indexed in a fully unrolled loop): chunk c is computed, then its registers
+//    are refilled with chunk c + kStages; each lane keeps 4 x kStages 16-byte loads in flight
+//    (32 rows x 64 bytes x kStages per warp);
+//  * the first kStages chunks are requested before X is staged (the weight loads do not wait
+//    for the __syncthreads);
+//  * the weight kind is a template parameter (s4: the constant zero 8 folds away, no zero
+//    loads), row pointers are computed once, the group index is a shift (host: group_shift);
+//  * the launch shape (Int4GemvConfig, int4_gemm.cpp stream_config) sizes the grid to whole
+//    waves of resident blocks (2 per SM: __launch_bounds__(256, 2)) with split-K where N alone
+//    gives too few blocks; splits > 1 reduce deterministically (int4_splitk_reduce_kernel).
+// Preconditions (select checks them): as int4_gemv.cuh, plus group_shift such that
+// k >> group_shift == k / group_size for 0 <= k < K.
+// Speed: bench gemm suite rows w4a16 M in {1, 16} on 28672x8192 and 4096x4096 with this SKU
+// forced (--sku '*w4a16_stream*').
+#pragma once
+
+#include "gemm/kernels/int4_gemv.cuh"
+
+namespace baracuda::gemm::kernels {
+
+inline constexpr int kInt4StreamStages = 3;
+
+// Per-lane row bases of the four weight rows this lane reads (rows past N clamp to N - 1);
+// a row's zero points sit at the same element offset from wt.zeros as its scales from
+// wt.scales (both [N, G]), so only the scale row is kept.
+template <class T>
+struct Int4StreamRows {
+  const uint4* w[2][2];
+  const unsigned short* s[2][2];
+};
+
+// One stage of the ring: the raw loads of a chunk (packed vectors, scale and zero bits).
+// Nothing is computed from them until the chunk is used, so no instruction waits on a load
+// that is still in flight (int4_stream_expand turns them into the dequantization constants).
+struct Int4StreamStage {
+  uint4 q[2][2];
+  unsigned short s[2][2], z[2][2];
+};
+
+template <class T, bool kSigned>
+__device__ __forceinline__ void int4_stream_load(Int4StreamStage& f, const Int4StreamRows<T>& rows, const Int4Weights& wt,
+                                                 std::int64_t kk, bool valid, int group_shift) {
+  const std::int64_t gi = kk >> group_shift;
+#pragma unroll
+  for (int r = 0; r < 2; ++r)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      if (valid) {
+        f.q[r][h] = __ldcs(rows.w[r][h] + (kk >> 5));
+        f.s[r][h] = __ldg(rows.s[r][h] + gi);
+        if (!kSigned)
+          f.z[r][h] = __ldg(static_cast<const unsigned short*>(wt.zeros) +
+                            (rows.s[r][h] - static_cast<const unsigned short*>(wt.scales)) + gi);
+      } else {  // past the slice: X is zero there; zero scales keep the product exactly 0
+        f.q[r][h] = make_uint4(0, 0, 0, 0);
+        f.s[r][h] = 0;  // +0.0
+        f.z[r][h] = 0;
+      }
+    }
+}
+
+// The stage as int4_gemv_chunk takes it: scales splatted to pairs, (B + z) pairs (z = 8: s4).
+template <class T, bool kSigned>
+__device__ __forceinline__ Int4Frag<T> int4_stream_expand(const Int4StreamStage& f) {
+  using A = Int4Act<T>;
+  Int4Frag<T> e;
+#pragma unroll
+  for (int r = 0; r < 2; ++r)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      e.q[r][h] = f.q[r][h];
+      const std::uint32_t sb = f.s[r][h];
+      e.c[r][h].s = as_pair<typename A::T2>(sb | (sb << 16));
+      if (kSigned) {
+        e.c[r][h].zb = A::splat(A::kBase + 8.0f);
+      } else {
+        const unsigned short zb = f.z[r][h];
+        e.c[r][h].zb = A::splat(A::kBase + A::to_float(*reinterpret_cast<const T*>(&zb)));
+      }
+    }
+  return e;
+}
+
+template <class T, int NT, bool kSigned>
+__global__ void __launch_bounds__(kInt4GemvWarps * 32, 2) int4_stream_kernel(const Int4GemvParams p) {
+  constexpr int S = kInt4StreamStages;
+  extern __shared__ uint4 smem_raw[];
+  T* xs = reinterpret_cast<T*>(smem_raw);
+  const Int4Weights& wt = p.wt;
+  const auto [g, t, rs, k0, k1, row0] = int4_decode_coords(p);
+  const int gshift = p.cfg.group_shift;
+
+  Int4StreamRows<T> rows;
+#pragma unroll
+  for (int r = 0; r < 2; ++r)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const std::int64_t row = int4_lane_row(wt, row0, r, h);
+      rows.w[r][h] = reinterpret_cast<const uint4*>(static_cast<const unsigned char*>(wt.w) + row * wt.ld_bytes);
+      rows.s[r][h] = static_cast<const unsigned short*>(wt.scales) + row * wt.groups;
+    }
+
+  const int chunks = static_cast<int>((k1 - k0 + 127) / 128);
+  Int4StreamStage f[S];
+#pragma unroll
+  for (int s = 0; s < S; ++s) {
+    const std::int64_t kk = k0 + 128 * s + 32 * t;
+    int4_stream_load<T, kSigned>(f[s], rows, wt, kk, s < chunks && kk < k1, gshift);
+  }
+  int4_stage_x<T>(p, xs, k0, k1);
+  __syncthreads();
+
+  float acc[2][NT][4] = {};
+  for (int c0 = 0; c0 < chunks; c0 += S) {
+#pragma unroll
+    for (int s = 0; s < S; ++s) {
+      const int c = c0 + s;
+      if (c < chunks) {  // warp-uniform
+        int4_gemv_chunk<T, NT>(acc, int4_stream_expand<T, kSigned>(f[s]), xs, rs, c, g, t, p.m, kSigned);
+        if (c + S < chunks) {
+          const std::int64_t kk = k0 + 128 * (c + S) + 32 * t;
+          int4_stream_load<T, kSigned>(f[s], rows, wt, kk, kk < k1, gshift);
+        }
+      }
+    }
+  }
+  int4_gemv_store<T, NT>(p, acc, row0, t);
+}
+
+}  // namespace baracuda::gemm::kernels
