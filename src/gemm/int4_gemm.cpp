@@ -1,7 +1,7 @@
 // Int4GemmPlan (baracuda/ops/gemm_int4.hpp): descriptor validation, the two candidates and
 // the run-time argument checks. Candidates, in this order:
 //  * "w4a16_stream": M <= 16, the streaming decode kernel (kernels/int4_stream.cuh): the
-//    fragments of w4a16_gemv with kStages chunks of weights in flight per warp, launch shape
+//    fragments of w4a16_gemv with 2-3 chunks of weights in flight per warp, launch shape
 //    sized to whole waves of resident blocks (stream_config), split-K as below;
 //  * "w4a16_gemv": M <= 16, our decode kernel (kernels/int4_gemv.cuh), launch shape fixed
 //    at select (split-K when N alone cannot fill the device or X's slice must fit in shared

@@ -37,7 +37,7 @@
 // SKUs (candidate order):
 //   int4_gemm.fwd.w4a16_stream[s4|u4,f32,f16|bf16]    M <= 16: the streaming decode kernel
 //       (src/gemm/kernels/int4_stream.cuh): w4a16_gemv's fragments and numerics (identical
-//       results), with 3 chunks of packed weights in flight per warp, the weight kind
+//       results), with 3 (M <= 8) or 2 chunks of packed weights in flight per warp, the weight kind
 //       compiled in, and the launch shape (split-K, deterministic reduction) sized to whole
 //       waves of resident blocks.
 //   int4_gemm.fwd.w4a16_gemv[s4|u4,f32,f16|bf16]      M <= 16: the first decode kernel

@@ -6,11 +6,12 @@
 // Parallel scheme: the fragment layout, the permuted K order, the staged X slice in shared
 // memory and the epilogue are those of int4_gemv.cuh (8 warps x 32 weight rows per block, one
 // K slice per blockIdx.y, mma.sync m16n8k16 with weight rows as the mma's M). What differs:
-//  * kStages chunks of 128 k per warp are in flight at once (a ring of register fragments,
-//    statically indexed in a fully unrolled loop): chunk c is computed, then its registers
-//    are refilled with chunk c + kStages; each lane keeps 4 x kStages 16-byte loads in flight
-//    (32 rows x 64 bytes x kStages per warp);
-//  * the first kStages chunks are requested before X is staged (the weight loads do not wait
+//  * S chunks of 128 k per warp are in flight at once (a ring of register stages, statically
+//    indexed in a fully unrolled loop; S = 3 for M <= 8, 2 for M <= 16): chunk c is computed,
+//    then its registers are refilled with chunk c + S; each lane keeps 4 S 16-byte loads in
+//    flight (32 rows x 64 bytes x S per warp); a stage holds the raw loads only (no
+//    instruction waits on a load still in flight), expanded when its chunk is used;
+//  * the first S chunks are requested before X is staged (the weight loads do not wait
 //    for the __syncthreads);
 //  * the weight kind is a template parameter (s4: the constant zero 8 folds away, no zero
 //    loads), row pointers are computed once, the group index is a shift (host: group_shift);
@@ -27,7 +28,11 @@
 
 namespace baracuda::gemm::kernels {
 
-inline constexpr int kInt4StreamStages = 3;
+// Stages of the register ring: 3 for M <= 8 (NT = 1); 2 for M <= 16 (NT = 2: the second
+// token tile's accumulators and X fragments leave no room for a third without spilling at
+// the 128 registers two resident blocks per SM allow).
+template <int NT>
+inline constexpr int kInt4StreamStages = NT == 1 ? 3 : 2;
 
 // Per-lane row bases of the four weight rows this lane reads (rows past N clamp to N - 1);
 // a row's zero points sit at the same element offset from wt.zeros as its scales from
@@ -92,7 +97,7 @@ __device__ __forceinline__ Int4Frag<T> int4_stream_expand(const Int4StreamStage&
 
 template <class T, int NT, bool kSigned>
 __global__ void __launch_bounds__(kInt4GemvWarps * 32, 2) int4_stream_kernel(const Int4GemvParams p) {
-  constexpr int S = kInt4StreamStages;
+  constexpr int S = kInt4StreamStages<NT>;
   extern __shared__ uint4 smem_raw[];
   T* xs = reinterpret_cast<T*>(smem_raw);
   const Int4Weights& wt = p.wt;
