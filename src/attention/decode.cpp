@@ -1,10 +1,12 @@
 // SdpaDecodePlan (baracuda/ops/decode.hpp): descriptor validation, the split heuristics, the
-// three candidates and the run-time argument checks. Candidates, in this order:
-//  * "bulk_splitkv": sm_90+ bulk-copy kernel (kernels/decode_bulk.cuh), f16 / bf16, D in {64,
-//    128}, <= 16 query rows per KV head; one CTA per SM, splits chosen for whole waves;
+// three candidates and the run-time argument checks. Candidates, in this order (by H200
+// measurement, session 7: mma_splitkv is as fast or faster than bulk_splitkv on every bench
+// shape, so it comes first; bulk_splitkv stays selectable by force_sku):
 //  * "mma_splitkv": tensor-core kernel (kernels/decode_mma.cuh), f16 / bf16, D in {64, 128,
 //    256}, page_size % 16 == 0, 16-byte cache rows; the number of KV splits is fixed here from
 //    the device's SM count (deterministic), with the partials in the workspace;
+//  * "bulk_splitkv": sm_90+ bulk-copy kernel (kernels/decode_bulk.cuh), f16 / bf16, D in {64,
+//    128}, <= 16 query rows per KV head; one CTA per SM, splits chosen for whole waves;
 //  * "simt_warp_row": one warp per query row on CUDA cores (kernels/decode_simt.cuh), any
 //    float dtype, D <= 512, any page size and strides; no workspace.
 #include <algorithm>
@@ -377,8 +379,8 @@ struct SimtCandidate {
 };
 
 constexpr std::array<Candidate<SdpaDecodeDescriptor, SdpaDecodeArgs>, 3> kDecodeCandidates = {
-    Candidate<SdpaDecodeDescriptor, SdpaDecodeArgs>{&BulkCandidate::probe, &BulkCandidate::prepare, &BulkCandidate::launch},
     Candidate<SdpaDecodeDescriptor, SdpaDecodeArgs>{&MmaCandidate::probe, &MmaCandidate::prepare, &MmaCandidate::launch},
+    Candidate<SdpaDecodeDescriptor, SdpaDecodeArgs>{&BulkCandidate::probe, &BulkCandidate::prepare, &BulkCandidate::launch},
     Candidate<SdpaDecodeDescriptor, SdpaDecodeArgs>{&SimtCandidate::probe, &SimtCandidate::prepare, &SimtCandidate::launch}};
 
 }  // namespace

@@ -234,22 +234,26 @@ TEST(DecodeSelect, SkusFromCapsAndSplits) {
     SCOPED_TRACE(sm);
     // The must-show shape: B 64, KV 4096 (page 16), 32 / 8 heads, d128: no split needed.
     auto big = reference::decode_descriptor(shape(DType::kBF16, 64, 1, 32, 8, 128, 16, 256, 64 * 256));
-    // sm_90: the bulk-copy kernel, one CTA per (sequence, 8 KV heads) and SM: 64 CTAs x 2 splits
-    // = 128 of 132 SMs, partials f32 [2, 64, 1, 32, 128] + lse [2, 64, 1, 32] in the workspace.
+    // Every arch: the tensor-core kernel (first by measurement), 512 CTAs, no split.
     auto p = SdpaDecodePlan::select_for_caps(caps(sm), big);
     ASSERT_TRUE(p.has_value()) << p.error().to_string();
+    EXPECT_EQ(p->sku().name(), "paged_decode.fwd.mma_splitkv[bf16,f32].sm80+");
+    EXPECT_EQ(p->workspace_size(), 0u);
+    // Forced on sm_90, the bulk-copy kernel: one CTA per (sequence, 8 KV heads) and SM: 64 CTAs
+    // x 2 splits = 128 of 132 SMs, partials f32 [2, 64, 1, 32, 128] + lse [2, 64, 1, 32].
     if (sm >= 90) {
-      EXPECT_EQ(p->sku().name(), "paged_decode.fwd.bulk_splitkv[bf16,f32].sm90+");
-      EXPECT_EQ(p->workspace_size(), 2u * 64 * 32 * 128 * 4 + 2u * 64 * 32 * 4);
-    } else {
-      EXPECT_EQ(p->sku().name(), "paged_decode.fwd.mma_splitkv[bf16,f32].sm80+");
-      EXPECT_EQ(p->workspace_size(), 0u);
+      PlanPreference pref;
+      pref.force_sku = "paged_decode.fwd.bulk_splitkv*";
+      auto b = SdpaDecodePlan::select_for_caps(caps(sm), big, pref);
+      ASSERT_TRUE(b.has_value()) << b.error().to_string();
+      EXPECT_EQ(b->sku().name(), "paged_decode.fwd.bulk_splitkv[bf16,f32].sm90+");
+      EXPECT_EQ(b->workspace_size(), 2u * 64 * 32 * 128 * 4 + 2u * 64 * 32 * 4);
     }
     // One sequence of 32k keys: the KV length is split over CTAs, partials in the workspace.
     auto one = reference::decode_descriptor(shape(DType::kF16, 1, 1, 32, 8, 128, 256, 128, 128));
     auto q = SdpaDecodePlan::select_for_caps(caps(sm), one);
     ASSERT_TRUE(q.has_value()) << q.error().to_string();
-    EXPECT_EQ(q->sku().name(), sm >= 90 ? "paged_decode.fwd.bulk_splitkv[f16,f32].sm90+" : "paged_decode.fwd.mma_splitkv[f16,f32].sm80+");
+    EXPECT_EQ(q->sku().name(), "paged_decode.fwd.mma_splitkv[f16,f32].sm80+");
     EXPECT_GT(q->workspace_size(), 0u);
     // More than 16 query rows per KV head (GQA 4 x 8 tokens): the mma kernel on every arch.
     auto spec = reference::decode_descriptor(shape(DType::kBF16, 64, 8, 32, 8, 128, 16, 256, 64 * 256));
@@ -292,11 +296,11 @@ TEST(DecodeSelect, CandidateListsNameEachRejection) {
     auto reports = SdpaDecodePlan::candidates(caps(90), d);
     ASSERT_TRUE(reports.has_value()) << reports.error().to_string();
     ASSERT_EQ(reports->size(), 3u);
-    EXPECT_EQ((*reports)[0].sku.impl, "bulk_splitkv");
-    EXPECT_EQ((*reports)[1].sku.impl, "mma_splitkv");
+    EXPECT_EQ((*reports)[0].sku.impl, "mma_splitkv");
+    EXPECT_EQ((*reports)[1].sku.impl, "bulk_splitkv");
     EXPECT_EQ((*reports)[2].sku.impl, "simt_warp_row");
     for (int i = 0; i < 3; ++i) {
-      const std::string& want = i == 0 ? c.bulk : (i == 1 ? c.mma : c.simt);
+      const std::string& want = i == 0 ? c.mma : (i == 1 ? c.bulk : c.simt);
       const std::string& got = (*reports)[static_cast<std::size_t>(i)].rejection;
       if (want.empty()) EXPECT_EQ(got, "") << i;
       else EXPECT_NE(got.find(want), std::string::npos) << i << ": " << got;
@@ -306,8 +310,8 @@ TEST(DecodeSelect, CandidateListsNameEachRejection) {
   const auto must = reference::decode_descriptor(shape(DType::kBF16, 4, 1, 32, 8, 128, 16, 4, 16));
   for (int sm : {80, 89}) {
     auto r = SdpaDecodePlan::candidates(caps(sm), must).value();
-    EXPECT_NE(r[0].rejection.find("< 90: cp.async.bulk needs sm_90+"), std::string::npos) << r[0].rejection;
-    EXPECT_EQ(r[1].rejection, "");
+    EXPECT_EQ(r[0].rejection, "");
+    EXPECT_NE(r[1].rejection.find("< 90: cp.async.bulk needs sm_90+"), std::string::npos) << r[1].rejection;
   }
   // 16-byte cache rows: a stride that is not a multiple of 8 elements
   auto d = reference::decode_descriptor(shape(DType::kBF16, 2, 1, 8, 8, 64, 16, 2, 4));
@@ -324,8 +328,8 @@ TEST(DecodeSelect, CandidateListsNameEachRejection) {
   // KV heads not packed in the token row (head stride 2 D): one copy per row is impossible.
   d.k_cache = d.v_cache = TensorLayout::strided(DType::kBF16, {4, 16, 8, 64}, {16 * 8 * 128, 8 * 128, 128, 1});
   r = SdpaDecodePlan::candidates(caps(90), d).value();
-  EXPECT_NE(r[0].rejection.find("k_cache.strides[2] = 128 != D = 64"), std::string::npos) << r[0].rejection;
-  EXPECT_EQ(r[1].rejection, "");
+  EXPECT_EQ(r[0].rejection, "");
+  EXPECT_NE(r[1].rejection.find("k_cache.strides[2] = 128 != D = 64"), std::string::npos) << r[1].rejection;
 }
 
 TEST(KvCacheSelect, SkusAndCandidateLists) {
