@@ -38,12 +38,6 @@
 // S_max); a block-table entry outside [0, num_pages) reads as a page of zeros.
 //
 // Plans. SdpaDecodePlan chooses, in this order (family "paged_decode"):
-//   paged_decode.fwd.bulk_splitkv[f16|bf16,f32]  sm_90+: one CTA per (sequence, group of up to
-//       8 neighbouring KV heads, KV split) streams whole token rows (the group's heads, one
-//       cp.async.bulk each) through an mbarrier pipeline; f16 / bf16, D in {64, 128}, at most
-//       16 query rows (Hq / Hkv x Sq) per KV head, the heads of a cache row packed (head
-//       stride D) unless Hkv is odd, 16-byte aligned cache rows, any page size. Splits and
-//       combine as mma_splitkv (deterministic).
 //   paged_decode.fwd.mma_splitkv[f16|bf16,f32]  tensor cores (mma.sync m16n8k16), f16 / bf16,
 //       D in {64, 128, 256}, page_size a multiple of 16, 16-byte aligned cache rows. The query
 //       heads of a KV group and the Sq tokens are the rows of one tile (up to 64 rows per
@@ -51,6 +45,14 @@
 //       cp.async pipeline; the KV length is split over CTAs (a fixed number of splits chosen
 //       at select from the device's SM count) with partial (o, lse) in the workspace and a
 //       combine kernel that adds the splits in a fixed order: deterministic.
+//   paged_decode.fwd.bulk_splitkv[f16|bf16,f32]  sm_90+: one CTA per (sequence, group of up to
+//       8 neighbouring KV heads, KV split) streams whole token rows (the group's heads, one
+//       cp.async.bulk each) through an mbarrier pipeline; f16 / bf16, D in {64, 128}, at most
+//       16 query rows (Hq / Hkv x Sq) per KV head, the heads of a cache row packed (head
+//       stride D) unless Hkv is odd, 16-byte aligned cache rows, any page size. Splits and
+//       combine as mma_splitkv (deterministic). Measured no faster than mma_splitkv on the
+//       H200, so default dispatch reaches it only where mma_splitkv refuses (a page size
+//       that is not a multiple of 16) or by force_sku.
 //   paged_decode.fwd.simt_warp_row[T,f32|f64]  any float dtype (f64 computes in f64), any D
 //       <= 512, any page size, any strides: one warp per query row on CUDA cores; no workspace.
 // Numerics: softmax statistics in f32 (f64 for f64), probabilities rounded to the input dtype
