@@ -271,13 +271,15 @@ __global__ void __launch_bounds__(384, 1)
   for (int it = 1; it < n_tiles; ++it) {
     const int st = it % kS, pst = (it - 1) % kS;
     named_barrier_sync(1 + cw, 256);
+    // Both waits before the fence: no branch (mbarrier try_wait loop) between the two GEMMs,
+    // so ptxas keeps them in one wgmma sequence (no extra warpgroup.arrive, C7519).
+    mbarrier_wait_bounded(v_full + pst, ((it - 1) / kS) & 1);  // V_{it-1} was issued before K_it
     mbarrier_wait_bounded(k_full + st, (it / kS) & 1);
     reg_fence(s_flat);
     reg_fence(o_flat);
     wgmma_fence();
     issue_s(st);
     wgmma_commit();
-    mbarrier_wait_bounded(v_full + pst, ((it - 1) / kS) & 1);
     issue_pv(pst);
     wgmma_commit();
     if (!(cw == 1 && it == n_tiles - 1)) named_barrier_arrive(2 - cw, 256);
