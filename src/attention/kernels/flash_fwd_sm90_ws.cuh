@@ -2,8 +2,9 @@
 // EXPERIMENTAL (written without a GPU): the SKU `flash_wgmma_ws` is ordered after cuDNN and the
 // other flash SKUs until the H200 tests pass.
 //
-// CTA = 3 warpgroups (384 threads) for one (128-row query block, query head, batch); the grid's
-// x runs over query blocks in reverse so the long causal blocks start first.
+// CTA = 3 warpgroups (384 threads) for one (128-row query block, query head, batch); the blocks
+// run in groups of 8 (batch, head) pairs, heaviest query block first inside a group (causal
+// balance with K / V reuse in L2).
 //   - warpgroup 0, the producer, drops to 24 registers (setmaxnreg.dec); one thread issues
 //     every TMA copy: the Q tile once, then K and V tiles of 128 keys through a kStages-deep
 //     ring. Each stage has a "full" mbarrier per operand (1 arrival + expect_tx bytes) and an
@@ -152,7 +153,20 @@ __global__ void __launch_bounds__(384, 1)
   const int tid = threadIdx.x, lane = tid & 31;
   const int warp = __shfl_sync(0xffffffffu, tid >> 5, 0);  // warp-uniform in ptxas's eyes (no divergent wgmma)
   QueryBlock<T> qb;
-  if (!query_block<kM, kN>(p, qb)) return;
+  {
+    // Block order: groups of kHeadGroup (batch, head) pairs; inside a group the query blocks
+    // run heaviest first (causal: the longest key ranges), the pairs of one block index side
+    // by side. The CTAs in flight share the K / V of at most a few groups (L2 reuse) while the
+    // long blocks start before the short ones of the same group.
+    constexpr int kHeadGroup = 8;
+    const int nx = static_cast<int>(gridDim.x), hb = static_cast<int>(gridDim.y * gridDim.z);
+    const std::int64_t lin = blockIdx.x + static_cast<std::int64_t>(nx) * (blockIdx.y + static_cast<std::int64_t>(gridDim.y) * blockIdx.z);
+    const std::int64_t group = lin / (static_cast<std::int64_t>(nx) * kHeadGroup);
+    const int first = static_cast<int>(group * kHeadGroup), size = min(kHeadGroup, hb - first);
+    const int r = static_cast<int>(lin - group * nx * kHeadGroup);  // 0 .. nx * size - 1
+    const int bh = first + r % size;
+    if (!query_block_at<kM, kN>(p, qb, nx - 1 - r / size, bh % static_cast<int>(gridDim.y), bh / static_cast<int>(gridDim.y))) return;
+  }
   const SeqInfo& si = qb.si;
   const int m0 = qb.m0, n_begin = qb.n_begin;
   if (qb.n_end <= n_begin) {  // no query of the block sees a key: o = 0, lse = -inf
