@@ -88,14 +88,25 @@ __device__ __forceinline__ void ws_softmax_tile(const FlashFwdParams& p, const S
   using ::baracuda::kernels::mufu::ex2_ftz;
   const float mul = kGeneral ? 1.f : p.scale_log2;
   if constexpr (kGeneral) {
+    // visible(p, si, i, j) as a key interval [lo, hi] per row (64-bit: no overflow for any
+    // window), so each score costs two compares.
+    int lo[2], hi[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const std::int64_t d0 = static_cast<std::int64_t>(m0 + row_local[r]) + si.off;
+      const std::int64_t l = p.window_left < 0 ? 0 : d0 - p.window_left;
+      const std::int64_t u = p.window_right < 0 ? si.sk - 1 : d0 + p.window_right;
+      lo[r] = static_cast<int>(l > 0 ? l : 0);
+      hi[r] = static_cast<int>(u < si.sk - 1 ? u : si.sk - 1);
+    }
+    const int jt = j0 + 2 * t;
 #pragma unroll
     for (int n8 = 0; n8 < kN8; ++n8) {
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const int i = m0 + row_local[e >> 1];
-        const int j = j0 + n8 * 8 + 2 * t + (e & 1);
+        const int j = jt + n8 * 8 + (e & 1);
         const float x = s[n8][e] * p.scale_log2;
-        s[n8][e] = visible(p, si, i, j) ? x : kNegInf;
+        s[n8][e] = j >= lo[e >> 1] && j <= hi[e >> 1] ? x : kNegInf;
       }
     }
   }
