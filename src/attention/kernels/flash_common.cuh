@@ -229,13 +229,14 @@ struct QueryBlock {
   const T *q = nullptr, *k = nullptr, *v = nullptr;
   T* o = nullptr;  // forward output at the block's first row
 };
-// False when the block lies past its sequence (nothing to do).
+// Query block mb of head h, batch b (kernels with their own block order); false when the block
+// lies past its sequence (nothing to do). query_block: this CTA's block in the order above.
 template <int kM, int kN, class T>
-__device__ __forceinline__ bool query_block(const FlashFwdParams& p, QueryBlock<T>& qb) {
-  qb.b = blockIdx.z;
-  qb.h = blockIdx.y;
+__device__ __forceinline__ bool query_block_at(const FlashFwdParams& p, QueryBlock<T>& qb, int mb, int h, int b) {
+  qb.b = b;
+  qb.h = h;
   qb.si = seq_info(p, qb.b);
-  qb.m0 = static_cast<int>(gridDim.x - 1 - blockIdx.x) * kM;  // heaviest (causal) blocks first
+  qb.m0 = mb * kM;
   if (qb.m0 >= qb.si.sq) return false;
   qb.hk = qb.h / p.group;
   qb.valid_q = min(kM, qb.si.sq - qb.m0);
@@ -248,6 +249,11 @@ __device__ __forceinline__ bool query_block(const FlashFwdParams& p, QueryBlock<
   qb.n_begin = lo / kN;
   qb.n_end = hi < lo ? qb.n_begin : hi / kN + 1;
   return true;
+}
+template <int kM, int kN, class T>
+__device__ __forceinline__ bool query_block(const FlashFwdParams& p, QueryBlock<T>& qb) {
+  return query_block_at<kM, kN>(p, qb, static_cast<int>(gridDim.x - 1 - blockIdx.x),  // heaviest (causal) blocks first
+                                static_cast<int>(blockIdx.y), static_cast<int>(blockIdx.z));
 }
 
 // ---------------------------------------------------------------- scores (slow path)

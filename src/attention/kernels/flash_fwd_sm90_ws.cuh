@@ -2,16 +2,19 @@
 // EXPERIMENTAL (written without a GPU): the SKU `flash_wgmma_ws` is ordered after cuDNN and the
 // other flash SKUs until the H200 tests pass.
 //
-// CTA = 3 warpgroups (384 threads) for one (128-row query block, query head, batch); the grid's
-// x runs over query blocks in reverse so the long causal blocks start first.
+// CTA = 3 warpgroups (384 threads) for one (128-row query block, query head, batch); the blocks
+// run in groups of 8 (batch, head) pairs, heaviest query block first inside a group (causal
+// balance with K / V reuse in L2).
 //   - warpgroup 0, the producer, drops to 24 registers (setmaxnreg.dec); one thread issues
 //     every TMA copy: the Q tile once, then K and V tiles of 128 keys through a kStages-deep
 //     ring. Each stage has a "full" mbarrier per operand (1 arrival + expect_tx bytes) and an
 //     "empty" one (8 arrivals: lane 0 of each consumer warp once it has finished reading).
 //   - warpgroups 1 and 2, the consumers, rise to 240 registers; each owns 64 query rows.
 //     Per key tile j: S_j = Q K_j^T (wgmma m64n128k16, both operands in shared memory),
-//     online softmax in registers (log2 units, exp2), P_j repacked as the A operand of
-//     O += P_j V_j (wgmma register-A form, V read MN-major: no transpose).
+//     online softmax in registers (ws_softmax_tile: log2 units, one FFMA + one ex2.approx per
+//     score on tiles without a mask, the mask only on the band's edge tiles, row sums reduced
+//     across the quad once at the end), P_j repacked (cvt to bf16x2 / f16x2) as the A operand
+//     of O += P_j V_j (wgmma register-A form, V read MN-major: no transpose).
 // Overlap: inside a warpgroup S_{j+1} is issued before O += P_j V_j and the softmax of tile
 // j + 1 runs while the P V group is still in flight (wgmma.wait_group 1); the O rescale waits for
 // it (wait_group 0). Across warpgroups two named barriers (ids 1, 2) hand the tensor cores back
@@ -39,6 +42,7 @@
 
 #include "attention/flash_ws.hpp"
 #include "attention/kernels/flash_fwd_sm90.cuh"
+#include "common/mufu.cuh"
 #include "common/tma.cuh"
 
 namespace baracuda::attention::kernels {
@@ -66,6 +70,71 @@ __device__ __forceinline__ void reg_fence(float (&r)[N]) {
 }
 
 #endif  // BARACUDA_FLASH_SM90
+
+// Online softmax of one 64 x kN score tile in the wgmma accumulator layout (thread: rows g and
+// g + 8 of its warp's 16, columns n8 * 8 + 2t, + 1; identical to mma.m16n8k16's C layout).
+// row_max in log2 units (scaled), row_sum a per-thread partial (the quad is reduced once, in
+// finish_rows), corr = exp2(old max - new max) per row.
+//   kGeneral = false (unmasked tile, scale > 0): the row max is taken over the raw scores and
+//     scaled once, p = ex2(fma(s, scale_log2, -max)): one FMNMX, one FFMA, one MUFU per element.
+//   kGeneral = true (masked tile or scale <= 0): s scaled first, hidden elements -inf, then the
+//     same max / exp2 (one FMUL and the mask more per element).
+// A row that has seen only hidden keys keeps max -inf; its exponent reference is 0 so every
+// p and corr is 0 (no inf - inf).
+template <bool kGeneral, int kN8>
+__device__ __forceinline__ void ws_softmax_tile(const FlashFwdParams& p, const SeqInfo& si, float (&s)[kN8][4],
+                                                float (&row_max)[2], float (&row_sum)[2], float (&corr)[2], int m0,
+                                                const int (&row_local)[2], int j0, int t) {
+  using ::baracuda::kernels::mufu::ex2_ftz;
+  const float mul = kGeneral ? 1.f : p.scale_log2;
+  if constexpr (kGeneral) {
+    // visible(p, si, i, j) as a key interval [lo, hi] per row (64-bit: no overflow for any
+    // window), so each score costs two compares.
+    int lo[2], hi[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const std::int64_t d0 = static_cast<std::int64_t>(m0 + row_local[r]) + si.off;
+      const std::int64_t l = p.window_left < 0 ? 0 : d0 - p.window_left;
+      const std::int64_t u = p.window_right < 0 ? si.sk - 1 : d0 + p.window_right;
+      lo[r] = static_cast<int>(l > 0 ? l : 0);
+      hi[r] = static_cast<int>(u < si.sk - 1 ? u : si.sk - 1);
+    }
+    const int jt = j0 + 2 * t;
+#pragma unroll
+    for (int n8 = 0; n8 < kN8; ++n8) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int j = jt + n8 * 8 + (e & 1);
+        const float x = s[n8][e] * p.scale_log2;
+        s[n8][e] = j >= lo[e >> 1] && j <= hi[e >> 1] ? x : kNegInf;
+      }
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    float mx = s[0][2 * r];
+#pragma unroll
+    for (int n8 = 0; n8 < kN8; ++n8) mx = fmaxf(mx, fmaxf(s[n8][2 * r], s[n8][2 * r + 1]));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+    if constexpr (!kGeneral) mx *= mul;
+    mx = fmaxf(mx, row_max[r]);
+    const float ref = mx == kNegInf ? 0.f : mx;
+    corr[r] = ex2_ftz(row_max[r] - ref);
+    row_max[r] = mx;
+    const float neg_ref = -ref;
+    float sum[2] = {0.f, 0.f};  // two chains: half the add latency on the critical path
+#pragma unroll
+    for (int n8 = 0; n8 < kN8; ++n8) {
+      const float p0 = ex2_ftz(fmaf(s[n8][2 * r], mul, neg_ref));
+      const float p1 = ex2_ftz(fmaf(s[n8][2 * r + 1], mul, neg_ref));
+      sum[n8 & 1] += p0 + p1;
+      s[n8][2 * r] = p0;
+      s[n8][2 * r + 1] = p1;
+    }
+    row_sum[r] = fmaf(row_sum[r], corr[r], sum[0] + sum[1]);
+  }
+}
 
 template <class T, int D>
 __global__ void __launch_bounds__(384, 1)
@@ -95,7 +164,20 @@ __global__ void __launch_bounds__(384, 1)
   const int tid = threadIdx.x, lane = tid & 31;
   const int warp = __shfl_sync(0xffffffffu, tid >> 5, 0);  // warp-uniform in ptxas's eyes (no divergent wgmma)
   QueryBlock<T> qb;
-  if (!query_block<kM, kN>(p, qb)) return;
+  {
+    // Block order: groups of kHeadGroup (batch, head) pairs; inside a group the query blocks
+    // run heaviest first (causal: the longest key ranges), the pairs of one block index side
+    // by side. The CTAs in flight share the K / V of at most a few groups (L2 reuse) while the
+    // long blocks start before the short ones of the same group.
+    constexpr int kHeadGroup = 8;
+    const int nx = static_cast<int>(gridDim.x), hb = static_cast<int>(gridDim.y * gridDim.z);
+    const std::int64_t lin = blockIdx.x + static_cast<std::int64_t>(nx) * (blockIdx.y + static_cast<std::int64_t>(gridDim.y) * blockIdx.z);
+    const std::int64_t group = lin / (static_cast<std::int64_t>(nx) * kHeadGroup);
+    const int first = static_cast<int>(group * kHeadGroup), size = min(kHeadGroup, hb - first);
+    const int r = static_cast<int>(lin - group * nx * kHeadGroup);  // 0 .. nx * size - 1
+    const int bh = first + r % size;
+    if (!query_block_at<kM, kN>(p, qb, nx - 1 - r / size, bh % static_cast<int>(gridDim.y), bh / static_cast<int>(gridDim.y))) return;
+  }
   const SeqInfo& si = qb.si;
   const int m0 = qb.m0, n_begin = qb.n_begin;
   if (qb.n_end <= n_begin) {  // no query of the block sees a key: o = 0, lse = -inf
@@ -178,15 +260,16 @@ __global__ void __launch_bounds__(384, 1)
     for (int k16 = 0; k16 < kN / 16; ++k16) wgmma_pv<T, D>(o_flat, pa[k16], sw128_desc(cV + k16 * 16 * 64, kN * 128, 1024));
   };
   auto release = [&](std::uint64_t* bar) { ::baracuda::kernels::mbarrier_arrive_if(bar, lane == 0); };
-  // flash_fwd.cuh's online softmax on a one-column stand-in for acc_o (ones): it comes back as
-  // the rescale factors, applied to the real acc_o once the P V in flight has finished.
+  // The softmax of one key tile (ws_softmax_tile): the fast form on tiles that need no mask
+  // when the scale is positive, the general one otherwise; corr = the rows' rescale factors of
+  // acc_o, applied once the P V in flight has finished.
+  const bool pos_scale = p.scale_log2 > 0.f;
   auto softmax = [&](int it) {
     const int j0 = (n_begin + it) * kN;
-    float c[1][4] = {{1.f, 1.f, 1.f, 1.f}};
-    online_softmax_tile<T, 8, kN, false>(p, si, s, c, row_max, row_sum, m0, row_local, j0,
-                                         tile_needs_mask(p, si, wg_row0, 64, j0, kN), qb.b, qb.h, 0.f, DropKey{}, t);
-    corr[0] = c[0][0];
-    corr[1] = c[0][2];
+    if (pos_scale && !tile_needs_mask(p, si, wg_row0, 64, j0, kN))
+      ws_softmax_tile<false>(p, si, s, row_max, row_sum, corr, m0, row_local, j0, t);
+    else
+      ws_softmax_tile<true>(p, si, s, row_max, row_sum, corr, m0, row_local, j0, t);
   };
   auto pack_p = [&] {
 #pragma unroll
@@ -213,13 +296,15 @@ __global__ void __launch_bounds__(384, 1)
   for (int it = 1; it < n_tiles; ++it) {
     const int st = it % kS, pst = (it - 1) % kS;
     named_barrier_sync(1 + cw, 256);
+    // Both waits before the fence: no branch (mbarrier try_wait loop) between the two GEMMs,
+    // so ptxas keeps them in one wgmma sequence (no extra warpgroup.arrive, C7519).
+    mbarrier_wait_bounded(v_full + pst, ((it - 1) / kS) & 1);  // V_{it-1} was issued before K_it
     mbarrier_wait_bounded(k_full + st, (it / kS) & 1);
     reg_fence(s_flat);
     reg_fence(o_flat);
     wgmma_fence();
     issue_s(st);
     wgmma_commit();
-    mbarrier_wait_bounded(v_full + pst, ((it - 1) / kS) & 1);
     issue_pv(pst);
     wgmma_commit();
     if (!(cw == 1 && it == n_tiles - 1)) named_barrier_arrive(2 - cw, 256);
