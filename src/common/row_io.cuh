@@ -12,7 +12,6 @@
 
 #include <cooperative_groups.h>
 
-#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <type_traits>
@@ -132,24 +131,19 @@ inline Status row_launch_status(const char* what) {
 
 // `blocks` blocks of `threads`; with `use_cluster`, in clusters of `cluster` blocks along x
 // (more than 8, the non-portable sizes of sm_90, are opted into on the kernel first).
-// `smem` bytes of dynamic shared memory (over 48 KiB opted into on the kernel first).
 template <class Kernel, class Params>
 Status launch_row_kernel(Kernel kernel, const Params& p, unsigned blocks, int threads, bool use_cluster, int cluster,
-                         cudaStream_t s, const char* what, std::size_t smem = 0) {
-  cudaError_t e = cudaSuccess;
-  if (smem > 48 * 1024)
-    e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
-  if (e != cudaSuccess) return Status(Code::kCudaError, std::string(what) + " shared memory: " + cudaGetErrorString(e));
+                         cudaStream_t s, const char* what) {
   if (!use_cluster) {
-    kernel<<<blocks, threads, smem, s>>>(p);
+    kernel<<<blocks, threads, 0, s>>>(p);
     return row_launch_status(what);
   }
+  cudaError_t e = cudaSuccess;
   if (cluster > 8) e = cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
   if (e == cudaSuccess) {
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3(blocks);
     cfg.blockDim = dim3(static_cast<unsigned>(threads));
-    cfg.dynamicSmemBytes = smem;
     cfg.stream = s;
     cudaLaunchAttribute attr[1];
     attr[0].id = cudaLaunchAttributeClusterDimension;

@@ -72,23 +72,20 @@ struct NormParams {
 // (vectorised, k) buckets with kernels. Forward: up to 4 vectors per thread (two arrays
 // with the residual); backward: up to 2 16-byte vectors / 4 scalars (grad_y, x and two f32
 // accumulators per element live in registers).
-// The 16-byte backward runs k = 1 only (blocks up to 1024 threads): with the column
-// accumulators in shared memory (kernels/norm.cuh) k = 1 fits 64 registers without spills,
-// k = 2 at 64 spilled 26..80 bytes (ptxas -v, bf16).
 constexpr bool norm_bucket_built(NormImpl impl, bool vec, int k, bool bwd) {
-  if (impl == NormImpl::kSplitRow) return vec ? k == (bwd ? 1 : 2) : k == 4;
+  if (impl == NormImpl::kSplitRow) return vec ? k == 2 : k == 4;
   if (!vec) return impl != NormImpl::kClusterRow && (k == 1 || k == 4 || (k == 16 && !bwd));
-  if (bwd) return k == 1;
+  if (bwd) return k == 1 || k == 2;
   return k == 1 || k == 2 || k == 4;
 }
 // Threads per block of a bucket (its __launch_bounds__): f64 runs 256 (double math needs the
 // registers); the forward runs 1024 with 16-byte vectors and <= 64 bytes of row registers
-// per thread (x and residual), else 512; the backward 1024 with one 16-byte vector of each
-// input (k = 1, accumulators in shared memory, 64 registers: ptxas -v, no spills), else 512.
-// Capping the forward's k = 4 at 64 registers spills 26..76 bytes, so it has no min-blocks
-// bound; see docs/softmax-norm.md.
+// per thread (x and residual), else 512; the backward at most 512 (its accumulators need the
+// registers). Capping these buckets at 64 registers for >= 50% occupancy spills (measured
+// with ptxas -v: forward bf16 k = 4 26..76 bytes, backward k = 1 at 1024 threads 24..80
+// bytes), so there is no min-blocks bound; see docs/softmax-norm.md.
 constexpr int norm_max_threads(int elem_bytes, int vec, int row_bytes_per_thread, bool bwd) {
-  return elem_bytes == 8 ? 256 : (vec == 1 || row_bytes_per_thread > (bwd ? 32 : 64)) ? 512 : 1024;
+  return elem_bytes == 8 ? 256 : (bwd || vec == 1 || row_bytes_per_thread > 64) ? 512 : 1024;
 }
 
 BARACUDA_ROW_LAUNCHERS("norm", NormParams, launch_norm_fwd, launch_norm_bwd)

@@ -296,10 +296,7 @@ Setup setup_for(NormImpl impl, bool vec, const NormShape& s, const DeviceCaps& c
                                                                  : rows::RowLayout::kCluster;
     // forward: 2 vectors of x a thread in flight (k = 4 needs > 64 registers: 2 blocks of 256
     // an SM, no more bytes in flight than k = 2's 2 blocks of 512); backward: the old rule
-    // backward clusters up to 16 blocks (non-portable, sm_90): 131072 bf16 at k = 2 in
-    // registers (reads each input once) instead of split_row's two passes
-    rows::RowShape shape = rows::row_shape(layout, p.n, v, built, max_thr, "normalized size", s.bwd ? 0 : 2,
-                                           s.bwd ? 16 : 8);
+    rows::RowShape shape = rows::row_shape(layout, p.n, v, built, max_thr, "normalized size", s.bwd ? 0 : 2);
     if (!shape.rejection.empty()) {
       r.rejection = std::move(shape.rejection);
       return r;
@@ -309,10 +306,9 @@ Setup setup_for(NormImpl impl, bool vec, const NormShape& s, const DeviceCaps& c
     p.cluster = shape.cluster;
   }
   if (s.bwd) {
-    // persistent workers: 1024 threads an SM (64 registers; f64: two blocks of 256)
+    // persistent workers: about two blocks' worth per SM
     const std::int64_t sms = std::max(1, caps.sm_count);
-    const std::int64_t per_sm = std::max(1, 1024 / p.threads);
-    std::int64_t units = impl == NormImpl::kWarpRow ? sms * 16 : impl == NormImpl::kBlockRow ? sms * per_sm : std::max<std::int64_t>(1, sms * per_sm / p.cluster);
+    std::int64_t units = impl == NormImpl::kWarpRow ? sms * 16 : impl == NormImpl::kBlockRow ? sms * 2 : std::max<std::int64_t>(1, sms * 2 / p.cluster);
     p.units = std::max<std::int64_t>(1, std::min(units, p.rows));
     const bool grads = !s.vecs.empty();
     if (grads) {

@@ -21,7 +21,6 @@
 #pragma once
 
 #include <cmath>
-#include <cstddef>
 #include <cstdint>
 
 #include "common/block_reduce.cuh"
@@ -210,43 +209,22 @@ __global__ void __launch_bounds__(norm_threads<T, V, K, false>()) norm_fwd(norm:
   }
 }
 
-// The backward's column accumulators (grad_y * xhat and grad_y of the thread's own K x V
-// columns, summed over the worker's rows) live in dynamic shared memory, not registers:
-// element (plane, j, i) of thread t at [((plane * K + j) * V + i) * blockDim.x + t] (each
-// thread its own words, consecutive threads consecutive words: no bank conflicts, no
-// barriers). In registers they were 2 K V f32 per thread (32 at bf16 k = 2) and the kernel
-// ran at 128 registers, one block of 512 an SM (25% occupancy); the launch bounds now cap
-// it at 64 registers (blocks of 1024 at k = 1, or two of 512; f64 unchanged).
-template <class T, int V, int K>
-constexpr std::size_t norm_bwd_acc_bytes(int threads) {
-  return static_cast<std::size_t>(2 * K * V) * static_cast<std::size_t>(threads) * sizeof(Compute<T>);
-}
-template <class T, int V, int K>
-constexpr int norm_bwd_min_blocks() {
-  return sizeof(T) == 8 ? 1 : 65536 / (norm_threads<T, V, K, true>() * 64);
-}
-
 template <class T, int V, int K, NormMode M>
-__global__ void __launch_bounds__(norm_threads<T, V, K, true>(), norm_bwd_min_blocks<T, V, K>())
-    norm_bwd(norm::NormParams p) {
+__global__ void __launch_bounds__(norm_threads<T, V, K, true>()) norm_bwd(norm::NormParams p) {
   using C = Compute<T>;
   __shared__ Sum2<C> red[33];
   __shared__ Sum2<C> slot;
-  extern __shared__ __align__(16) unsigned char norm_bwd_smem[];
   const RowSlot rs = row_slot<M>(p.cluster);
   const std::int64_t unit = rs.first;
   const std::int64_t base = rs.slice * static_cast<std::int64_t>(rs.nt) * K * V;
   const T zero = from_compute<T>(C(0));
   const T* wt = static_cast<const T*>(p.bwd.weight);
   const C inv_n = static_cast<C>(p.inv_n);
-  constexpr bool kAcc = M != NormMode::kSplitStats;
-  const bool grads = kAcc && (p.has_weight || p.has_bias);
-  C* acc = reinterpret_cast<C*>(norm_bwd_smem) + threadIdx.x;  // element q at acc[q * blockDim.x]
-  const unsigned acc_stride = blockDim.x;
-  if (grads) {
+  C acc_w[K][V], acc_b[K][V];
 #pragma unroll
-    for (int q = 0; q < 2 * K * V; ++q) acc[q * acc_stride] = C(0);
-  }
+  for (int j = 0; j < K; ++j)
+#pragma unroll
+    for (int i = 0; i < V; ++i) acc_w[j][i] = acc_b[j][i] = C(0);
   for (std::int64_t row = unit; unit < p.units && row < p.rows; row += p.units) {
     Vec<T, V> g[K], x[K];
     load_slice(g, static_cast<const T*>(p.bwd.grad_y) + row_offset(p, 1, row), base, p.n, rs.t, rs.nt, zero);
@@ -291,16 +269,14 @@ __global__ void __launch_bounds__(norm_threads<T, V, K, true>(), norm_bwd_min_bl
         const C gv = to_compute(g[j].v[i]);
         const C xhat = (to_compute(x[j].v[i]) - mean) * rstd;
         const C wg = p.has_weight ? to_compute(w.v[i]) * gv : gv;
-        if (grads) {
-          acc[(j * V + i) * acc_stride] += gv * xhat;
-          acc[((K + j) * V + i) * acc_stride] += gv;
-        }
+        acc_w[j][i] += gv * xhat;
+        acc_b[j][i] += gv;
         g[j].v[i] = from_compute<T>(rstd * (wg - c1 - xhat * c2));
       }
     }
     store_slice(g, static_cast<T*>(p.bwd.grad_x) + row_offset(p, 0, row), base, p.n, rs.t, rs.nt);
   }
-  if (!grads || unit >= p.units) return;  // warp mode: warps past the last worker
+  if (M == NormMode::kSplitStats || unit >= p.units) return;  // warp mode: warps past the last worker
   C* pw = static_cast<C*>(p.partial) + unit * p.n;
   C* pb = static_cast<C*>(p.partial) + (p.units + unit) * p.n;
 #pragma unroll
@@ -309,8 +285,8 @@ __global__ void __launch_bounds__(norm_threads<T, V, K, true>(), norm_bwd_min_bl
     if (e >= p.n) continue;
 #pragma unroll
     for (int i = 0; i < V; ++i) {
-      if (p.has_weight) pw[e + i] = acc[(j * V + i) * acc_stride];
-      if (p.has_bias) pb[e + i] = acc[((K + j) * V + i) * acc_stride];
+      if (p.has_weight) pw[e + i] = acc_w[j][i];
+      if (p.has_bias) pb[e + i] = acc_b[j][i];
     }
   }
 }
@@ -330,10 +306,9 @@ __global__ void __launch_bounds__(256) norm_param_grads(norm::NormParams p) {
 }
 
 template <class Kernel>
-Status launch_norm_kernel(Kernel kernel, const norm::NormParams& p, std::int64_t blocks, cudaStream_t s,
-                          std::size_t smem = 0) {
+Status launch_norm_kernel(Kernel kernel, const norm::NormParams& p, std::int64_t blocks, cudaStream_t s) {
   return launch_row_kernel(kernel, p, static_cast<unsigned>(blocks), p.threads, p.impl == norm::NormImpl::kClusterRow,
-                           p.cluster, s, "norm", smem);
+                           p.cluster, s, "norm");
 }
 
 template <class T, int V, int K, NormMode M, bool kBwd>
@@ -344,15 +319,14 @@ Status launch_norm_mode(const norm::NormParams& p, cudaStream_t s) {
   if constexpr (M == NormMode::kCluster || M == NormMode::kSplitStats) blocks = items * p.cluster;
   if constexpr (M == NormMode::kSplitStats) {  // pass 1 here, pass 2 (kSplitApply) below
     if constexpr (!kBwd) BARACUDA_TRY(launch_norm_kernel(norm_fwd<T, V, K, M>, p, blocks, s));
-    else BARACUDA_TRY(launch_norm_kernel(norm_bwd<T, V, K, M>, p, blocks, s));  // pass 1: no accumulators
+    else BARACUDA_TRY(launch_norm_kernel(norm_bwd<T, V, K, M>, p, blocks, s));
     return launch_norm_mode<T, V, K, NormMode::kSplitApply, kBwd>(p, s);
   }
   if constexpr (M == NormMode::kSplitApply) blocks = items * p.cluster;
   if constexpr (!kBwd) {
     return launch_norm_kernel(norm_fwd<T, V, K, M>, p, blocks, s);
   } else {
-    const std::size_t smem = p.has_weight || p.has_bias ? norm_bwd_acc_bytes<T, V, K>(p.threads) : 0;
-    BARACUDA_TRY(launch_norm_kernel(norm_bwd<T, V, K, M>, p, blocks, s, smem));
+    BARACUDA_TRY(launch_norm_kernel(norm_bwd<T, V, K, M>, p, blocks, s));
     if (!p.has_weight && !p.has_bias) return Status::ok();
     norm_param_grads<T><<<dim3(static_cast<unsigned>((p.n + 255) / 256), 2), 256, 0, s>>>(p);
     return row_launch_status("norm_param_grads");
