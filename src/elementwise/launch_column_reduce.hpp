@@ -25,12 +25,6 @@ namespace baracuda::elementwise {
 
 inline constexpr int kColumnBlock = 256;      // threads of both passes
 inline constexpr int kColumnBlocksPerSm = 4;  // pass 1: resident blocks per SM (__launch_bounds__)
-inline constexpr int kColumnMaxBlockCols = 64;  // pass 1: 16-byte column vectors a block (1 KiB of a row)
-// Pass 1: rows of 16-byte loads a thread issues before their first use (grad_out only; or
-// grad_out and the other input when the kind's gradients read the inputs): 64 bytes. 128
-// bytes (8 / 4 rows) spilled at the 64-register cap (bf16 add: 708 bytes), from the 64-bit
-// row addresses kept live between the loads and the stores.
-constexpr int column_unroll(bool reads) { return reads ? 2 : 4; }
 
 struct ColumnReduceParams {
   int which = 1;               // the reduced gradient: 0 = grad_a, 1 = grad_b
@@ -49,7 +43,7 @@ struct ColumnReduceParams {
   std::int64_t row_stride[3] = {};
   std::int64_t chunks = 1;       // row chunks (pass 1 grid.y)
   std::int64_t chunk_len = 0;    // rows per chunk
-  int block_cols = 32;           // 16-byte column vectors per pass-1 block (a power of two <= kColumnMaxBlockCols)
+  int block_cols = 32;           // 16-byte column vectors per pass-1 block (a power of two <= kColumnBlock)
 };
 
 // What a plan's select makes of a problem: why the SKU refuses it ("" = it accepts), else
@@ -65,21 +59,19 @@ inline ColumnReduceSetup column_reduce_refusal(std::string why) {
   return cr;
 }
 
-// Rows per chunk: one wave of resident pass-1 blocks (kColumnBlocksPerSm per SM: the blocks
-// all do the same work, so they start together and end together; a second wave would start
-// staggered and leave a tail, many more chunks would grow the workspace and pass 2), at
-// least 8 rows per row lane. Sets block_cols (up to 64 vectors: 1 KiB of each row a block),
-// chunks and chunk_len from rows and cols (a multiple of vec, the elements of a 16-byte
-// vector).
+// Rows per chunk: about two waves of resident pass-1 blocks (kColumnBlocksPerSm per SM: one
+// wave would leave the kernel waiting on its slowest SM, many more would grow the workspace
+// and pass 2), at least 4 rows per row lane. Sets block_cols, chunks and chunk_len from
+// rows and cols (a multiple of vec, the elements of a 16-byte vector).
 inline void choose_column_chunks(ColumnReduceParams& p, std::int64_t vec, const DeviceCaps& caps) {
   const std::int64_t vecs = p.cols / vec;
   p.block_cols = 1;
-  while (p.block_cols < kColumnMaxBlockCols && p.block_cols < vecs) p.block_cols *= 2;
+  while (p.block_cols < 32 && p.block_cols < vecs) p.block_cols *= 2;
   const std::int64_t lanes = kColumnBlock / p.block_cols;
   const std::int64_t col_blocks = (vecs + p.block_cols - 1) / p.block_cols;
-  const std::int64_t target = static_cast<std::int64_t>(std::max(caps.sm_count, 1)) * kColumnBlocksPerSm;
+  const std::int64_t target = static_cast<std::int64_t>(std::max(caps.sm_count, 1)) * kColumnBlocksPerSm * 2;
   std::int64_t chunks = std::max<std::int64_t>(1, target / col_blocks);
-  chunks = std::min({chunks, (p.rows + lanes * 8 - 1) / (lanes * 8), std::int64_t{65535}});
+  chunks = std::min({chunks, (p.rows + lanes * 4 - 1) / (lanes * 4), std::int64_t{65535}});
   p.chunk_len = (p.rows + chunks - 1) / chunks;
   p.chunks = (p.rows + p.chunk_len - 1) / p.chunk_len;
 }

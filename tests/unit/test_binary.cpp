@@ -509,8 +509,8 @@ TEST(BinaryBackwardSkus, RowsVec16TakesBiasGradients) {
       auto p = BinaryBackwardPlan::select_for_caps(c, d);
       ASSERT_TRUE(p.has_value()) << p.error().to_string();
       EXPECT_EQ(p->sku().impl, std::string("bcast_reduce_rows_vec16")) << d.to_string();
-      // 1024 vectors of 8 = 16 column blocks of 64; one wave of 4 blocks x 132 SMs / 16 = 33
-      // chunks of 497 rows, f32 sums
+      // 1024 vectors of 8 = 32 column blocks; 2 waves x 4 blocks x 132 SMs / 32 = 33 chunks
+      // of 497 rows, f32 sums
       EXPECT_EQ(p->workspace_size(), std::size_t{33} * 8192 * 4) << d.to_string();
     }
   }

@@ -113,7 +113,7 @@ TEST(PReluPlanSelect, RowsVec16TakesChannelsInnermost) {
     ASSERT_TRUE(p.has_value()) << p.error().to_string();
     EXPECT_EQ(p->sku().impl, "rows_vec16") << d.to_string();
     EXPECT_EQ(p->sku().name().find("prelu.bwd.rows_vec16"), 0u) << p->sku().name();
-    // 1024 vectors of 8 = 16 column blocks of 64; one wave of 4 blocks x 132 SMs / 16 = 33 chunks,
+    // 1024 vectors of 8 = 32 column blocks; 2 waves x 4 blocks x 132 SMs / 32 = 33 chunks,
     // f32 sums; nothing without the weight gradient
     EXPECT_EQ(p->workspace_size(), which == 0 ? 0u : std::size_t{33} * 8192 * 4) << d.to_string();
   }

@@ -12,12 +12,11 @@
 // writes only the other gradient and pass 2 does not run.
 //
 // Scheme (deterministic, no atomics):
-//  * Pass 1: a 256-thread block is block_cols (<= 64: 1 KiB of a row) column vectors x
-//    lanes = 256 / block_cols row lanes; grid = (ceil(cols / V / block_cols), chunks), block
-//    (x, y) covers rows [y * chunk_len, (y + 1) * chunk_len). A thread walks its rows ty,
-//    ty + lanes, ..., issuing kUnroll rows of 16-byte loads (grad_out, and the other operand
-//    when the kind reads inputs; the reduced operand's row is loaded once) before the first
-//    use, writes
+//  * Pass 1: a 256-thread block is block_cols column vectors x lanes = 256 / block_cols row
+//    lanes; grid = (ceil(cols / V / block_cols), chunks), block (x, y) covers rows
+//    [y * chunk_len, (y + 1) * chunk_len). A thread walks its rows ty, ty + lanes, ...,
+//    issuing kUnroll rows of 16-byte loads (grad_out, and the other operand when the kind
+//    reads inputs; the reduced operand's row is loaded once) before the first use, writes
 //    the other gradient of those elements right after reading them (so an in-place
 //    gradient aliasing grad_out or an input sees each element read before it is written,
 //    by the same thread), and adds the reduced term into V column sums in the compute type
@@ -25,14 +24,13 @@
 //    and the block stores partial[y][its columns] to the workspace.
 //  * Pass 2: 32 columns x 8 chunk lanes a block; lane l adds chunks l, l + 8, ... in order,
 //    the 8 lane sums are added in order and rounded once to T.
-// The host picks chunks so that pass 1 is one wave of resident blocks (kColumnBlocksPerSm
-// blocks of 256 threads per SM, guaranteed by __launch_bounds__; half as many for the
-// run-time-kind functors, which then take two waves): equal blocks that all start at once
-// and end together, no second-wave tail. Each streams chunk_len rows with 64 bytes of
+// The host picks chunks so that pass 1 is about two waves of resident blocks
+// (kColumnBlocksPerSm blocks of 256 threads per SM, guaranteed by __launch_bounds__; half
+// as many for the run-time-kind functors), each streaming chunk_len rows with 64 bytes of
 // loads in flight per thread (4 rows of grad_out; 2 rows of grad_out and of the other input
 // when the kind reads inputs): 64 KiB per SM.
-// bf16 [16384, 8192] + [8192] on 132 SMs: 16 column blocks x 33 chunks of 497 rows = 528
-// blocks = 132 x 4, 1 MiB of f32 partial sums.
+// bf16 [16384, 8192] + [8192] on 132 SMs: 32 column blocks x 33 chunks of 497 rows, 1 MiB
+// of f32 partial sums.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -56,7 +54,7 @@ __device__ __forceinline__ void column_rows(const elementwise::ColumnReduceParam
                                             int64_t r1, int lanes, GradA grad_a, GradB grad_b, Compute<T> (&acc)[V]) {
   using C = Compute<T>;
   constexpr bool kReads = GradA::kReads || GradB::kReads;
-  constexpr int kUnroll = elementwise::column_unroll(kReads);  // 64 bytes of loads in flight per thread
+  constexpr int kUnroll = kReads ? 2 : 4;  // 64 bytes of loads in flight per thread
   const T* g = static_cast<const T*>(p.grad_out) + col;
   const T* other_in = kReads ? static_cast<const T*>(kWhich == 0 ? p.b : p.a) + col : nullptr;
   T* other_grad = kWriteOther ? static_cast<T*>(p.grad_other) + col : nullptr;
