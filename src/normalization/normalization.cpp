@@ -11,6 +11,7 @@
 // The backward's workers are persistent (a fixed row assignment), and its parameter
 // gradients go through the workspace (deterministic).
 #include <algorithm>
+#include <cstdlib>
 #include <cstdio>
 #include <cmath>
 #include <span>
@@ -213,6 +214,10 @@ void tma_setup(Setup& r, const NormShape& s, const DeviceCaps& caps) {
     const std::int64_t slice = p.n / cluster, slice_bytes = slice * esize;
     // k = 2 (64 registers) when the slice fits 512 threads x 2 vectors, else k = 4
     p.k = nvec / cluster <= static_cast<std::int64_t>(kTmaMaxThreads) * 2 ? 2 : kTmaVecsPerThread;
+    {  // EXPERIMENT (H200 A/B of the k = 2 bucket, removed once measured)
+      static const bool force_k4 = std::getenv("BARACUDA_EXP_NORM_K4") != nullptr;
+      if (force_k4) p.k = kTmaVecsPerThread;
+    }
     p.threads = std::max(64, round_up32((nvec / cluster + p.k - 1) / p.k));
     for (int bps = tma_blocks_per_sm(p.threads, p.k); bps >= 1; --bps) {
       const std::int64_t per_block = std::min<std::int64_t>(228 * 1024 / bps - 2048, optin - 1024);
