@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <utility>
 
@@ -44,6 +45,7 @@ struct ColumnReduceParams {
   std::int64_t chunks = 1;       // row chunks (pass 1 grid.y)
   std::int64_t chunk_len = 0;    // rows per chunk
   int block_cols = 32;           // 16-byte column vectors per pass-1 block (a power of two <= kColumnBlock)
+  bool pdl = false;              // launch pass 2 as a programmatic dependent of pass 1 (sm_90+)
 };
 
 // What a plan's select makes of a problem: why the SKU refuses it ("" = it accepts), else
@@ -65,15 +67,21 @@ inline ColumnReduceSetup column_reduce_refusal(std::string why) {
 // rows and cols (a multiple of vec, the elements of a 16-byte vector).
 inline void choose_column_chunks(ColumnReduceParams& p, std::int64_t vec, const DeviceCaps& caps) {
   const std::int64_t vecs = p.cols / vec;
+  // EXPERIMENT (H200 A/B, removed once measured): widest block and waves.
+  const char* e_bc = std::getenv("BARACUDA_EXP_CR_BC");
+  const char* e_waves = std::getenv("BARACUDA_EXP_CR_WAVES");
+  const int max_bc = e_bc ? std::atoi(e_bc) : 32;
+  const int waves = e_waves ? std::atoi(e_waves) : 2;
   p.block_cols = 1;
-  while (p.block_cols < 32 && p.block_cols < vecs) p.block_cols *= 2;
+  while (p.block_cols < max_bc && p.block_cols < vecs) p.block_cols *= 2;
   const std::int64_t lanes = kColumnBlock / p.block_cols;
   const std::int64_t col_blocks = (vecs + p.block_cols - 1) / p.block_cols;
-  const std::int64_t target = static_cast<std::int64_t>(std::max(caps.sm_count, 1)) * kColumnBlocksPerSm * 2;
+  const std::int64_t target = static_cast<std::int64_t>(std::max(caps.sm_count, 1)) * kColumnBlocksPerSm * waves;
   std::int64_t chunks = std::max<std::int64_t>(1, target / col_blocks);
   chunks = std::min({chunks, (p.rows + lanes * 4 - 1) / (lanes * 4), std::int64_t{65535}});
   p.chunk_len = (p.rows + chunks - 1) / chunks;
   p.chunks = (p.rows + p.chunk_len - 1) / p.chunk_len;
+  p.pdl = caps.sm >= 90;
 }
 
 // Pass 1 then pass 2 for kind's gradients (per-kind functors for add, sub, mul, div and the

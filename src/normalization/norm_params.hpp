@@ -27,9 +27,8 @@ namespace baracuda::norm {
 enum class NormImpl : std::uint8_t { kWarpRow, kBlockRow, kClusterRow, kSplitRow, kTmaRow };
 
 // kTmaRow (forward, sm_90, kernels/norm_tma.cuh): persistent blocks of up to kTmaMaxThreads
-// threads, each thread k (params.k) 16-byte vectors of the row, k = 2 (slices up to 1024
-// vectors) or kTmaVecsPerThread = 4 (up to 2048), up to kTmaMaxStages rows in flight per block
-// in shared memory.
+// threads, each thread k = kTmaVecsPerThread = 4 16-byte vectors of the row (slices up to
+// 2048 vectors), up to kTmaMaxStages rows in flight per block in shared memory.
 inline constexpr int kTmaMaxThreads = 512;
 inline constexpr int kTmaVecsPerThread = 4;
 inline constexpr int kTmaMaxStages = 8;

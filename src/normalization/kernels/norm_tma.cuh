@@ -260,7 +260,6 @@ template <class T>
 Status launch_norm_fwd_tma(const norm::NormParams& p, cudaStream_t s) {
   const std::int64_t slice_bytes = p.n / p.cluster * static_cast<std::int64_t>(sizeof(T));
   const std::size_t smem = norm::tma_smem_bytes(slice_bytes, p.stages, p.has_weight || p.has_bias, p.add_residual);
-  if (p.k == 2) return launch_tma_row(norm_fwd_tma<T, 2>, p, smem, s, "norm tma_row");
   return launch_tma_row(norm_fwd_tma<T, norm::kTmaVecsPerThread>, p, smem, s, "norm tma_row");
 }
 
