@@ -60,12 +60,9 @@ namespace baracuda::softmax {
 // The largest block of a bucket (its __launch_bounds__, which keeps the row in registers
 // without spills): 1024 threads for 16-byte vectors of 16/32-bit types with at most 64 bytes
 // of row registers per thread, else 512 (scalar loads), and 256 for f64 (its exp needs the
-// registers). 16-bit rows of 64 bytes a thread also stop at 512: the forward keeps their 32
-// exps in f32 registers (kernels/softmax.cuh, kKeepExps).
+// registers).
 constexpr int row_max_threads(int elem_bytes, int vec, int row_bytes_per_thread) {
-  return elem_bytes == 8                                                                      ? 256
-         : (vec == 1 || row_bytes_per_thread > 64 || (elem_bytes == 2 && row_bytes_per_thread == 64)) ? 512
-                                                                                                       : 1024;
+  return elem_bytes == 8 ? 256 : (vec == 1 || row_bytes_per_thread > 64) ? 512 : 1024;
 }
 constexpr bool row_bucket_built(SoftmaxImpl impl, bool vec, int k, bool bwd) {
   switch (impl) {

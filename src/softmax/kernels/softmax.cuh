@@ -170,40 +170,6 @@ __device__ __forceinline__ void finish(Vec<T, V> (&g)[K], const Vec<T, V> (&y)[K
     }
 }
 
-// Forward softmax of f16 / bf16 rows of at most 32 elements a thread: each exp is taken once.
-// thread_exps keeps e = exp(x - m_t) (m_t the thread's own max) in f32 registers and returns
-// (m_t, sum e); after the row's (m, s) are merged, finish_exps writes e * exp(m_t - m) / s.
-// A thread whose elements are all -inf has e = 0 and a factor of 0 (NaN when the whole row
-// is -inf, as PyTorch gives); NaN / +inf reach every output through s, as in finish().
-template <class T, int V, int K>
-inline constexpr bool kKeepExps = kFastExp<T> && K * V <= 32;
-template <class T, int V, int K>
-__device__ __forceinline__ MaxSum<float> thread_exps(const Vec<T, V> (&x)[K], float (&e)[K][V]) {
-  float m = neg_inf<float>();
-#pragma unroll
-  for (int j = 0; j < K; ++j)
-#pragma unroll
-    for (int i = 0; i < V; ++i) m = nan_max(m, to_compute(x[j].v[i]));
-  float s = 0.0f;
-#pragma unroll
-  for (int j = 0; j < K; ++j)
-#pragma unroll
-    for (int i = 0; i < V; ++i) {
-      e[j][i] = m == neg_inf<float>() ? 0.0f : exp_shifted(to_compute(x[j].v[i]), m);
-      s += e[j][i];
-    }
-  return {m, s};
-}
-template <class T, int V, int K>
-__device__ __forceinline__ void finish_exps(Vec<T, V> (&y)[K], const float (&e)[K][V], float m_thread,
-                                            MaxSum<float> st) {
-  const float f = exp_shifted(m_thread, st.m) * (1.0f / st.s);
-#pragma unroll
-  for (int j = 0; j < K; ++j)
-#pragma unroll
-    for (int i = 0; i < V; ++i) y[j].v[i] = from_compute<T>(e[j][i] * f);
-}
-
 // One kernel for every row mode. Grid: kWarp: blocks of `blockDim.x / 32` rows; kBlock: one
 // block per row; kCluster: `slices` blocks per row (one cluster); kSplit*: `slices` blocks
 // per row (flattened).
@@ -246,18 +212,8 @@ softmax_rows(softmax::SoftmaxParams p) {
     load_slice(b, in1, base, p.len, t, nt, from_compute<T>(C(0)));
   }
   R st;
-  constexpr bool kKeep = !kBwd && kKeepExps<T, V, K>;
-  [[maybe_unused]] float e[kKeep ? K : 1][kKeep ? V : 1];  // kKeep: the thread's exps, kept for the output
-  [[maybe_unused]] C m_thread = C(0);
-  if constexpr (kBwd) {
-    st = Stat::of(a, b, p.log);
-  } else if constexpr (kKeep) {
-    if (p.log) st = Stat::of(a, a, true);
-    else st = thread_exps(a, e);
-    m_thread = st.m;
-  } else {
-    st = Stat::of(a, a, p.log);
-  }
+  if constexpr (kBwd) st = Stat::of(a, b, p.log);
+  else st = Stat::of(a, a, p.log);
   typename Stat::Merge merge;
   if constexpr (M == RowMode::kWarp) {
     st = warp_allreduce(st, merge);
@@ -275,14 +231,8 @@ softmax_rows(softmax::SoftmaxParams p) {
     for (std::int64_t s = 1; s < p.slices; ++s) acc = merge(acc, part[s]);
     st = acc;
   }
-  if constexpr (kBwd) {
-    finish(a, b, st, p.log);
-  } else if constexpr (kKeep) {
-    if (p.log) finish(a, a, st, true);
-    else finish_exps(a, e, m_thread, st);
-  } else {
-    finish(a, a, st, p.log);
-  }
+  if constexpr (kBwd) finish(a, b, st, p.log);
+  else finish(a, a, st, p.log);
   store_slice(a, out, base, p.len, t, nt);
 }
 
