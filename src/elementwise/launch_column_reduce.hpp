@@ -76,7 +76,9 @@ inline void choose_column_chunks(ColumnReduceParams& p, std::int64_t vec, const 
   while (p.block_cols < max_bc && p.block_cols < vecs) p.block_cols *= 2;
   const std::int64_t lanes = kColumnBlock / p.block_cols;
   const std::int64_t col_blocks = (vecs + p.block_cols - 1) / p.block_cols;
-  const std::int64_t target = static_cast<std::int64_t>(std::max(caps.sm_count, 1)) * kColumnBlocksPerSm * waves;
+  const char* e_var = std::getenv("BARACUDA_EXP_CR_VAR");
+  const int per_sm = (e_var && (std::atoi(e_var) & 1)) ? 2 * kColumnBlocksPerSm : kColumnBlocksPerSm;
+  const std::int64_t target = static_cast<std::int64_t>(std::max(caps.sm_count, 1)) * per_sm * waves;
   std::int64_t chunks = std::max<std::int64_t>(1, target / col_blocks);
   chunks = std::min({chunks, (p.rows + lanes * 4 - 1) / (lanes * 4), std::int64_t{65535}});
   p.chunk_len = (p.rows + chunks - 1) / chunks;
