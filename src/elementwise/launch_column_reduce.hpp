@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 #include <utility>
 
@@ -44,7 +43,7 @@ struct ColumnReduceParams {
   std::int64_t row_stride[3] = {};
   std::int64_t chunks = 1;       // row chunks (pass 1 grid.y)
   std::int64_t chunk_len = 0;    // rows per chunk
-  int block_cols = 32;           // 16-byte column vectors per pass-1 block (a power of two <= kColumnBlock)
+  int block_cols = 16;           // 16-byte column vectors per pass-1 block (a power of two <= kColumnBlock)
   bool pdl = false;              // launch pass 2 as a programmatic dependent of pass 1 (sm_90+)
 };
 
@@ -61,24 +60,23 @@ inline ColumnReduceSetup column_reduce_refusal(std::string why) {
   return cr;
 }
 
-// Rows per chunk: about two waves of resident pass-1 blocks (kColumnBlocksPerSm per SM: one
-// wave would leave the kernel waiting on its slowest SM, many more would grow the workspace
-// and pass 2), at least 4 rows per row lane. Sets block_cols, chunks and chunk_len from
-// rows and cols (a multiple of vec, the elements of a 16-byte vector).
+// Rows per chunk: about kColumnWaves waves of resident pass-1 blocks (kColumnBlocksPerSm per
+// SM: one wave would leave the kernel waiting on its slowest SM, many more would grow the
+// workspace and pass 2), at least 4 rows per row lane; blocks of at most kColumnBlockCols
+// column vectors (more row lanes a block). Measured on the H200 (session 8, bias_add_bwd bf16
+// [16384, 8192], % of copy): block_cols 8 / 16 / 32 / 64 / 128 / 256 at two waves 83.5 /
+// 89.0 / 88.5 / 87.2 / 85.9 / 83.6; 16 at three waves 90.1-90.2 (one wave 87.4 and four
+// waves 88.0 at 32). Sets block_cols, chunks and chunk_len from rows and cols (a multiple of
+// vec, the elements of a 16-byte vector).
+inline constexpr int kColumnBlockCols = 16;
+inline constexpr int kColumnWaves = 3;
 inline void choose_column_chunks(ColumnReduceParams& p, std::int64_t vec, const DeviceCaps& caps) {
   const std::int64_t vecs = p.cols / vec;
-  // EXPERIMENT (H200 A/B, removed once measured): widest block and waves.
-  const char* e_bc = std::getenv("BARACUDA_EXP_CR_BC");
-  const char* e_waves = std::getenv("BARACUDA_EXP_CR_WAVES");
-  const int max_bc = e_bc ? std::atoi(e_bc) : 32;
-  const int waves = e_waves ? std::atoi(e_waves) : 2;
   p.block_cols = 1;
-  while (p.block_cols < max_bc && p.block_cols < vecs) p.block_cols *= 2;
+  while (p.block_cols < kColumnBlockCols && p.block_cols < vecs) p.block_cols *= 2;
   const std::int64_t lanes = kColumnBlock / p.block_cols;
   const std::int64_t col_blocks = (vecs + p.block_cols - 1) / p.block_cols;
-  const char* e_var = std::getenv("BARACUDA_EXP_CR_VAR");
-  const int per_sm = (e_var && (std::atoi(e_var) & 1)) ? 2 * kColumnBlocksPerSm : kColumnBlocksPerSm;
-  const std::int64_t target = static_cast<std::int64_t>(std::max(caps.sm_count, 1)) * per_sm * waves;
+  const std::int64_t target = static_cast<std::int64_t>(std::max(caps.sm_count, 1)) * kColumnBlocksPerSm * kColumnWaves;
   std::int64_t chunks = std::max<std::int64_t>(1, target / col_blocks);
   chunks = std::min({chunks, (p.rows + lanes * 4 - 1) / (lanes * 4), std::int64_t{65535}});
   p.chunk_len = (p.rows + chunks - 1) / chunks;

@@ -509,9 +509,9 @@ TEST(BinaryBackwardSkus, RowsVec16TakesBiasGradients) {
       auto p = BinaryBackwardPlan::select_for_caps(c, d);
       ASSERT_TRUE(p.has_value()) << p.error().to_string();
       EXPECT_EQ(p->sku().impl, std::string("bcast_reduce_rows_vec16")) << d.to_string();
-      // 1024 vectors of 8 = 32 column blocks; 2 waves x 4 blocks x 132 SMs / 32 = 33 chunks
-      // of 497 rows, f32 sums
-      EXPECT_EQ(p->workspace_size(), std::size_t{33} * 8192 * 4) << d.to_string();
+      // 1024 vectors of 8 = 64 column blocks of 16; 3 waves x 4 blocks x 132 SMs / 64 = 24
+      // chunks of 683 rows, f32 sums
+      EXPECT_EQ(p->workspace_size(), std::size_t{24} * 8192 * 4) << d.to_string();
     }
   }
   // the broadcast operand on the a side, rank 3, every float dtype

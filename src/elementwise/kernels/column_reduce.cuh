@@ -26,18 +26,16 @@
 //    the 8 lane sums are added in order and rounded once to T. On sm_90 it is launched as a
 //    programmatic dependent of pass 1 (common/pdl.cuh): its launch overlaps pass 1's last
 //    blocks (H200 session 8, bias_add_bwd bf16 [16384, 8192]: 0.1437 -> 0.1421 ms).
-// The host picks chunks so that pass 1 is about two waves of resident blocks
-// (kColumnBlocksPerSm blocks of 256 threads per SM, guaranteed by __launch_bounds__; half
-// as many for the run-time-kind functors), each streaming chunk_len rows with 64 bytes of
-// loads in flight per thread (4 rows of grad_out; 2 rows of grad_out and of the other input
-// when the kind reads inputs): 64 KiB per SM.
-// bf16 [16384, 8192] + [8192] on 132 SMs: 32 column blocks x 33 chunks of 497 rows, 1 MiB
+// The host picks chunks so that pass 1 is about three waves of resident blocks of at most 16
+// column vectors (choose_column_chunks: kColumnBlocksPerSm blocks of 256 threads per SM,
+// guaranteed by __launch_bounds__; half as many for the run-time-kind functors), each
+// streaming chunk_len rows with 64 bytes of loads in flight per thread (4 rows of grad_out;
+// 2 rows of grad_out and of the other input when the kind reads inputs): 64 KiB per SM.
+// bf16 [16384, 8192] + [8192] on 132 SMs: 64 column blocks x 24 chunks of 683 rows, 768 KiB
 // of f32 partial sums.
 #pragma once
 
 #include <cuda_runtime.h>
-
-#include <cstdlib>
 
 #include "common/device_types.cuh"
 #include "common/pdl.cuh"
@@ -54,13 +52,12 @@ inline constexpr int kColumnPass2Cols = 32;  // pass 2: columns per block (x 8 c
 // One thread's rows r0 + ty, r0 + ty + lanes, ... < r1 of its V columns: adds the reduced
 // gradient's terms into acc and, with kWriteOther, stores the other gradient. kWhich: the
 // reduced operand (0 = a, 1 = b); `x` is its input (the same in every row).
-template <class T, int kWhich, bool kWriteOther, int kVar, class GradA, class GradB, int V>
+template <class T, int kWhich, bool kWriteOther, class GradA, class GradB, int V>
 __device__ __forceinline__ void column_rows(const elementwise::ColumnReduceParams& p, int64_t col, int64_t r,
                                             int64_t r1, int lanes, GradA grad_a, GradB grad_b, Compute<T> (&acc)[V]) {
   using C = Compute<T>;
   constexpr bool kReads = GradA::kReads || GradB::kReads;
-  constexpr bool kOcc8 = kVar & 1, kStream = !(kVar & 2);  // EXPERIMENT knobs
-  constexpr int kUnroll = kReads ? (kOcc8 ? 1 : 2) : (kOcc8 ? 2 : 4);  // 64 bytes of loads in flight per thread
+  constexpr int kUnroll = kReads ? 2 : 4;  // 64 bytes of loads in flight per thread
   const T* g = static_cast<const T*>(p.grad_out) + col;
   const T* other_in = kReads ? static_cast<const T*>(kWhich == 0 ? p.b : p.a) + col : nullptr;
   T* other_grad = kWriteOther ? static_cast<T*>(p.grad_other) + col : nullptr;
@@ -72,8 +69,8 @@ __device__ __forceinline__ void column_rows(const elementwise::ColumnReduceParam
     for (int u = 0; u < kUnroll; ++u) {
       const int64_t row = r + u * lanes;
       if (row >= r1) continue;
-      gv[u] = load_vec<T, V, kStream>(g + row * p.row_stride[0]);
-      if constexpr (kReads) ov[u] = load_vec<T, V, kStream>(other_in + row * p.row_stride[1]);
+      gv[u] = load_vec<T, V, true>(g + row * p.row_stride[0]);
+      if constexpr (kReads) ov[u] = load_vec<T, V, true>(other_in + row * p.row_stride[1]);
     }
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
@@ -93,7 +90,7 @@ __device__ __forceinline__ void column_rows(const elementwise::ColumnReduceParam
           if constexpr (kWriteOther) out.v[e] = from_compute<T>(grad_a(gc, oc, xc));
         }
       }
-      if constexpr (kWriteOther) store_vec<T, V, kStream>(other_grad + row * p.row_stride[2], out);
+      if constexpr (kWriteOther) store_vec<T, V, true>(other_grad + row * p.row_stride[2], out);
     }
   }
 }
@@ -107,8 +104,8 @@ constexpr int column_min_blocks() {
   else return elementwise::kColumnBlocksPerSm;
 }
 
-template <class T, int kVar, class GradA, class GradB>
-__global__ void __launch_bounds__(kColumnBlock, (kVar & 1) ? 2 * column_min_blocks<GradA>() : column_min_blocks<GradA>())
+template <class T, class GradA, class GradB>
+__global__ void __launch_bounds__(kColumnBlock, column_min_blocks<GradA>())
     column_reduce_pass1(elementwise::ColumnReduceParams p, GradA grad_a, GradB grad_b) {
   using C = Compute<T>;
   constexpr int V = 16 / sizeof(T);
@@ -122,11 +119,11 @@ __global__ void __launch_bounds__(kColumnBlock, (kVar & 1) ? 2 * column_min_bloc
   C acc[V] = {};
   if (col < p.cols) {
     if (p.which == 0) {
-      if (p.write_other) column_rows<T, 0, true, kVar>(p, col, r0, r1, lanes, grad_a, grad_b, acc);
-      else column_rows<T, 0, false, kVar>(p, col, r0, r1, lanes, grad_a, grad_b, acc);
+      if (p.write_other) column_rows<T, 0, true>(p, col, r0, r1, lanes, grad_a, grad_b, acc);
+      else column_rows<T, 0, false>(p, col, r0, r1, lanes, grad_a, grad_b, acc);
     } else {
-      if (p.write_other) column_rows<T, 1, true, kVar>(p, col, r0, r1, lanes, grad_a, grad_b, acc);
-      else column_rows<T, 1, false, kVar>(p, col, r0, r1, lanes, grad_a, grad_b, acc);
+      if (p.write_other) column_rows<T, 1, true>(p, col, r0, r1, lanes, grad_a, grad_b, acc);
+      else column_rows<T, 1, false>(p, col, r0, r1, lanes, grad_a, grad_b, acc);
     }
   }
   pdl_trigger();                  // pass 2 may be scheduled once every block is here
@@ -174,16 +171,7 @@ Status launch_column_reduce(const elementwise::ColumnReduceParams& p, GradA grad
   constexpr int V = 16 / sizeof(T);
   const int64_t col_blocks = (p.cols / V + p.block_cols - 1) / p.block_cols;
   const dim3 grid1(static_cast<unsigned>(col_blocks), static_cast<unsigned>(p.chunks));
-  static const int var = [] {  // EXPERIMENT: bit 0 occupancy 8 blocks, bit 1 no streaming hints
-    const char* e = std::getenv("BARACUDA_EXP_CR_VAR");
-    return e ? std::atoi(e) : 0;
-  }();
-  switch (var) {
-    case 1: column_reduce_pass1<T, 1><<<grid1, kColumnBlock, 0, stream>>>(p, grad_a, grad_b); break;
-    case 2: column_reduce_pass1<T, 2><<<grid1, kColumnBlock, 0, stream>>>(p, grad_a, grad_b); break;
-    case 3: column_reduce_pass1<T, 3><<<grid1, kColumnBlock, 0, stream>>>(p, grad_a, grad_b); break;
-    default: column_reduce_pass1<T, 0><<<grid1, kColumnBlock, 0, stream>>>(p, grad_a, grad_b);
-  }
+  column_reduce_pass1<T><<<grid1, kColumnBlock, 0, stream>>>(p, grad_a, grad_b);
   BARACUDA_TRY(map_launch_status("column_reduce_pass1"));
   if (!p.write_reduced) return Status::ok();
   const int64_t blocks2 = (p.cols + kColumnPass2Cols - 1) / kColumnPass2Cols;
