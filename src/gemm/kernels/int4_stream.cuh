@@ -76,21 +76,13 @@ __device__ __forceinline__ void int4_stream_load(Int4StreamStage& f, const Int4S
 // The stage as int4_gemv_chunk takes it: scales splatted to pairs, (B + z) pairs (z = 8: s4).
 template <class T, bool kSigned>
 __device__ __forceinline__ Int4Frag<T> int4_stream_expand(const Int4StreamStage& f) {
-  using A = Int4Act<T>;
   Int4Frag<T> e;
 #pragma unroll
   for (int r = 0; r < 2; ++r)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       e.q[r][h] = f.q[r][h];
-      const std::uint32_t sb = f.s[r][h];
-      e.c[r][h].s = as_pair<typename A::T2>(sb | (sb << 16));
-      if (kSigned) {
-        e.c[r][h].zb = A::splat(A::kBase + 8.0f);
-      } else {
-        const unsigned short zb = f.z[r][h];
-        e.c[r][h].zb = A::splat(A::kBase + A::to_float(*reinterpret_cast<const T*>(&zb)));
-      }
+      e.c[r][h] = int4_group_const_bits<T, kSigned>(f.s[r][h], f.z[r][h]);
     }
   return e;
 }
