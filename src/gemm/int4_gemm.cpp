@@ -279,8 +279,12 @@ struct DecodeCandidate {
   static Candidate<Desc, Int4GemmArgs>::Probe probe(const Desc& d, const DeviceCaps& caps) {
     Candidate<Desc, Int4GemmArgs>::Probe pr;
     pr.sku = int4_sku(d, kStream ? "w4a16_stream" : "w4a16_gemv", Backend::kHand);
+    constexpr std::int64_t k31 = std::int64_t{1} << 31;
     if (d.m() > kInt4GemvMaxM)
       pr.rejection = "M = " + s64(d.m()) + " > " + s64(kInt4GemvMaxM) + ": the decode kernel covers at most 16 rows of x";
+    else if (kStream && d.m() > 8 && (d.n() * d.groups() >= k31 || d.n() * (d.w.ld / 32) >= k31))
+      pr.rejection = "N x G = " + s64(d.n() * d.groups()) + " scales or N x w.ld / 32 = " + s64(d.n() * (d.w.ld / 32)) +
+                     " weight vectors >= 2^31: the streaming kernel indexes them in 32 bits for M > 8";
     else
       pr.workspace_bytes = workspace(d, config(d, caps));
     return pr;

@@ -282,6 +282,24 @@ TEST(Int4GemmSelect, SkusAndWorkspaceFromCaps) {
   }
 }
 
+// w4a16_stream at M > 8 indexes scales and 16-byte weight vectors in 32 bits: a weight with
+// N x K / 32 >= 2^31 vectors (select sees only the descriptor: no memory is touched) is
+// refused with the counts named, the other decode SKUs take it; M <= 8 keeps 64-bit pointers.
+TEST(Int4GemmSelect, StreamRefusesIndicesPast31Bits) {
+  PlanPreference stream;
+  stream.force_sku = "int4_gemm.fwd.w4a16_stream*";
+  const auto huge = i4_desc(16, std::int64_t{1} << 20, std::int64_t{1} << 16);  // 2^31 vectors of 32 weights
+  auto r = Int4GemmPlan::select_for_caps(caps(90), huge, stream);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_NE(r.error().message().find("N x w.ld / 32 = 2147483648 weight vectors >= 2^31"), std::string::npos)
+      << r.error().message();
+  auto small_m = Int4GemmPlan::select_for_caps(caps(90), i4_desc(8, std::int64_t{1} << 20, std::int64_t{1} << 16), stream);
+  EXPECT_TRUE(small_m.has_value()) << small_m.error().to_string();
+  auto any = Int4GemmPlan::select_for_caps(caps(80), huge);
+  ASSERT_TRUE(any.has_value()) << any.error().to_string();
+  EXPECT_EQ(any->sku().impl, "w4a16_gemv");
+}
+
 // w4a16_bulk (sm_90+): its launch shape on the H200 from caps alone (int4_gemm.cpp
 // bulk_config): X's whole K fits beside the ring at M = 1 (no split: no workspace), not at
 // M = 16 on K = 8192 (2 slices: 2 x M x N f32 partial sums); the 4096 x 4096 shapes need no
