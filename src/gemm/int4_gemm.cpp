@@ -2,8 +2,8 @@
 // the run-time argument checks. Candidates, in this order:
 //  * "w4a16_bulk": sm_90+, M <= 16, the bulk-copy decode kernel (kernels/int4_bulk.cuh): the
 //    packed weights stream through a shared-memory ring filled by cp.async.bulk (one copy per
-//    16-row tile row per 1024-k stage), launch shape from bulk_config (1 or 2 CTAs per SM,
-//    split-K when X's slice must shrink or N alone gives too few tiles);
+//    16-row tile row per 1024-k stage), launch shape from bulk_config (2 CTAs of 8 consumer
+//    warps or 1 of 16 per SM, split-K when X's slice must shrink or N gives too few tiles);
 //  * "w4a16_stream": M <= 16, the streaming decode kernel (kernels/int4_stream.cuh): the
 //    fragments of w4a16_gemv with 2-3 chunks of weights in flight per warp, launch shape
 //    sized to whole waves of resident blocks (stream_config), split-K as below;
@@ -190,21 +190,25 @@ Int4GemvConfig stream_config(const Int4GemmDescriptor& d, const DeviceCaps& caps
 std::size_t align128(std::size_t v) { return (v + 127) / 128 * 128; }
 
 // Shared-memory layout of a w4a16_bulk CTA (kernels/int4_bulk.cuh): the mbarriers, X's slice
-// (int4_stage_x's layout), the double-buffered tile partials (8 warps x 16 rows x M f32),
-// then c.stages stage buffers.
+// (int4_stage_x's layout), the tile partials (consumer warps x 16 rows x M f32; double-buffered
+// when that is at most 4 KB, else one buffer and a second barrier per tile), then c.stages
+// stage buffers.
 void bulk_layout(Int4BulkConfig& c, std::int64_t M, bool zeros) {
   c.x_off = kInt4BulkBarrierBytes;
   c.red_off = c.x_off + align128(int4_gemv_smem_bytes(M, c.kslice));
-  c.ring_off = c.red_off + align128(static_cast<std::size_t>(2 * kInt4BulkConsumerWarps * M * kInt4BulkTileRows) * 4);
+  const std::size_t red = static_cast<std::size_t>(c.groups * kInt4BulkChunkWarps * M * kInt4BulkTileRows) * 4;
+  c.red_buffers = red <= 4096 ? 2 : 1;
+  c.ring_off = c.red_off + align128(c.red_buffers * red);
   c.stage_bytes =
       align128(static_cast<std::size_t>(kInt4BulkTileRows) * (kInt4BulkRowBytes + (zeros ? 2 : 1) * c.scale_row_bytes));
   c.smem_bytes = c.ring_off + static_cast<std::size_t>(c.stages) * c.stage_bytes;
 }
 
-// The launch shape of w4a16_bulk: among 1 or 2 resident CTAs per SM and the split counts
-// along K (slices of whole 1024-k stages, X's slice + partials + at least 4 stage buffers
-// within the CTA's share of shared memory, as many buffers as fit up to 16), the one of least
-// modelled time. Model: one wave (grid <= CTAs per SM x SMs); the busiest SM streams its CTAs'
+// The launch shape of w4a16_bulk: among 2 resident CTAs per SM (one consumer group each) or 1
+// (two groups: 16 consumer warps per SM either way) and the split counts along K (slices of
+// whole 1024-k stages, X's slice + partials + at least 4 stage buffers within the CTA's share
+// of shared memory, as many buffers as fit up to 16, a multiple of the groups: a buffer is
+// always read by the same group), the one of least modelled time. Model: one wave (grid <= CTAs per SM x SMs); the busiest SM streams its CTAs'
 // bytes at min(kBw / the SMs with work, bytes in flight / kLatency) (in flight: all but one
 // buffer of each of its CTAs); a split adds the reduction kernel's launch and its f32 traffic. Ties keep the
 // earlier candidate (2 CTAs per SM: twice the consumer warps for the dequantization; fewer
@@ -233,10 +237,12 @@ Expected<Int4BulkConfig> bulk_config(const Int4GemmDescriptor& d, const DeviceCa
       c.splits = static_cast<int>(ceil_div(K, c.kslice));
       if (c.splits != want) continue;  // each split count once
       c.ctas_per_sm = per_sm;
+      c.groups = per_sm == 1 ? 2 : 1;
       c.stages = 0;
       bulk_layout(c, M, zeros);
       if (c.smem_bytes + 4 * c.stage_bytes > budget) continue;
       c.stages = static_cast<int>(std::min<std::size_t>(kInt4BulkMaxStages, (budget - c.smem_bytes) / c.stage_bytes));
+      c.stages -= c.stages % c.groups;
       bulk_layout(c, M, zeros);
       const std::int64_t cps = std::min(c.tiles, per_sm * sms / c.splits);
       if (cps < 1) continue;
@@ -346,7 +352,7 @@ struct BulkCandidate {
     if (!c) return c.error();
     auto st = std::make_shared<Int4BulkConfig>(*c);
     if (caps.ordinal >= 0 && d.m() > 0 && st->smem_bytes > kDefaultSmem)
-      BARACUDA_TRY(int4_bulk_allow_smem(d.x.dtype, d.w.dtype == DType::kS4, d.m(), st->smem_bytes));
+      BARACUDA_TRY(int4_bulk_allow_smem(d.x.dtype, d.w.dtype == DType::kS4, d.m(), st->groups, st->smem_bytes));
     return std::shared_ptr<const void>(st);
   }
   static Status launch(const void* state, const Desc& d, const Int4GemmArgs& a, Workspace ws, cudaStream_t s) {

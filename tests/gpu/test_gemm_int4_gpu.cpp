@@ -179,8 +179,10 @@ TEST(Int4GemmGpu, StreamPipelineEdges) {
 // (G % 8 == 0) over whole and partial 1024-k stages (K = 1280 at group 32: a last stage of 256 k,
 // two active consumer warps; K = 1536 at group 64: 512 k), every M from 1 to 16 (NT = 1 / 2, the
 // tile partials' M rows), odd N (a last tile past N), the ring wrapping many times (N = 6000,
-// K = 8192: several tiles of 8 stages per CTA at M = 1, 2 K slices at M >= 12), and scales /
-// zeros 2 or 6 bytes past a 16-byte boundary (then read from global memory instead).
+// K = 8192: several tiles of 8 stages per CTA at M = 1, 2 K slices at M >= 12), both CTA forms
+// (2 per SM of one consumer group; 1 per SM of two groups taking alternate stages, also across
+// tile ends: K = 3072), and scales / zeros 2 or 6 bytes past a 16-byte boundary (then read
+// from global memory instead).
 TEST(Int4GemmGpu, BulkStagesRingAndScales) {
   BARACUDA_REQUIRE_GPU();
   int runs = 0;
@@ -192,6 +194,8 @@ TEST(Int4GemmGpu, BulkStagesRingAndScales) {
   runs += run_case({1, 6000, 8192, 128, DType::kS4, DType::kBF16, true});
   runs += run_case({16, 6000, 8192, 128, DType::kU4, DType::kF16, true});
   runs += run_case({12, 6000, 8192, 128, DType::kS4, DType::kF16, false});
+  runs += run_case({13, 700, 3072, 64, DType::kU4, DType::kBF16, true});  // 3 stages a tile: groups alternate across tiles
+  runs += run_case({7, 700, 3072, 128, DType::kS4, DType::kF16, true});
   runs += run_case({3, 500, 2048, 128, DType::kU4, DType::kBF16, true, 0, 0, 0, 1});
   runs += run_case({16, 500, 2048, 64, DType::kS4, DType::kF16, false, 3, 0, 0, 3});
   RecordProperty("skus_run", runs);

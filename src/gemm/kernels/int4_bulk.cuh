@@ -9,28 +9,33 @@
 // memory, issued by one thread per row with cp.async.bulk (the TMA's 1-D copy), so each SM
 // keeps ~70-150 KiB of weights in flight whatever the registers.
 // Parallel scheme: the weight is cut into tiles of 16 rows (the mma's M, as in int4_gemv.cuh:
-// weight rows are the mma rows, tokens its 8-wide N). A CTA = 8 consumer warps + 1 producer
-// warp owns a contiguous run of tiles [tile0, tile1) of one K slice [k0, k1) (blockIdx.x =
-// slice * ctas_per_slice + j); the grid is one wave of resident CTAs (1 or 2 per SM, chosen
-// at select). The CTA walks its tiles in order and each tile's slice in stages of
+// weight rows are the mma rows, tokens its 8-wide N). A CTA = G groups of 8 consumer warps +
+// 1 producer warp owns a contiguous run of tiles [tile0, tile1) of one K slice [k0, k1)
+// (blockIdx.x = slice * ctas_per_slice + j); the grid is one wave of resident CTAs (2 per SM
+// with G = 1, or 1 with G = 2: 16 consumer warps per SM either way; chosen at select). The
+// CTA walks its tiles in order and each tile's slice in stages of
 // kInt4BulkStageK = 1024 k: a stage is 16 rows x 512 contiguous bytes (one bulk copy per
 // row, rows past N re-read row N - 1) + the rows' scales (and zeros) of those 1024 k (one
 // bulk copy per row when the [N, G] rows are 16-byte runs: G % 8 == 0 and 16-byte aligned
 // scales / zeros; else the consumers read them from global memory before waiting).
 //  * Ring: `stages` stage buffers, each with a full mbarrier (the producer's
 //    arrive.expect_tx + the copies' complete_tx) and an empty mbarrier (one arrival per
-//    consumer warp). The producer issues the first `stages` stages before X is staged, then
+//    warp of the group that reads it). The producer issues the first `stages` stages before X is staged, then
 //    refills a buffer as soon as its empty barrier completes.
-//  * Consumers: consumer warp w takes the 128-k chunk w of every stage: lane (g, t) reads the
+//  * Consumers: group i takes the stages i, i + G, ... of the walk (the ring depth is a
+//    multiple of G, so each buffer is always read by the same group: its full barrier's
+//    phases alternate as that group waits for them); warp w of a group takes the 128-k
+//    chunk w of each of its stages: lane (g, t) reads the
 //    16-byte vectors of rows g and g + 8 at k = chunk + 32t (rows kInt4BulkRowBytes = 576
 //    bytes apart: a quarter warp's reads hit distinct banks), its scales / zeros, releases
 //    the buffer (fence.proxy.async, then one arrive per warp) and only then dequantizes
 //    (int4_dequant.cuh bit trick) and runs mma.sync m16n8k16 against X, staged once per CTA
 //    in shared memory in int4_stage_x's permuted order. The two k16 halves of a word feed
 //    two accumulator sets (shorter dependency chains).
-//  * Tile end: each warp's f32 partial (16 rows x M, the two sets added) goes to a
-//    double-buffered shared array; after a named barrier of the consumers, thread i sums the
-//    8 warps' partials of output (m, row) = (i / 16, i % 16) in warp order and writes y (one
+//  * Tile end: each warp's f32 partial (16 rows x M, the two sets added) goes to a shared
+//    array (double-buffered when small, else a second barrier after the reads); after a
+//    named barrier of the consumers, thread i sums the
+//    8 G warps' partials of output (m, row) = (i / 16, i % 16) in warp order and writes y (one
 //    slice: + bias, rounded) or partial[slice, m, n] (several: int4_splitk_reduce_kernel adds
 //    the slices in order, + bias). Deterministic: the order is fixed by the shape alone.
 // Preconditions (select / launch check them): sm_90+, M <= 16, K % 32 == 0, group_size in
@@ -66,11 +71,12 @@ struct Int4BulkCursor {
   }
 };
 
-template <class T, int NT, bool kSigned>
-__global__ void __launch_bounds__(kInt4BulkThreads, 2) int4_bulk_kernel(const Int4BulkParams p) {
+template <class T, int NT, bool kSigned, int G>
+__global__ void __launch_bounds__(int4_bulk_threads(G), G == 1 ? 2 : 1) int4_bulk_kernel(const Int4BulkParams p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   namespace bk = baracuda::kernels;
-  constexpr int kConsumers = kInt4BulkConsumerWarps * 32;
+  constexpr int kWarps = G * kInt4BulkChunkWarps;  // consumer warps
+  constexpr int kConsumers = kWarps * 32;
   constexpr int kStageK = static_cast<int>(kInt4BulkStageK);
   extern __shared__ __align__(128) unsigned char bulk_smem[];
   std::uint64_t* full = reinterpret_cast<std::uint64_t*>(bulk_smem);
@@ -95,14 +101,14 @@ __global__ void __launch_bounds__(kInt4BulkThreads, 2) int4_bulk_kernel(const In
   if (tid == 0) {
     for (int s = 0; s < stages; ++s) {
       bk::mbarrier_init(&full[s], 1);
-      bk::mbarrier_init(&empty[s], kInt4BulkConsumerWarps);
+      bk::mbarrier_init(&empty[s], kInt4BulkChunkWarps);  // one group reads a stage
     }
     bk::mbarrier_init_fence();
   }
   __syncthreads();
 
   // Producer: lane r < 16 copies weight row r of the stage, lane 16 + r its scales (zeros).
-  const bool producer = warp == kInt4BulkConsumerWarps;
+  const bool producer = warp == kWarps;
   const auto* wbytes = static_cast<const unsigned char*>(wt.w);
   const auto* sbytes_g = static_cast<const unsigned char*>(wt.scales);
   const auto* zbytes_g = static_cast<const unsigned char*>(wt.zeros);
@@ -141,7 +147,10 @@ __global__ void __launch_bounds__(kInt4BulkThreads, 2) int4_bulk_kernel(const In
     return;
   }
 
-  // Consumers.
+  // Consumers: group `grp` takes the stages it = grp (mod G) (stages % G == 0: a buffer is
+  // always read by the same group, so its phases alternate as the group waits for them);
+  // warp cw of the group takes chunk cw of each.
+  const int grp = warp / kInt4BulkChunkWarps, cw = warp % kInt4BulkChunkWarps;
   const int g = lane >> 2, t = lane & 3;
   const int M = static_cast<int>(p.g.m);
   const std::int64_t rs = p.g.cfg.kslice + 32;
@@ -155,9 +164,10 @@ __global__ void __launch_bounds__(kInt4BulkThreads, 2) int4_bulk_kernel(const In
     for (int h = 0; h < 2; ++h) rows[h] = rows[h] < wt.n ? rows[h] : wt.n - 1;
     float acc[2][NT][4] = {};
     for (int st = 0; st < per_tile; ++st, cur.next(per_tile, stages)) {
+      if (G > 1 && cur.it % G != grp) continue;  // the other group's stage
       const std::int64_t ks = k0 + static_cast<std::int64_t>(st) * kStageK;
       const std::int64_t ke = ks + kStageK < k1 ? ks + kStageK : k1;
-      const std::int64_t kc = ks + 128 * warp, kk = kc + 32 * t;
+      const std::int64_t kc = ks + 128 * cw, kk = kc + 32 * t;
       const bool active = kc < ke, valid = kk < ke;  // active: warp-uniform
       unsigned short sv[2] = {0, 0}, zv[2] = {0, 0};  // past the slice: zero scales, products exactly 0
       if (!p.scale_bulk && valid) {                   // issued before the wait: the latency overlaps it
@@ -176,7 +186,7 @@ __global__ void __launch_bounds__(kInt4BulkThreads, 2) int4_bulk_kernel(const In
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           const int r = g + 8 * h;
-          q[h] = *reinterpret_cast<const uint4*>(stage + r * kInt4BulkRowBytes + 64 * warp + 16 * t);
+          q[h] = *reinterpret_cast<const uint4*>(stage + r * kInt4BulkRowBytes + 64 * cw + 16 * t);
           if (p.scale_bulk) {
             sv[h] = reinterpret_cast<const unsigned short*>(stage + sbase + r * srow)[gi];
             if (!kSigned) zv[h] = reinterpret_cast<const unsigned short*>(stage + zbase + r * srow)[gi];
@@ -207,7 +217,7 @@ __global__ void __launch_bounds__(kInt4BulkThreads, 2) int4_bulk_kernel(const In
     }
 
     // Tile end: the warps' partials (16 rows x M) through shared memory, summed in warp order.
-    float* part = red + buf * (kInt4BulkConsumerWarps * M * kInt4BulkTileRows);
+    float* part = red + buf * (kWarps * M * kInt4BulkTileRows);
 #pragma unroll
     for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
@@ -221,7 +231,7 @@ __global__ void __launch_bounds__(kInt4BulkThreads, 2) int4_bulk_kernel(const In
       const std::int64_t n = rbase + r;
       float v = part[m * kInt4BulkTileRows + r];
 #pragma unroll
-      for (int w = 1; w < kInt4BulkConsumerWarps; ++w) v = __fadd_rn(v, part[(w * M + m) * kInt4BulkTileRows + r]);
+      for (int w = 1; w < kWarps; ++w) v = __fadd_rn(v, part[(w * M + m) * kInt4BulkTileRows + r]);
       if (n >= wt.n) continue;
       if (p.g.cfg.splits == 1) {
         const T* bias = static_cast<const T*>(p.g.bias);
@@ -231,7 +241,10 @@ __global__ void __launch_bounds__(kInt4BulkThreads, 2) int4_bulk_kernel(const In
         p.g.partial[(static_cast<std::int64_t>(slice) * M + m) * wt.n + n] = v;
       }
     }
-    buf ^= 1;
+    if (p.b.red_buffers == 2)
+      buf ^= 1;  // the next tile writes the other buffer; this one is rewritten only after the next barrier
+    else
+      bk::named_barrier_sync(1, kConsumers);  // every read of the one buffer before the next tile's writes
   }
 #endif
 }
