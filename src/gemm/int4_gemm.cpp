@@ -1,5 +1,9 @@
 // Int4GemmPlan (baracuda/ops/gemm_int4.hpp): descriptor validation, the two candidates and
 // the run-time argument checks. Candidates, in this order:
+//  * "w4a16_bulk": sm_90+, M <= 16, the bulk-copy decode kernel (kernels/int4_bulk.cuh): the
+//    packed weights stream through a shared-memory ring filled by cp.async.bulk (one copy per
+//    16-row tile row per 1024-k stage), launch shape from bulk_config (2 CTAs of 8 consumer
+//    warps or 1 of 16 per SM, split-K when X's slice must shrink or N gives too few tiles);
 //  * "w4a16_stream": M <= 16, the streaming decode kernel (kernels/int4_stream.cuh): the
 //    fragments of w4a16_gemv with 2-3 chunks of weights in flight per warp, launch shape
 //    sized to whole waves of resident blocks (stream_config), split-K as below;
@@ -182,6 +186,87 @@ Int4GemvConfig stream_config(const Int4GemmDescriptor& d, const DeviceCaps& caps
   return c;
 }
 
+// ------------------------------------------------------------------------ bulk-copy decode kernel
+std::size_t align128(std::size_t v) { return (v + 127) / 128 * 128; }
+
+// Shared-memory layout of a w4a16_bulk CTA (kernels/int4_bulk.cuh): the mbarriers, X's slice
+// (int4_stage_x's layout), the tile partials (consumer warps x 16 rows x M f32; double-buffered
+// when that is at most 4 KB, else one buffer and a second barrier per tile), then c.stages
+// stage buffers.
+void bulk_layout(Int4BulkConfig& c, std::int64_t M, bool zeros) {
+  c.x_off = kInt4BulkBarrierBytes;
+  c.red_off = c.x_off + align128(int4_gemv_smem_bytes(M, c.kslice));
+  const std::size_t red = static_cast<std::size_t>(c.groups * kInt4BulkChunkWarps * M * kInt4BulkTileRows) * 4;
+  c.red_buffers = red <= 4096 ? 2 : 1;
+  c.ring_off = c.red_off + align128(c.red_buffers * red);
+  c.stage_bytes =
+      align128(static_cast<std::size_t>(kInt4BulkTileRows) * (kInt4BulkRowBytes + (zeros ? 2 : 1) * c.scale_row_bytes));
+  c.smem_bytes = c.ring_off + static_cast<std::size_t>(c.stages) * c.stage_bytes;
+}
+
+// The launch shape of w4a16_bulk: among 2 resident CTAs per SM (one consumer group each) or 1
+// (two groups: 16 consumer warps per SM either way) and the split counts along K (slices of
+// whole 1024-k stages, X's slice + partials + at least 4 stage buffers within the CTA's share
+// of shared memory, as many buffers as fit up to 16, a multiple of the groups: a buffer is
+// always read by the same group), the one of least modelled time. Model: one wave (grid <= CTAs per SM x SMs); the busiest SM streams its CTAs'
+// bytes at min(kBw / the SMs with work, bytes in flight / kLatency) (in flight: all but one
+// buffer of each of its CTAs); a split adds the reduction kernel's launch and its f32 traffic. Ties keep the
+// earlier candidate (2 CTAs per SM: twice the consumer warps for the dequantization; fewer
+// splits). Deterministic: a function of the descriptor and the device caps only.
+Expected<Int4BulkConfig> bulk_config(const Int4GemmDescriptor& d, const DeviceCaps& caps) {
+  constexpr double kBw = 3.6e12, kLatency = 1.5e-6, kReduceLaunch = 2e-6;
+  const std::int64_t M = std::max<std::int64_t>(d.m(), 1), N = d.n(), K = d.k();
+  const bool zeros = d.w.dtype == DType::kU4;
+  const std::int64_t sms = std::max(caps.sm_count, 1);
+  const std::size_t optin = caps.smem_per_block_optin > 0 ? caps.smem_per_block_optin : kDefaultSmem;
+  const std::size_t sm_smem = optin + 1024;  // per SM: the opt-in block limit + the 1 KB reserved per block
+  Int4BulkConfig base;
+  base.tiles = ceil_div(std::max<std::int64_t>(N, 1), kInt4BulkTileRows);
+  // A stage's scales of one row are a 16-byte run when each [N, G] row is (G % 8 == 0) and a
+  // stage holds whole groups (group_size <= 1024; then 1024-k stage starts are 8-group aligned).
+  if (d.groups() % 8 == 0 && d.group_size <= kInt4BulkStageK)
+    base.scale_row_bytes = static_cast<int>(2 * kInt4BulkStageK / d.group_size);
+  const std::int64_t stage_count = ceil_div(K, kInt4BulkStageK);
+  double best_t = -1;
+  Int4BulkConfig best;
+  for (int per_sm : {2, 1}) {
+    const std::size_t budget = std::min(optin, sm_smem / per_sm - 1024);
+    for (std::int64_t want = 1; want <= stage_count; ++want) {
+      Int4BulkConfig c = base;
+      c.kslice = ceil_div(stage_count, want) * kInt4BulkStageK;
+      c.splits = static_cast<int>(ceil_div(K, c.kslice));
+      if (c.splits != want) continue;  // each split count once
+      c.ctas_per_sm = per_sm;
+      c.groups = per_sm == 1 ? 2 : 1;
+      c.stages = 0;
+      bulk_layout(c, M, zeros);
+      if (c.smem_bytes + 4 * c.stage_bytes > budget) continue;
+      c.stages = static_cast<int>(std::min<std::size_t>(kInt4BulkMaxStages, (budget - c.smem_bytes) / c.stage_bytes));
+      c.stages -= c.stages % c.groups;
+      bulk_layout(c, M, zeros);
+      const std::int64_t cps = std::min(c.tiles, per_sm * sms / c.splits);
+      if (cps < 1) continue;
+      c.ctas_per_slice = static_cast<int>(cps);
+      const double cta_bytes = static_cast<double>(ceil_div(c.tiles, cps) * kInt4BulkTileRows) *
+                               static_cast<double>(c.kslice / 2 + (zeros ? 2 : 1) * c.kslice / d.group_size * 2);
+      const std::int64_t grid = cps * c.splits, on_sm = std::min<std::int64_t>(per_sm, ceil_div(grid, sms));
+      const double active = static_cast<double>(ceil_div(grid, on_sm));  // SMs with work
+      const double in_flight = static_cast<double>(on_sm * (c.stages - 1)) * static_cast<double>(c.stage_bytes);
+      const double rate = std::min(kBw / active, in_flight / kLatency);
+      double t = static_cast<double>(on_sm) * cta_bytes / rate;
+      if (c.splits > 1) t += kReduceLaunch + 8.0 * static_cast<double>(c.splits * M * N) / kBw;
+      if (best_t < 0 || t < best_t) {
+        best_t = t;
+        best = c;
+      }
+    }
+  }
+  if (best_t < 0)
+    return Status(Code::kNotSupported, "no K slice of X (M = " + s64(M) + ") with 4 stage buffers fits " +
+                                           std::to_string(optin) + " bytes of shared memory per block");
+  return best;
+}
+
 struct GemvState {
   Int4GemvConfig cfg;
 };
@@ -200,8 +285,12 @@ struct DecodeCandidate {
   static Candidate<Desc, Int4GemmArgs>::Probe probe(const Desc& d, const DeviceCaps& caps) {
     Candidate<Desc, Int4GemmArgs>::Probe pr;
     pr.sku = int4_sku(d, kStream ? "w4a16_stream" : "w4a16_gemv", Backend::kHand);
+    constexpr std::int64_t k31 = std::int64_t{1} << 31;
     if (d.m() > kInt4GemvMaxM)
       pr.rejection = "M = " + s64(d.m()) + " > " + s64(kInt4GemvMaxM) + ": the decode kernel covers at most 16 rows of x";
+    else if (kStream && d.m() > 8 && (d.n() * d.groups() >= k31 || d.n() * (d.w.ld / 32) >= k31))
+      pr.rejection = "N x G = " + s64(d.n() * d.groups()) + " scales or N x w.ld / 32 = " + s64(d.n() * (d.w.ld / 32)) +
+                     " weight vectors >= 2^31: the streaming kernel indexes them in 32 bits for M > 8";
     else
       pr.workspace_bytes = workspace(d, config(d, caps));
     return pr;
@@ -234,6 +323,64 @@ struct DecodeCandidate {
 };
 using StreamCandidate = DecodeCandidate<true>;
 using GemvCandidate = DecodeCandidate<false>;
+
+// w4a16_bulk (kernels/int4_bulk.cuh): sm_90+, M <= 16, launch shape from bulk_config.
+struct BulkCandidate {
+  using Desc = Int4GemmDescriptor;
+  static std::size_t workspace(const Desc& d, const Int4BulkConfig& c) {
+    return c.splits > 1 ? static_cast<std::size_t>(c.splits * d.m() * d.n()) * 4 : 0;
+  }
+  static Candidate<Desc, Int4GemmArgs>::Probe probe(const Desc& d, const DeviceCaps& caps) {
+    Candidate<Desc, Int4GemmArgs>::Probe pr;
+    pr.sku = int4_sku(d, "w4a16_bulk", Backend::kHand);
+    pr.sku.min_sm = 90;
+    if (caps.sm < 90) {
+      pr.rejection = "sm " + std::to_string(caps.sm) + " < 90: cp.async.bulk and mbarrier transaction counts need sm_90+";
+    } else if (d.m() > kInt4GemvMaxM) {
+      pr.rejection = "M = " + s64(d.m()) + " > " + s64(kInt4GemvMaxM) + ": the decode kernel covers at most 16 rows of x";
+    } else {
+      auto c = bulk_config(d, caps);
+      if (!c)
+        pr.rejection = c.error().message();
+      else
+        pr.workspace_bytes = workspace(d, *c);
+    }
+    return pr;
+  }
+  static Expected<std::shared_ptr<const void>> prepare(const Desc& d, const DeviceCaps& caps) {
+    auto c = bulk_config(d, caps);
+    if (!c) return c.error();
+    auto st = std::make_shared<Int4BulkConfig>(*c);
+    if (caps.ordinal >= 0 && d.m() > 0 && st->smem_bytes > kDefaultSmem)
+      BARACUDA_TRY(int4_bulk_allow_smem(d.x.dtype, d.w.dtype == DType::kS4, d.m(), st->groups, st->smem_bytes));
+    return std::shared_ptr<const void>(st);
+  }
+  static Status launch(const void* state, const Desc& d, const Int4GemmArgs& a, Workspace ws, cudaStream_t s) {
+    if (d.m() == 0 || d.n() == 0) return Status::ok();
+    const auto& c = *static_cast<const Int4BulkConfig*>(state);
+    Int4BulkParams p;
+    p.g.wt = weights_of(d, a);
+    p.g.act = d.x.dtype;
+    p.g.x = a.x;
+    p.g.ldx = d.x.ld;
+    p.g.x_vec16 = pointer_alignment(a.x) >= 16 && d.x.ld % 8 == 0;
+    p.g.bias = d.bias ? a.bias : nullptr;
+    p.g.y = a.y;
+    p.g.ldy = d.y.ld;
+    p.g.m = d.m();
+    p.g.cfg.splits = c.splits;
+    p.g.cfg.kslice = c.kslice;
+    p.g.cfg.smem_bytes = c.smem_bytes;
+    p.g.cfg.group_shift = group_shift_of(d.group_size);
+    p.g.partial = c.splits > 1 ? static_cast<float*>(ws.data) : nullptr;
+    p.b = c;
+    // Scale (zero) rows go through the copy engine when they are 16-byte runs; else the
+    // consumers read them from global memory (same values, more latency).
+    p.scale_bulk = c.scale_row_bytes > 0 && pointer_alignment(a.scales) >= 16 &&
+                   (!d.zeros || pointer_alignment(a.zeros) >= 16);
+    return launch_int4_bulk(p, s);
+  }
+};
 
 // ------------------------------------------------------------------------ dequant + cuBLASLt
 std::size_t dequant_bytes(const Int4GemmDescriptor& d) {
@@ -297,7 +444,8 @@ struct DequantCandidate {
   }
 };
 
-constexpr std::array<Candidate<Int4GemmDescriptor, Int4GemmArgs>, 3> kInt4Candidates = {
+constexpr std::array<Candidate<Int4GemmDescriptor, Int4GemmArgs>, 4> kInt4Candidates = {
+    Candidate<Int4GemmDescriptor, Int4GemmArgs>{&BulkCandidate::probe, &BulkCandidate::prepare, &BulkCandidate::launch},
     Candidate<Int4GemmDescriptor, Int4GemmArgs>{&StreamCandidate::probe, &StreamCandidate::prepare,
                                                 &StreamCandidate::launch},
     Candidate<Int4GemmDescriptor, Int4GemmArgs>{&GemvCandidate::probe, &GemvCandidate::prepare, &GemvCandidate::launch},
@@ -329,8 +477,14 @@ struct FamilyTraits<Int4GemmDescriptor> {
   static std::span<const Candidate<Int4GemmDescriptor, Int4GemmArgs>> candidates() { return gemm::kInt4Candidates; }
   static Expected<PreparedCandidate> prepare_with_preference(std::size_t i, const Int4GemmDescriptor& d, const DeviceCaps& caps,
                                                              const PlanPreference& pref) {
-    if (i == 2) return gemm::DequantCandidate::prepare_pref(d, caps, pref);
-    auto st = i == 0 ? gemm::StreamCandidate::prepare(d, caps) : gemm::GemvCandidate::prepare(d, caps);
+    if (i == 3) return gemm::DequantCandidate::prepare_pref(d, caps, pref);
+    if (i == 0) {
+      auto b = gemm::BulkCandidate::prepare(d, caps);
+      if (!b) return b.error();
+      const auto& c = *static_cast<const gemm::Int4BulkConfig*>(b.value().get());
+      return PreparedCandidate{std::move(b.value()), gemm::BulkCandidate::workspace(d, c)};
+    }
+    auto st = i == 1 ? gemm::StreamCandidate::prepare(d, caps) : gemm::GemvCandidate::prepare(d, caps);
     if (!st) return st.error();
     const auto& cfg = static_cast<const gemm::GemvState*>(st.value().get())->cfg;
     return PreparedCandidate{std::move(st.value()), gemm::GemvCandidate::workspace(d, cfg)};

@@ -2,12 +2,10 @@
 // kernels/int4_dequant.cuh): per activation dtype (f16, bf16) and, for the decode kernel,
 // per number of 8-row activation tiles (NT = 1 for M <= 8, 2 for M <= 16), and for the streaming
 // decode kernel also per weight kind (s4 / u4).
-#include <mutex>
-
+#include "gemm/int4_launch.hpp"
 #include "gemm/kernels/int4_dequant.cuh"
 #include "gemm/kernels/int4_gemv.cuh"
 #include "gemm/kernels/int4_stream.cuh"
-#include "gemm/launch_status.hpp"
 
 namespace baracuda::gemm {
 
@@ -24,27 +22,11 @@ auto stream_kernel_for(bool is_signed, std::int64_t m) {
   return m <= 8 ? &kernels::int4_stream_kernel<T, 1, false> : &kernels::int4_stream_kernel<T, 2, false>;
 }
 
-Status allow_smem_k(void (*kernel)(const Int4GemvParams), std::size_t bytes) {
-  static std::mutex mu;  // cudaFuncSetAttribute is serialized across host threads
-  std::lock_guard<std::mutex> lock(mu);
-  const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
-  if (e == cudaSuccess) return Status::ok();
-  cudaGetLastError();
-  return Status(Code::kCudaError, std::string("int4 gemv: cudaFuncSetAttribute(MaxDynamicSharedMemorySize = ") +
-                                      std::to_string(bytes) + "): " + cudaGetErrorString(e),
-                StatusSource::kCuda, static_cast<int>(e));
-}
-
-template <class T>
 Status launch_gemv_t(void (*kernel)(const Int4GemvParams), const Int4GemvParams& p, cudaStream_t s) {
   const dim3 grid(static_cast<unsigned>(p.cfg.row_blocks), static_cast<unsigned>(p.cfg.splits));
   kernel<<<grid, kInt4GemvWarps * 32, p.cfg.smem_bytes, s>>>(p);
   BARACUDA_TRY(kernel_launch_status("int4 gemv"));
-  if (p.cfg.splits == 1) return Status::ok();
-  const std::int64_t total = p.m * p.wt.n;
-  const std::int64_t blocks = (total + 255) / 256;
-  kernels::int4_splitk_reduce_kernel<T><<<static_cast<unsigned>(blocks < 65535 ? blocks : 65535), 256, 0, s>>>(p);
-  return kernel_launch_status("int4 split-k reduce");
+  return p.cfg.splits == 1 ? Status::ok() : launch_int4_splitk_reduce(p, s);
 }
 
 template <class T>
@@ -59,24 +41,35 @@ Status launch_dequant_t(const Int4Weights& wt, void* wd, cudaStream_t s) {
 
 }  // namespace
 
+Status launch_int4_splitk_reduce(const Int4GemvParams& p, cudaStream_t s) {
+  const std::int64_t total = p.m * p.wt.n;
+  const std::int64_t blocks = (total + 255) / 256;
+  const unsigned grid = static_cast<unsigned>(blocks < 65535 ? blocks : 65535);
+  if (p.act == DType::kF16)
+    kernels::int4_splitk_reduce_kernel<__half><<<grid, 256, 0, s>>>(p);
+  else
+    kernels::int4_splitk_reduce_kernel<__nv_bfloat16><<<grid, 256, 0, s>>>(p);
+  return kernel_launch_status("int4 split-k reduce");
+}
+
 Status int4_gemv_allow_smem(DType act, std::int64_t m, std::size_t bytes) {
-  return allow_smem_k(act == DType::kF16 ? gemv_kernel_for<__half>(m) : gemv_kernel_for<__nv_bfloat16>(m), bytes);
+  return int4_allow_smem(act == DType::kF16 ? gemv_kernel_for<__half>(m) : gemv_kernel_for<__nv_bfloat16>(m), bytes);
 }
 
 Status launch_int4_gemv(const Int4GemvParams& p, cudaStream_t s) {
-  return p.act == DType::kF16 ? launch_gemv_t<__half>(gemv_kernel_for<__half>(p.m), p, s)
-                              : launch_gemv_t<__nv_bfloat16>(gemv_kernel_for<__nv_bfloat16>(p.m), p, s);
+  return p.act == DType::kF16 ? launch_gemv_t(gemv_kernel_for<__half>(p.m), p, s)
+                              : launch_gemv_t(gemv_kernel_for<__nv_bfloat16>(p.m), p, s);
 }
 
 Status int4_stream_allow_smem(DType act, bool is_signed, std::int64_t m, std::size_t bytes) {
-  return allow_smem_k(act == DType::kF16 ? stream_kernel_for<__half>(is_signed, m)
+  return int4_allow_smem(act == DType::kF16 ? stream_kernel_for<__half>(is_signed, m)
                                          : stream_kernel_for<__nv_bfloat16>(is_signed, m),
                       bytes);
 }
 
 Status launch_int4_stream(const Int4GemvParams& p, cudaStream_t s) {
-  return p.act == DType::kF16 ? launch_gemv_t<__half>(stream_kernel_for<__half>(p.wt.is_signed, p.m), p, s)
-                              : launch_gemv_t<__nv_bfloat16>(stream_kernel_for<__nv_bfloat16>(p.wt.is_signed, p.m), p, s);
+  return p.act == DType::kF16 ? launch_gemv_t(stream_kernel_for<__half>(p.wt.is_signed, p.m), p, s)
+                              : launch_gemv_t(stream_kernel_for<__nv_bfloat16>(p.wt.is_signed, p.m), p, s);
 }
 
 Status launch_int4_dequant(const Int4Weights& wt, DType act, void* wd, cudaStream_t s) {

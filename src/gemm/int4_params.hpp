@@ -68,6 +68,48 @@ inline constexpr int kInt4StreamBlocksPerSm = 2;
 Status int4_stream_allow_smem(DType act, bool is_signed, std::int64_t m, std::size_t smem_bytes);
 Status launch_int4_stream(const Int4GemvParams& p, cudaStream_t stream);
 
+// The bulk-copy decode kernel (kernels/int4_bulk.cuh, SKU w4a16_bulk, sm_90+): a CTA of
+// `groups` x kInt4BulkChunkWarps consumer warps + 1 producer warp owns a run of 16-row weight
+// tiles of one K slice; the producer streams stages of 16 rows x kInt4BulkStageK k (one
+// cp.async.bulk per row, kInt4BulkRowBytes apart in shared memory, the rows' scales / zeros
+// beside them) through a ring of `stages` shared-memory stages; consumer group i takes the
+// stages i, i + groups, ... (kInt4BulkChunkWarps warps, one 128-k chunk each). Shape fixed at
+// select (bulk_config).
+inline constexpr int kInt4BulkChunkWarps = 8;  // consumer warps of a group: one 128-k chunk each
+inline constexpr int kInt4BulkMaxGroups = 2;
+inline constexpr int kInt4BulkTileRows = 16;
+inline constexpr std::int64_t kInt4BulkStageK = 128 * kInt4BulkChunkWarps;
+inline constexpr int kInt4BulkRowBytes = static_cast<int>(kInt4BulkStageK / 2) + 64;  // + 64: conflict-free 16-byte reads
+inline constexpr int kInt4BulkMaxStages = 16;
+inline constexpr std::size_t kInt4BulkBarrierBytes = 2 * kInt4BulkMaxStages * 8;  // full + empty mbarriers
+constexpr int int4_bulk_threads(int groups) { return (groups * kInt4BulkChunkWarps + 1) * 32; }
+
+struct Int4BulkConfig {
+  int splits = 1;                 // K slices; > 1: f32 partial sums in the workspace, reduced after
+  std::int64_t kslice = 0;        // a multiple of kInt4BulkStageK
+  std::int64_t tiles = 0;         // ceil(N / 16)
+  int ctas_per_slice = 1;         // grid = ctas_per_slice x splits (one wave: <= ctas_per_sm x SMs)
+  int ctas_per_sm = 1;            // resident CTAs per SM the shape was sized for (1 or 2)
+  int groups = 1;                 // consumer groups (2 with 1 CTA per SM: 16 consumer warps)
+  int stages = 0;                 // ring depth, a multiple of groups, <= kInt4BulkMaxStages
+  int red_buffers = 2;            // tile-partial buffers: 2 (one barrier per tile) or 1 (two;
+                                  // when a buffer is large: more room for stages)
+  int scale_row_bytes = 0;        // one row's scales (or zeros) of a full stage when they can be
+                                  // bulk-copied (G % 8 == 0), else 0 (read from global memory)
+  std::size_t x_off = 0, red_off = 0, ring_off = 0;  // shared-memory offsets (bytes)
+  std::size_t stage_bytes = 0;    // weights, then scales, then zeros of one stage
+  std::size_t smem_bytes = 0;     // dynamic shared memory per CTA
+};
+
+struct Int4BulkParams {
+  Int4GemvParams g;               // g.cfg.kslice / splits / group_shift mirror the bulk shape (X
+                                  // staging and the split-K reduction are shared with w4a16_gemv)
+  Int4BulkConfig b;
+  bool scale_bulk = false;        // b.scale_row_bytes > 0 and scales (zeros) 16-byte aligned
+};
+Status int4_bulk_allow_smem(DType act, bool is_signed, std::int64_t m, int groups, std::size_t smem_bytes);
+Status launch_int4_bulk(const Int4BulkParams& p, cudaStream_t stream);
+
 // Dequantizes W into wd (N x K row-major, ld = K, act dtype), values as the decode kernel.
 Status launch_int4_dequant(const Int4Weights& wt, DType act, void* wd, cudaStream_t stream);
 

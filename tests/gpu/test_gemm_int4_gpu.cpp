@@ -3,8 +3,8 @@
 // activation dtype, f32 accumulation over K, the output rounding). Fresh random inputs per
 // run (seed printed on failure): packed weights are random bytes (every nibble value), zero
 // points random integers 0..16, scales positive, x and bias uniform in [-1, 1]. Every case
-// runs under every SKU that accepts it (w4a16_stream and w4a16_gemv for M <= 16,
-// dequant_cublaslt for all),
+// runs under every SKU that accepts it (w4a16_bulk on sm_90+, w4a16_stream and w4a16_gemv for
+// M <= 16, dequant_cublaslt for all),
 // with y poisoned (0xFF: NaN), guard bytes around every device tensor and y's ld padding
 // checked untouched. Cases: M in {1, 2, 7, 13, 16, 17, 31, 128}, odd N (97, 333, 1001, ...),
 // K a multiple of each group size (32, 64, 128, K), s4 and u4 + zeros, bias on / off, f16 and
@@ -37,6 +37,7 @@ struct Case {
   DType act = DType::kBF16;
   bool bias = false;
   std::int64_t pad_x = 0, pad_w = 0, pad_y = 0;  // ld padding in elements
+  std::int64_t scale_shift = 0;  // scales / zeros this many elements past a 16-byte boundary
 };
 
 Int4GemmDescriptor desc_of(const Case& c) {
@@ -71,22 +72,34 @@ struct Inputs {
   }
 };
 
+// `t` behind `shift` leading zeros (a device copy whose element 0 sits `shift` elements past
+// the 16-byte aligned base).
+HostTensor shifted(const HostTensor& t, std::int64_t shift) {
+  HostTensor s(TensorLayout::contiguous(t.layout().dtype, {t.layout().numel() + shift}));
+  for (std::int64_t i = 0; i < shift; ++i) s.set(i, 0.0);
+  for (std::int64_t i = 0; i < t.layout().numel(); ++i) s.set(i + shift, t.get(i));
+  return s;
+}
+
 // Runs one case under every SKU that accepts it; returns the number of SKUs run.
 int run_case(const Case& c) {
   const Int4GemmDescriptor d = desc_of(c);
-  SCOPED_TRACE(d.to_string() + " seed " + std::to_string(test_seed()));
+  SCOPED_TRACE(d.to_string() + " scale_shift " + std::to_string(c.scale_shift) + " seed " + std::to_string(test_seed()));
   Inputs in(d);
   HostTensor hy(d.y.as_tensor());
   const Stream& st = test_stream();
-  DeviceTensor dx(in.x, st), dw(in.w, st), ds(in.scales, st), dz(in.zeros, st), db(in.bias, st), dy(hy, st);
+  DeviceTensor dx(in.x, st), dw(in.w, st), ds(shifted(in.scales, c.scale_shift), st), dz(shifted(in.zeros, c.scale_shift), st),
+      db(in.bias, st), dy(hy, st);
+  const std::size_t shift_bytes = static_cast<std::size_t>(c.scale_shift) * 2;
+  const void* scales = static_cast<const char*>(ds.data()) + shift_bytes;
+  const void* zeros = static_cast<const char*>(dz.data()) + shift_bytes;
   auto want = reference::int4_gemm(d, in.x, in.w, in.scales, &in.zeros, &in.bias);
   EXPECT_TRUE(want.has_value());
   if (!want) return 0;
   return for_each_sku<Int4GemmPlan>(
       d, [&] { dy.poison(0xFF, st); },
       [&](const Int4GemmPlan& p, Workspace ws) {
-        return p.run(st, ws,
-                     {.x = dx.data(), .w = dw.data(), .scales = ds.data(), .zeros = dz.data(), .bias = db.data(), .y = dy.data()});
+        return p.run(st, ws, {.x = dx.data(), .w = dw.data(), .scales = scales, .zeros = zeros, .bias = db.data(), .y = dy.data()});
       },
       [&](const std::string& sku) {
         SCOPED_TRACE(sku);
@@ -162,6 +175,32 @@ TEST(Int4GemmGpu, StreamPipelineEdges) {
   RecordProperty("skus_run", runs);
 }
 
+// w4a16_bulk's pipeline (kernels/int4_bulk.cuh): scales / zeros bulk-copied with the weights
+// (G % 8 == 0) over whole and partial 1024-k stages (K = 1280 at group 32: a last stage of 256 k,
+// two active consumer warps; K = 1536 at group 64: 512 k), every M from 1 to 16 (NT = 1 / 2, the
+// tile partials' M rows), odd N (a last tile past N), the ring wrapping many times (N = 6000,
+// K = 8192: several tiles of 8 stages per CTA at M = 1, 2 K slices at M >= 12), both CTA forms
+// (2 per SM of one consumer group; 1 per SM of two groups taking alternate stages, also across
+// tile ends: K = 3072), and scales / zeros 2 or 6 bytes past a 16-byte boundary (then read
+// from global memory instead).
+TEST(Int4GemmGpu, BulkStagesRingAndScales) {
+  BARACUDA_REQUIRE_GPU();
+  int runs = 0;
+  for (std::int64_t m = 1; m <= 16; ++m)
+    runs += run_case({m, 333, 1024, 128, m % 2 ? DType::kS4 : DType::kU4, m % 3 ? DType::kBF16 : DType::kF16, m % 4 == 0});
+  runs += run_case({5, 77, 1280, 32, DType::kU4, DType::kF16, true});
+  runs += run_case({16, 200, 1280, 32, DType::kS4, DType::kBF16, false});
+  runs += run_case({9, 130, 1536, 64, DType::kU4, DType::kBF16, true});
+  runs += run_case({1, 6000, 8192, 128, DType::kS4, DType::kBF16, true});
+  runs += run_case({16, 6000, 8192, 128, DType::kU4, DType::kF16, true});
+  runs += run_case({12, 6000, 8192, 128, DType::kS4, DType::kF16, false});
+  runs += run_case({13, 700, 3072, 64, DType::kU4, DType::kBF16, true});  // 3 stages a tile: groups alternate across tiles
+  runs += run_case({7, 700, 3072, 128, DType::kS4, DType::kF16, true});
+  runs += run_case({3, 500, 2048, 128, DType::kU4, DType::kBF16, true, 0, 0, 0, 1});
+  runs += run_case({16, 500, 2048, 64, DType::kS4, DType::kF16, false, 3, 0, 0, 3});
+  RecordProperty("skus_run", runs);
+}
+
 TEST(Int4GemmGpu, EmptyM) {
   BARACUDA_REQUIRE_GPU();
   run_case({0, 64, 128, 128, DType::kS4, DType::kBF16, true});
@@ -209,6 +248,7 @@ TEST(Int4GemmGpuRefusals, RunTableEverySku) {
   BARACUDA_REQUIRE_GPU();
   refusal_table("int4_gemm.fwd.w4a16_gemv*");  // M = 4, N = 96: split-K, so it has workspace rows
   refusal_table("int4_gemm.fwd.w4a16_stream*");
+  if (test_caps().sm >= 90) refusal_table("int4_gemm.fwd.w4a16_bulk*");
   refusal_table("int4_gemm.fwd.dequant_cublaslt*");
 }
 

@@ -1,6 +1,7 @@
 // Int4GemmPlan on the CPU: the oracle on known values, the GPTQ / AWQ repack helper against
 // the reference's independent unpacking (random checkpoints packed the way AutoGPTQ and
-// AutoAWQ pack them), select's SKUs and workspace from caps alone (sm_80 / sm_89 / sm_90),
+// AutoAWQ pack them), select's SKUs and workspace from caps alone (sm_80 / sm_89 / sm_90;
+// w4a16_bulk's launch shape and its architecture / shared-memory refusals),
 // the select-time refusals naming field and value, the repack refusals, and the run-time
 // argument checks (null, misaligned, aliasing) on fake pointers.
 // Filter: --gtest_filter='*Int4Gemm*'.
@@ -229,7 +230,9 @@ TEST(Int4GemmSelect, SkusAndWorkspaceFromCaps) {
     for (std::int64_t m : {1, 7, 16}) {
       auto p = Int4GemmPlan::select_for_caps(caps(sm), i4_desc(m, 28672, 8192));
       ASSERT_TRUE(p.has_value()) << p.error().to_string();
-      EXPECT_EQ(p->sku().name(), "int4_gemm.fwd.w4a16_stream[s4,f32,bf16].sm80+");
+      // sm_90: the bulk-copy kernel; before: the streaming kernel (w4a16_bulk refuses)
+      EXPECT_EQ(p->sku().name(), sm >= 90 ? "int4_gemm.fwd.w4a16_bulk[s4,f32,bf16].sm90+"
+                                          : "int4_gemm.fwd.w4a16_stream[s4,f32,bf16].sm80+");
       PlanPreference old;
       old.force_sku = "int4_gemm.fwd.w4a16_gemv*";
       auto g = Int4GemmPlan::select_for_caps(caps(sm), i4_desc(m, 28672, 8192), old);
@@ -247,18 +250,21 @@ TEST(Int4GemmSelect, SkusAndWorkspaceFromCaps) {
   auto p = Int4GemmPlan::select_for_caps(caps(90), i4_desc(3, 256, 512), pref);
   ASSERT_TRUE(p.has_value()) << p.error().to_string();
   EXPECT_EQ(p->sku().impl, "dequant_cublaslt");
-  for (const char* f : {"int4_gemm.fwd.w4a16_gemv*", "int4_gemm.fwd.w4a16_stream*"}) {
+  for (const char* f : {"int4_gemm.fwd.w4a16_gemv*", "int4_gemm.fwd.w4a16_stream*", "int4_gemm.fwd.w4a16_bulk*"}) {
     pref.force_sku = f;
     auto q = Int4GemmPlan::select_for_caps(caps(90), i4_desc(17, 256, 512), pref);
     ASSERT_FALSE(q.has_value()) << f;
     EXPECT_NE(q.error().message().find("M = 17 > 16"), std::string::npos) << q.error().message();
   }
   // split-K: a small N on many SMs needs partial sums in the workspace; a huge N does not
-  auto small = Int4GemmPlan::select_for_caps(caps(90), i4_desc(4, 256, 4096));
+  // (the streaming kernel's launch shape; w4a16_bulk's below)
+  PlanPreference stream;
+  stream.force_sku = "int4_gemm.fwd.w4a16_stream*";
+  auto small = Int4GemmPlan::select_for_caps(caps(90), i4_desc(4, 256, 4096), stream);
   ASSERT_TRUE(small.has_value());
   EXPECT_GT(small->workspace_size(), 0u);
   EXPECT_EQ(small->workspace_size() % (4 * 256 * 4), 0u);
-  auto nomax = Int4GemmPlan::select_for_caps(caps(90), i4_desc(1, 1 << 17, 256));
+  auto nomax = Int4GemmPlan::select_for_caps(caps(90), i4_desc(1, 1 << 17, 256), stream);
   ASSERT_TRUE(nomax.has_value());
   EXPECT_EQ(nomax->workspace_size(), 0u);
   // w4a16_stream's launch shape on the H200 (132 SMs, 2 blocks per SM; the model of
@@ -269,11 +275,76 @@ TEST(Int4GemmSelect, SkusAndWorkspaceFromCaps) {
   } shapes[] = {{1, 28672, 8192, 2}, {16, 28672, 8192, 4}, {1, 4096, 4096, 16}, {16, 4096, 4096, 8}};
   for (const auto& sh : shapes) {
     SCOPED_TRACE(std::to_string(sh.m) + "x" + std::to_string(sh.n) + "x" + std::to_string(sh.k));
-    auto st = Int4GemmPlan::select_for_caps(caps(90), i4_desc(sh.m, sh.n, sh.k));
+    auto st = Int4GemmPlan::select_for_caps(caps(90), i4_desc(sh.m, sh.n, sh.k), stream);
     ASSERT_TRUE(st.has_value()) << st.error().to_string();
     EXPECT_EQ(st->sku().impl, "w4a16_stream");
     EXPECT_EQ(st->workspace_size(), static_cast<std::size_t>(sh.splits * sh.m * sh.n * 4));
   }
+}
+
+// w4a16_stream at M > 8 indexes scales and 16-byte weight vectors in 32 bits: a weight with
+// N x K / 32 >= 2^31 vectors (select sees only the descriptor: no memory is touched) is
+// refused with the counts named, the other decode SKUs take it; M <= 8 keeps 64-bit pointers.
+TEST(Int4GemmSelect, StreamRefusesIndicesPast31Bits) {
+  PlanPreference stream;
+  stream.force_sku = "int4_gemm.fwd.w4a16_stream*";
+  const auto huge = i4_desc(16, std::int64_t{1} << 20, std::int64_t{1} << 16);  // 2^31 vectors of 32 weights
+  auto r = Int4GemmPlan::select_for_caps(caps(90), huge, stream);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_NE(r.error().message().find("N x w.ld / 32 = 2147483648 weight vectors >= 2^31"), std::string::npos)
+      << r.error().message();
+  auto small_m = Int4GemmPlan::select_for_caps(caps(90), i4_desc(8, std::int64_t{1} << 20, std::int64_t{1} << 16), stream);
+  EXPECT_TRUE(small_m.has_value()) << small_m.error().to_string();
+  auto any = Int4GemmPlan::select_for_caps(caps(80), huge);
+  ASSERT_TRUE(any.has_value()) << any.error().to_string();
+  EXPECT_EQ(any->sku().impl, "w4a16_gemv");
+}
+
+// w4a16_bulk (sm_90+): its launch shape on the H200 from caps alone (int4_gemm.cpp
+// bulk_config): X's whole K fits beside the ring at M = 1 (no split: no workspace), not at
+// M = 16 on K = 8192 (2 slices: 2 x M x N f32 partial sums); the 4096 x 4096 shapes need no
+// split. On sm_80 / sm_89 it refuses naming the architecture, and a forced M = 17 names M.
+TEST(Int4GemmSelect, BulkLaunchShapeAndRefusals) {
+  const struct {
+    std::int64_t m, n, k, splits;
+    DType w;
+  } shapes[] = {{1, 28672, 8192, 1, DType::kS4},  {16, 28672, 8192, 2, DType::kS4}, {16, 28672, 8192, 2, DType::kU4},
+                {1, 4096, 4096, 1, DType::kU4},   {16, 4096, 4096, 1, DType::kS4},  {8, 11008, 4096, 1, DType::kS4}};
+  PlanPreference bulk;
+  bulk.force_sku = "int4_gemm.fwd.w4a16_bulk*";
+  for (const auto& sh : shapes) {
+    SCOPED_TRACE(std::to_string(sh.m) + "x" + std::to_string(sh.n) + "x" + std::to_string(sh.k));
+    auto p = Int4GemmPlan::select_for_caps(caps(90), i4_desc(sh.m, sh.n, sh.k, sh.w));
+    ASSERT_TRUE(p.has_value()) << p.error().to_string();
+    EXPECT_EQ(p->sku().impl, "w4a16_bulk");
+    EXPECT_EQ(p->sku().min_sm, 90);
+    EXPECT_EQ(p->workspace_size(), sh.splits > 1 ? static_cast<std::size_t>(sh.splits * sh.m * sh.n * 4) : 0u);
+  }
+  // every group size and odd shapes (scales read from global memory when G % 8 != 0) are accepted
+  for (std::int64_t group : {32, 64, 128})
+    for (std::int64_t k : {group, std::int64_t{5} * group, std::int64_t{1024}, 3072 + group})
+      for (std::int64_t m : {1, 9, 16}) {
+        SCOPED_TRACE("group " + std::to_string(group) + " K " + std::to_string(k) + " M " + std::to_string(m));
+        auto p = Int4GemmPlan::select_for_caps(caps(90), i4_desc(m, 333, k, DType::kU4, DType::kF16, group), bulk);
+        EXPECT_TRUE(p.has_value()) << p.error().to_string();
+      }
+  auto per_channel = Int4GemmPlan::select_for_caps(caps(90), i4_desc(3, 129, 160, DType::kS4, DType::kBF16, 160), bulk);
+  EXPECT_TRUE(per_channel.has_value()) << per_channel.error().to_string();
+  for (int sm : {80, 89}) {
+    auto r = Int4GemmPlan::select_for_caps(caps(sm), i4_desc(1, 28672, 8192), bulk);
+    ASSERT_FALSE(r.has_value()) << sm;
+    EXPECT_NE(r.error().message().find("sm " + std::to_string(sm) + " < 90"), std::string::npos) << r.error().message();
+    EXPECT_NE(r.error().message().find("cp.async.bulk"), std::string::npos) << r.error().message();
+  }
+  // a device with little shared memory: no K slice of X beside 4 stage buffers fits
+  DeviceCaps tiny = caps(90);
+  tiny.smem_per_block_optin = 32 * 1024;
+  auto r = Int4GemmPlan::select_for_caps(tiny, i4_desc(16, 4096, 4096), bulk);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_NE(r.error().message().find("no K slice of X (M = 16)"), std::string::npos) << r.error().message();
+  auto fallback = Int4GemmPlan::select_for_caps(tiny, i4_desc(16, 4096, 4096));
+  ASSERT_TRUE(fallback.has_value()) << fallback.error().to_string();
+  EXPECT_NE(fallback->sku().impl, "w4a16_bulk");
 }
 
 // ------------------------------------------------------------------------ refusals

@@ -77,6 +77,20 @@ __device__ __forceinline__ Int4GroupConst<T> int4_group_const(const Int4Weights&
   return c;
 }
 
+// The same constants from the raw bits of a scale and a zero point (z = 8 for s4: no zero).
+template <class T, bool kSigned>
+__device__ __forceinline__ Int4GroupConst<T> int4_group_const_bits(unsigned short sb, unsigned short zb) {
+  using A = Int4Act<T>;
+  Int4GroupConst<T> c;
+  c.s = as_pair<typename A::T2>(static_cast<std::uint32_t>(sb) | (static_cast<std::uint32_t>(sb) << 16));
+  if (kSigned) {
+    c.zb = A::splat(A::kBase + 8.0f);
+  } else {
+    c.zb = A::splat(A::kBase + A::to_float(*reinterpret_cast<const T*>(&zb)));
+  }
+  return c;
+}
+
 // Pair j (elements j and j + 4) of a word of 8 nibbles (already XORed for s4), dequantized.
 template <class T>
 __device__ __forceinline__ std::uint32_t int4_pair(std::uint32_t word, int j, const Int4GroupConst<T>& c) {

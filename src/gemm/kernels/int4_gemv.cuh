@@ -113,33 +113,68 @@ __device__ __forceinline__ void int4_load_frag(Int4Frag<T>& f, const Int4Weights
 }
 
 // Stages X[0..M, k0 .. k0 + kslice) (zero past k1) into shared memory in the mma's order.
-template <class T>
+// kBatch 16-byte units per thread are loaded before any is stored (kBatch loads in flight).
+template <class T, int kBatch = 1>
 __device__ __forceinline__ void int4_stage_x(const Int4GemvParams& p, T* xs, std::int64_t k0, std::int64_t k1) {
   const std::int64_t kslice = p.cfg.kslice, rs = kslice + 32;
   const std::int64_t units_per_row = kslice / 8, total = p.m * units_per_row;
   const T* x = static_cast<const T*>(p.x);
-  for (std::int64_t u = threadIdx.x; u < total; u += blockDim.x) {
-    const std::int64_t m = u / units_per_row, j = u - m * units_per_row;
-    const std::int64_t kk = k0 + 8 * j;
-    uint4 v = make_uint4(0, 0, 0, 0);
-    if (kk < k1) {
-      const T* src = x + m * p.ldx + kk;
-      if (p.x_vec16) {
-        v = *reinterpret_cast<const uint4*>(src);
-      } else {
-        std::uint32_t e[8];
+  for (std::int64_t u0 = threadIdx.x; u0 < total; u0 += static_cast<std::int64_t>(kBatch) * blockDim.x) {
+    uint4 v[kBatch];
 #pragma unroll
-        for (int i = 0; i < 8; ++i) e[i] = reinterpret_cast<const unsigned short*>(src)[i];
-        v = make_uint4(e[0] | (e[1] << 16), e[2] | (e[3] << 16), e[4] | (e[5] << 16), e[6] | (e[7] << 16));
+    for (int b = 0; b < kBatch; ++b) {
+      const std::int64_t u = u0 + static_cast<std::int64_t>(b) * blockDim.x;
+      const std::int64_t m = u / units_per_row, j = u - m * units_per_row;
+      const std::int64_t kk = k0 + 8 * j;
+      v[b] = make_uint4(0, 0, 0, 0);
+      if (u < total && kk < k1) {
+        const T* src = x + m * p.ldx + kk;
+        if (p.x_vec16) {
+          v[b] = *reinterpret_cast<const uint4*>(src);
+        } else {
+          std::uint32_t e[8];
+#pragma unroll
+          for (int i = 0; i < 8; ++i) e[i] = reinterpret_cast<const unsigned short*>(src)[i];
+          v[b] = make_uint4(e[0] | (e[1] << 16), e[2] | (e[3] << 16), e[4] | (e[5] << 16), e[6] | (e[7] << 16));
+        }
       }
     }
-    // (x0 x1)(x2 x3)(x4 x5)(x6 x7) -> (x0 x4)(x1 x5)(x2 x6)(x3 x7)
-    const uint4 perm = make_uint4(__byte_perm(v.x, v.z, 0x5410), __byte_perm(v.x, v.z, 0x7632), __byte_perm(v.y, v.w, 0x5410),
-                                  __byte_perm(v.y, v.w, 0x7632));
-    const std::int64_t chunk = j / 16, jj = j % 16;  // jj = 4t + i -> slot 4i + t
-    const std::int64_t slot = chunk * 16 + 4 * (jj % 4) + jj / 4;
-    *reinterpret_cast<uint4*>(xs + m * rs + slot * 8) = perm;
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      const std::int64_t u = u0 + static_cast<std::int64_t>(b) * blockDim.x;
+      if (u >= total) break;
+      const std::int64_t m = u / units_per_row, j = u - m * units_per_row;
+      // (x0 x1)(x2 x3)(x4 x5)(x6 x7) -> (x0 x4)(x1 x5)(x2 x6)(x3 x7)
+      const uint4 perm = make_uint4(__byte_perm(v[b].x, v[b].z, 0x5410), __byte_perm(v[b].x, v[b].z, 0x7632),
+                                    __byte_perm(v[b].y, v[b].w, 0x5410), __byte_perm(v[b].y, v[b].w, 0x7632));
+      const std::int64_t chunk = j / 16, jj = j % 16;  // jj = 4t + i -> slot 4i + t
+      const std::int64_t slot = chunk * 16 + 4 * (jj % 4) + jj / 4;
+      *reinterpret_cast<uint4*>(xs + m * rs + slot * 8) = perm;
+    }
   }
+}
+
+// The X operand of word i of chunk c (X slots as int4_stage_x) for lane (g, t): one 16-byte
+// vector per 8-token tile, zeros for tokens >= m. Its (x, y) halves feed k16 step 0, (z, w) step 1.
+template <class T, int NT>
+__device__ __forceinline__ void int4_x_frag(uint4 (&b)[NT], const T* xs, std::int64_t rs, int c, int i, int g, int t,
+                                            std::int64_t m) {
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt) {
+    const int tok = nt * 8 + g;
+    b[nt] = tok < m ? *reinterpret_cast<const uint4*>(xs + tok * rs + (c * 16 + 4 * i + t) * 8) : make_uint4(0, 0, 0, 0);
+  }
+}
+
+// The mma A fragment of k16 step h of a word: rows g (prepared word wa, constants ca) and
+// g + 8 (wb, cb), pairs 2h and 2h + 1 (the permuted K order above).
+template <class T>
+__device__ __forceinline__ void int4_a_frag(std::uint32_t (&a)[4], std::uint32_t wa, std::uint32_t wb, int h,
+                                            const Int4GroupConst<T>& ca, const Int4GroupConst<T>& cb) {
+  a[0] = int4_pair<T>(wa, 2 * h, ca);
+  a[1] = int4_pair<T>(wb, 2 * h, cb);
+  a[2] = int4_pair<T>(wa, 2 * h + 1, ca);
+  a[3] = int4_pair<T>(wb, 2 * h + 1, cb);
 }
 
 // acc += one chunk held in f (chunk c of the slice; X slots as int4_stage_x), lane (g, t).
@@ -149,11 +184,7 @@ __device__ __forceinline__ void int4_gemv_chunk(float (&acc)[2][NT][4], const In
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
     uint4 b[NT];
-#pragma unroll
-    for (int nt = 0; nt < NT; ++nt) {
-      const int tok = nt * 8 + g;
-      b[nt] = tok < m ? *reinterpret_cast<const uint4*>(xs + tok * rs + (c * 16 + 4 * i + t) * 8) : make_uint4(0, 0, 0, 0);
-    }
+    int4_x_frag<T, NT>(b, xs, rs, c, i, g, t, m);
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       const std::uint32_t* qa = reinterpret_cast<const std::uint32_t*>(&f.q[r][0]);
@@ -161,8 +192,8 @@ __device__ __forceinline__ void int4_gemv_chunk(float (&acc)[2][NT][4], const In
       const std::uint32_t wa = int4_prepare_word(qa[i], is_signed), wb = int4_prepare_word(qb[i], is_signed);
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const std::uint32_t a[4] = {int4_pair<T>(wa, 2 * h, f.c[r][0]), int4_pair<T>(wb, 2 * h, f.c[r][1]),
-                                    int4_pair<T>(wa, 2 * h + 1, f.c[r][0]), int4_pair<T>(wb, 2 * h + 1, f.c[r][1])};
+        std::uint32_t a[4];
+        int4_a_frag<T>(a, wa, wb, h, f.c[r][0], f.c[r][1]);
 #pragma unroll
         for (int nt = 0; nt < NT; ++nt) {
           const std::uint32_t b0 = h == 0 ? b[nt].x : b[nt].z, b1 = h == 0 ? b[nt].y : b[nt].w;

@@ -34,13 +34,49 @@ namespace baracuda::gemm::kernels {
 template <int NT>
 inline constexpr int kInt4StreamStages = NT == 1 ? 3 : 2;
 
-// Per-lane row bases of the four weight rows this lane reads (rows past N clamp to N - 1);
-// a row's zero points sit at the same element offset from wt.zeros as its scales from
-// wt.scales (both [N, G]), so only the scale row is kept.
-template <class T>
-struct Int4StreamRows {
+// Per-lane bases of the four weight rows this lane reads (rows past N clamp to N - 1) and of
+// their scale rows; a row's zero points sit at the same offset from wt.zeros as its scales
+// from wt.scales (both [N, G]). Two forms, because ptxas's register allocation at the 128
+// registers of two blocks per SM is sensitive to it (each instance takes the one with which
+// no instance spills): NT = 2 keeps 32-bit offsets (the index row * ld / 16 of the row's first
+// 16-byte vector and row * G of its first scale: select keeps both below 2^31; the bases are
+// kernel parameters), NT = 1 keeps pointers.
+template <bool kOffsets>
+struct Int4StreamRows;
+template <>
+struct Int4StreamRows<true> {
+  std::uint32_t w[2][2], s[2][2];
+  __device__ __forceinline__ void set(const Int4Weights& wt, int r, int h, std::int64_t row) {
+    w[r][h] = static_cast<std::uint32_t>(row * (wt.ld_bytes / 16));
+    s[r][h] = static_cast<std::uint32_t>(row * wt.groups);
+  }
+  __device__ __forceinline__ const uint4* vec(const Int4Weights& wt, int r, int h, std::int64_t kk) const {
+    return static_cast<const uint4*>(wt.w) + (w[r][h] + static_cast<std::uint32_t>(kk >> 5));
+  }
+  __device__ __forceinline__ const unsigned short* scale(const Int4Weights& wt, int r, int h, std::int64_t gi) const {
+    return static_cast<const unsigned short*>(wt.scales) + (s[r][h] + static_cast<std::uint32_t>(gi));
+  }
+  __device__ __forceinline__ const unsigned short* zero(const Int4Weights& wt, int r, int h, std::int64_t gi) const {
+    return static_cast<const unsigned short*>(wt.zeros) + (s[r][h] + static_cast<std::uint32_t>(gi));
+  }
+};
+template <>
+struct Int4StreamRows<false> {
   const uint4* w[2][2];
   const unsigned short* s[2][2];
+  __device__ __forceinline__ void set(const Int4Weights& wt, int r, int h, std::int64_t row) {
+    w[r][h] = reinterpret_cast<const uint4*>(static_cast<const unsigned char*>(wt.w) + row * wt.ld_bytes);
+    s[r][h] = static_cast<const unsigned short*>(wt.scales) + row * wt.groups;
+  }
+  __device__ __forceinline__ const uint4* vec(const Int4Weights&, int r, int h, std::int64_t kk) const {
+    return w[r][h] + (kk >> 5);
+  }
+  __device__ __forceinline__ const unsigned short* scale(const Int4Weights&, int r, int h, std::int64_t gi) const {
+    return s[r][h] + gi;
+  }
+  __device__ __forceinline__ const unsigned short* zero(const Int4Weights& wt, int r, int h, std::int64_t gi) const {
+    return static_cast<const unsigned short*>(wt.zeros) + (s[r][h] - static_cast<const unsigned short*>(wt.scales)) + gi;
+  }
 };
 
 // One stage of the ring: the raw loads of a chunk (packed vectors, scale and zero bits).
@@ -51,8 +87,8 @@ struct Int4StreamStage {
   unsigned short s[2][2], z[2][2];
 };
 
-template <class T, bool kSigned>
-__device__ __forceinline__ void int4_stream_load(Int4StreamStage& f, const Int4StreamRows<T>& rows, const Int4Weights& wt,
+template <class T, bool kSigned, bool kOffsets>
+__device__ __forceinline__ void int4_stream_load(Int4StreamStage& f, const Int4StreamRows<kOffsets>& rows, const Int4Weights& wt,
                                                  std::int64_t kk, bool valid, int group_shift) {
   const std::int64_t gi = kk >> group_shift;
 #pragma unroll
@@ -60,11 +96,9 @@ __device__ __forceinline__ void int4_stream_load(Int4StreamStage& f, const Int4S
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       if (valid) {
-        f.q[r][h] = __ldcs(rows.w[r][h] + (kk >> 5));
-        f.s[r][h] = __ldg(rows.s[r][h] + gi);
-        if (!kSigned)
-          f.z[r][h] = __ldg(static_cast<const unsigned short*>(wt.zeros) +
-                            (rows.s[r][h] - static_cast<const unsigned short*>(wt.scales)) + gi);
+        f.q[r][h] = __ldcs(rows.vec(wt, r, h, kk));
+        f.s[r][h] = __ldg(rows.scale(wt, r, h, gi));
+        if (!kSigned) f.z[r][h] = __ldg(rows.zero(wt, r, h, gi));
       } else {  // past the slice: X is zero there; zero scales keep the product exactly 0
         f.q[r][h] = make_uint4(0, 0, 0, 0);
         f.s[r][h] = 0;  // +0.0
@@ -76,21 +110,13 @@ __device__ __forceinline__ void int4_stream_load(Int4StreamStage& f, const Int4S
 // The stage as int4_gemv_chunk takes it: scales splatted to pairs, (B + z) pairs (z = 8: s4).
 template <class T, bool kSigned>
 __device__ __forceinline__ Int4Frag<T> int4_stream_expand(const Int4StreamStage& f) {
-  using A = Int4Act<T>;
   Int4Frag<T> e;
 #pragma unroll
   for (int r = 0; r < 2; ++r)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       e.q[r][h] = f.q[r][h];
-      const std::uint32_t sb = f.s[r][h];
-      e.c[r][h].s = as_pair<typename A::T2>(sb | (sb << 16));
-      if (kSigned) {
-        e.c[r][h].zb = A::splat(A::kBase + 8.0f);
-      } else {
-        const unsigned short zb = f.z[r][h];
-        e.c[r][h].zb = A::splat(A::kBase + A::to_float(*reinterpret_cast<const T*>(&zb)));
-      }
+      e.c[r][h] = int4_group_const_bits<T, kSigned>(f.s[r][h], f.z[r][h]);
     }
   return e;
 }
@@ -104,15 +130,11 @@ __global__ void __launch_bounds__(kInt4GemvWarps * 32, 2) int4_stream_kernel(con
   const auto [g, t, rs, k0, k1, row0] = int4_decode_coords(p);
   const int gshift = p.cfg.group_shift;
 
-  Int4StreamRows<T> rows;
+  Int4StreamRows<NT == 2> rows;
 #pragma unroll
   for (int r = 0; r < 2; ++r)
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const std::int64_t row = int4_lane_row(wt, row0, r, h);
-      rows.w[r][h] = reinterpret_cast<const uint4*>(static_cast<const unsigned char*>(wt.w) + row * wt.ld_bytes);
-      rows.s[r][h] = static_cast<const unsigned short*>(wt.scales) + row * wt.groups;
-    }
+    for (int h = 0; h < 2; ++h) rows.set(wt, r, h, int4_lane_row(wt, row0, r, h));
 
   const int chunks = static_cast<int>((k1 - k0 + 127) / 128);
   Int4StreamStage f[S];
