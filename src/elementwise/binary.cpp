@@ -317,7 +317,7 @@ ReduceState make_reduce_state(const BinaryBackwardDescriptor& d, const DeviceCap
                               std::size_t* workspace) {
   ReduceState st;
   std::size_t ws = 0;
-  const std::size_t acc = d.grad_out.dtype == DType::kF64 ? 8 : 4;
+  const std::size_t acc = 8;  // broadcast_reduce's f64 partial sums (ReduceAcc)
   bool mapped[2] = {false, false};
   for (int which = 0; which < 2; ++which) {
     if (!(which == 0 ? d.compute_grad_a : d.compute_grad_b)) continue;

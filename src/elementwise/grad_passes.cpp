@@ -103,7 +103,7 @@ GradPasses plan_grad_passes(const TensorLayout& grad_out, std::span<const GradRe
   g.grad_dtype = grad_out.dtype;
   g.buf_dtype = buf_dtype;
   const TensorLayout dense = TensorLayout::contiguous(buf_dtype, grad_out.shape_span());
-  const std::size_t acc = buf_dtype == DType::kF64 ? 8 : 4;
+  const std::size_t buf_bytes = dtype_size(buf_dtype);  // an element of the dense / kept buffers
   std::size_t partial = 0, kept = 0;
   bool any_reduce = false;
   for (const GradRequest& r : requests) {
@@ -120,14 +120,15 @@ GradPasses plan_grad_passes(const TensorLayout& grad_out, std::span<const GradRe
       p.cast = buf_dtype != r.grad.dtype;
       const TensorLayout kept_buf = TensorLayout::contiguous(buf_dtype, r.operand.shape_span());
       p.sum = make_sum_params(dense, r.operand, p.cast ? kept_buf : r.grad, caps);
-      partial = std::max(partial, static_cast<std::size_t>(std::max<std::int64_t>(p.sum.chunks, 1) * p.sum.kept) * acc);
+      // broadcast_reduce's partial sums are f64 (ReduceAcc) for every floating buffer dtype
+      partial = std::max(partial, static_cast<std::size_t>(std::max<std::int64_t>(p.sum.chunks, 1) * p.sum.kept) * 8);
       if (p.cast) {
         MapOperands co;
         co.num_out = co.num_in = 1;
         co.out[0] = {r.grad, r.field, r.grad.alignment};
         co.in[0] = {kept_buf, "workspace", static_cast<int>(kWorkspaceAlignment)};
         p.cast_map = make_map_params(co, best_path(co), 0);
-        kept = std::max(kept, static_cast<std::size_t>(r.operand.numel()) * acc);
+        kept = std::max(kept, static_cast<std::size_t>(r.operand.numel()) * buf_bytes);
       }
     }
     if (g.rejection.empty()) {

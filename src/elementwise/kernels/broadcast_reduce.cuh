@@ -6,8 +6,13 @@
 // [reduced..., kept...], so element (r, k) has linear index r * kept + k and consecutive
 // threads read consecutive kept elements (coalesced for the usual [M, N] + [N] bias case).
 // Pass 1: grid (ceil(kept / 256), chunks); a thread sums chunk_len values of r for one k in
-// the compute type and writes partial[chunk][k] to the workspace. Pass 2: one thread per k
-// adds its chunks in order and stores the rounded result at the gradient's strides.
+// f64 (ReduceAcc) and writes partial[chunk][k] to the workspace. Pass 2: one thread per k
+// adds its chunks in order and stores the result, rounded once, at the gradient's strides.
+// f64 sums of the (f32-computed) terms: in f32, one chunk's partial sum can overflow to
+// +inf and another's to -inf, giving NaN where the exact sum is +-inf (H200 session 8,
+// fma backward with huge inputs); in f64 no sum of finite f32 terms overflows, so the result
+// is the exactly rounded sum up to f64 rounding. This generic path is not the bandwidth-
+// critical one (column_reduce.cuh takes the [M, N] + [N] bias gradients).
 // 64-bit index math throughout. kSplit (the bcast_reduce_split SKU): the offsets of
 // (r, k) are off(k) + off(r), because the kept and reduced dims are disjoint, so a thread
 // decomposes k once and steps r by its stride (one reduced dim) instead of dividing the
@@ -16,6 +21,8 @@
 
 #include <cuda_runtime.h>
 
+#include <type_traits>
+
 #include "common/device_types.cuh"
 #include "elementwise/kernels/binary_ops.cuh"
 #include "elementwise/map_params.hpp"
@@ -23,6 +30,10 @@
 namespace baracuda::kernels {
 
 inline constexpr int kReduceBlock = 256;
+
+// The accumulator of the sums: f64 for the floating types (see above), the type itself else.
+template <class T>
+using ReduceAcc = std::conditional_t<std::is_floating_point_v<Compute<T>>, double, Compute<T>>;
 
 // Grad: a functor (g, a, b) -> the gradient term (BinaryGradFn / BinaryDynGradFn).
 template <class T, class Grad, bool kSplit>
@@ -54,7 +65,7 @@ __global__ void __launch_bounds__(kReduceBlock) broadcast_reduce_pass1(elementwi
     const C bv = kReads ? C(to_compute(b[off[2]])) : C(0);
     return grad(gv, av, bv);
   };
-  C acc = C(0);
+  ReduceAcc<T> acc = 0;
   if constexpr (kSplit) {
     int64_t kept_off[3], off[3];
     offsets(k, p.reduced_rank, p.rank, kept_off);
@@ -77,16 +88,16 @@ __global__ void __launch_bounds__(kReduceBlock) broadcast_reduce_pass1(elementwi
       acc += term(off);
     }
   }
-  static_cast<C*>(p.partial)[static_cast<int64_t>(blockIdx.y) * p.kept + k] = acc;
+  static_cast<ReduceAcc<T>*>(p.partial)[static_cast<int64_t>(blockIdx.y) * p.kept + k] = acc;
 }
 
 template <class T>
 __global__ void __launch_bounds__(kReduceBlock) broadcast_reduce_pass2(elementwise::BroadcastReduceParams p) {
-  using C = Compute<T>;
+  using A = ReduceAcc<T>;
   const int64_t k = static_cast<int64_t>(blockIdx.x) * kReduceBlock + threadIdx.x;
   if (k >= p.kept) return;
-  const C* partial = static_cast<const C*>(p.partial);
-  C acc = C(0);
+  const A* partial = static_cast<const A*>(p.partial);
+  A acc = 0;
   for (int64_t c = 0; c < p.chunks; ++c) acc += partial[c * p.kept + k];
   int64_t linear = k, off = 0;
   for (int d = p.kept_rank - 1; d >= 0; --d) {
@@ -94,7 +105,7 @@ __global__ void __launch_bounds__(kReduceBlock) broadcast_reduce_pass2(elementwi
     off += (linear - q * p.kept_shape[d]) * p.kept_strides[d];
     linear = q;
   }
-  static_cast<T*>(p.grad)[off] = from_compute<T>(acc);
+  static_cast<T*>(p.grad)[off] = from_compute<T>(acc);  // rounded once from the f64 sum
 }
 
 // grad_a / grad_b: the functors of the two operands (p.which picks one).
