@@ -1,15 +1,15 @@
 // Int4GemmPlan (baracuda/ops/gemm_int4.hpp): descriptor validation, the two candidates and
 // the run-time argument checks. Candidates, in this order:
-//  * "w4a16_bulk": sm_90+, M <= 16, the bulk-copy decode kernel (kernels/int4_bulk.cuh): the
-//    packed weights stream through a shared-memory ring filled by cp.async.bulk (one copy per
-//    16-row tile row per 1024-k stage), launch shape from bulk_config (2 CTAs of 8 consumer
-//    warps or 1 of 16 per SM, split-K when X's slice must shrink or N gives too few tiles);
 //  * "w4a16_stream": M <= 16, the streaming decode kernel (kernels/int4_stream.cuh): the
 //    fragments of w4a16_gemv with 2-3 chunks of weights in flight per warp, launch shape
 //    sized to whole waves of resident blocks (stream_config), split-K as below;
 //  * "w4a16_gemv": M <= 16, our decode kernel (kernels/int4_gemv.cuh), launch shape fixed
 //    at select (split-K when N alone cannot fill the device or X's slice must fit in shared
 //    memory), f32 partial sums in the workspace when split;
+//  * "w4a16_bulk": sm_90+, M <= 16, after the two above (measured slower on the H200), the bulk-copy decode kernel (kernels/int4_bulk.cuh): the
+//    packed weights stream through a shared-memory ring filled by cp.async.bulk (one copy per
+//    16-row tile row per 1024-k stage), launch shape from bulk_config (2 CTAs of 8 consumer
+//    warps or 1 of 16 per SM, split-K when X's slice must shrink or N gives too few tiles);
 //  * "dequant_cublaslt": any M, our dequantization kernel (kernels/int4_dequant.cuh) into the
 //    workspace, then the GemmPlan chosen at select (cuBLASLt, bias epilogue).
 #include <algorithm>
@@ -444,11 +444,14 @@ struct DequantCandidate {
   }
 };
 
+// w4a16_bulk after the register-ring kernels: on the H200 (session 8) it measured slower on
+// every decode shape (28672x8192: M=1 0.1088 ms vs stream 0.0668, M=16 0.2004 vs 0.0950;
+// 4096x4096 M=1 0.0148 vs 0.0125): it stays for forced runs while its copy scheme is reworked.
 constexpr std::array<Candidate<Int4GemmDescriptor, Int4GemmArgs>, 4> kInt4Candidates = {
-    Candidate<Int4GemmDescriptor, Int4GemmArgs>{&BulkCandidate::probe, &BulkCandidate::prepare, &BulkCandidate::launch},
     Candidate<Int4GemmDescriptor, Int4GemmArgs>{&StreamCandidate::probe, &StreamCandidate::prepare,
                                                 &StreamCandidate::launch},
     Candidate<Int4GemmDescriptor, Int4GemmArgs>{&GemvCandidate::probe, &GemvCandidate::prepare, &GemvCandidate::launch},
+    Candidate<Int4GemmDescriptor, Int4GemmArgs>{&BulkCandidate::probe, &BulkCandidate::prepare, &BulkCandidate::launch},
     Candidate<Int4GemmDescriptor, Int4GemmArgs>{&DequantCandidate::probe, &DequantCandidate::prepare,
                                                 &DequantCandidate::launch}};
 
@@ -478,13 +481,13 @@ struct FamilyTraits<Int4GemmDescriptor> {
   static Expected<PreparedCandidate> prepare_with_preference(std::size_t i, const Int4GemmDescriptor& d, const DeviceCaps& caps,
                                                              const PlanPreference& pref) {
     if (i == 3) return gemm::DequantCandidate::prepare_pref(d, caps, pref);
-    if (i == 0) {
+    if (i == 2) {
       auto b = gemm::BulkCandidate::prepare(d, caps);
       if (!b) return b.error();
       const auto& c = *static_cast<const gemm::Int4BulkConfig*>(b.value().get());
       return PreparedCandidate{std::move(b.value()), gemm::BulkCandidate::workspace(d, c)};
     }
-    auto st = i == 1 ? gemm::StreamCandidate::prepare(d, caps) : gemm::GemvCandidate::prepare(d, caps);
+    auto st = i == 0 ? gemm::StreamCandidate::prepare(d, caps) : gemm::GemvCandidate::prepare(d, caps);
     if (!st) return st.error();
     const auto& cfg = static_cast<const gemm::GemvState*>(st.value().get())->cfg;
     return PreparedCandidate{std::move(st.value()), gemm::GemvCandidate::workspace(d, cfg)};

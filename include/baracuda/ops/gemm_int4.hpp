@@ -35,11 +35,6 @@
 // y may alias nothing (refused at run).
 //
 // SKUs (candidate order):
-//   int4_gemm.fwd.w4a16_bulk[s4|u4,f32,f16|bf16]      sm_90+, M <= 16: the bulk-copy decode
-//       kernel (src/gemm/kernels/int4_bulk.cuh): the packed weights stream through a
-//       shared-memory ring filled by cp.async.bulk (the TMA's 1-D copy), w4a16_gemv's
-//       fragments and numerics (sums in another fixed order), split-K with the same
-//       deterministic reduction when X's K slice must shrink.
 //   int4_gemm.fwd.w4a16_stream[s4|u4,f32,f16|bf16]    M <= 16: the streaming decode kernel
 //       (src/gemm/kernels/int4_stream.cuh): w4a16_gemv's fragments and numerics (identical
 //       results), with 3 (M <= 8) or 2 chunks of packed weights in flight per warp, the weight kind
@@ -50,6 +45,11 @@
 //       dequantizes in registers, tensor-core mma.sync with f32 accumulation, split-K over
 //       blocks with a deterministic f32 reduction in the workspace when N alone cannot fill
 //       the device.
+//   int4_gemm.fwd.w4a16_bulk[s4|u4,f32,f16|bf16]      sm_90+, M <= 16 (after stream and gemv: measured slower on the H200): the bulk-copy decode
+//       kernel (src/gemm/kernels/int4_bulk.cuh): the packed weights stream through a
+//       shared-memory ring filled by cp.async.bulk (the TMA's 1-D copy), w4a16_gemv's
+//       fragments and numerics (sums in another fixed order), split-K with the same
+//       deterministic reduction when X's K slice must shrink.
 //   int4_gemm.fwd.dequant_cublaslt[...]              any M: dequantizes W into an N x K
 //       x.dtype buffer in the workspace, then GemmPlan (cuBLASLt, f32 accumulation, bias
 //       epilogue) computes Y = X Wd^T.
