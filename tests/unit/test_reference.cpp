@@ -8,6 +8,7 @@
 #include <limits>
 #include <vector>
 
+#include "baracuda/reference/compare.hpp"
 #include "baracuda/reference/elementwise.hpp"
 
 namespace baracuda::reference {
@@ -422,6 +423,32 @@ TEST(Reference, FloatPathAgreesWithDouble) {
       }
     }
   }
+}
+
+// compare()'s rules for infinite results: the exact value rounded to the dtype (an exact sum
+// past FLT_MAX is -inf in f32), the naive twin's own value, or any infinity where the twin
+// is NaN (order-dependent overflow of its terms); a finite exact value with a finite twin
+// still rejects an infinity, and NaN is accepted only where the twin is NaN.
+TEST(Reference, CompareInfinityRules) {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
+  const TensorLayout l = TensorLayout::contiguous(DType::kF32, {1});
+  auto check = [&](double got, double exact, double naive) {
+    HostTensor h(l);
+    h.set(0, got);
+    Result r;
+    r.exact = {exact};
+    r.naive = {naive};
+    r.scale = {0.0};
+    return compare(h, r, false).ok;
+  };
+  EXPECT_TRUE(check(-inf, -5.3713683370375771e+38, nan));   // exact rounds to -inf in f32
+  EXPECT_TRUE(check(-inf, -5.3713683370375771e+38, -1.0));  // ... whatever the twin says
+  EXPECT_TRUE(check(-inf, 6.5232190248264815e+37, nan));    // twin NaN: its terms overflow
+  EXPECT_TRUE(check(inf, 1.0, inf));                        // equals the twin
+  EXPECT_FALSE(check(-inf, 6.5232190248264815e+37, 6.5232190248264815e+37));  // finite twin
+  EXPECT_FALSE(check(-inf, 1.0, inf));                      // the twin's opposite infinity
+  EXPECT_FALSE(check(nan, inf, inf));                       // NaN where the twin is inf
+  EXPECT_TRUE(check(nan, 1.0, nan));
 }
 
 TEST(Reference, ScalesAreFiniteAndZeroForExactKinds) {
