@@ -317,7 +317,6 @@ ReduceState make_reduce_state(const BinaryBackwardDescriptor& d, const DeviceCap
                               std::size_t* workspace) {
   ReduceState st;
   std::size_t ws = 0;
-  const std::size_t acc = 8;  // broadcast_reduce's f64 partial sums (ReduceAcc)
   bool mapped[2] = {false, false};
   for (int which = 0; which < 2; ++which) {
     if (!(which == 0 ? d.compute_grad_a : d.compute_grad_b)) continue;
@@ -329,7 +328,8 @@ ReduceState make_reduce_state(const BinaryBackwardDescriptor& d, const DeviceCap
     st.reduce_params[which] = make_reduce_params(d, which, caps, split_index);
     st.ws_offset[which] = ws;
     const auto& rp = st.reduce_params[which];
-    ws += round_up(static_cast<std::size_t>(std::max<std::int64_t>(rp.chunks, 1) * rp.kept) * acc, kWorkspaceAlignment);
+    ws += round_up(static_cast<std::size_t>(std::max<std::int64_t>(rp.chunks, 1) * rp.kept) * kBroadcastReduceAccBytes,
+                   kWorkspaceAlignment);
   }
   st.map_which = mapped[0] && mapped[1] ? 2 : (mapped[0] ? 0 : (mapped[1] ? 1 : -1));
   if (st.map_which >= 0) st.map_params = make_map_params(grad_map_operands(d, st.map_which), MapPath::kStrided64, 0);

@@ -120,8 +120,8 @@ GradPasses plan_grad_passes(const TensorLayout& grad_out, std::span<const GradRe
       p.cast = buf_dtype != r.grad.dtype;
       const TensorLayout kept_buf = TensorLayout::contiguous(buf_dtype, r.operand.shape_span());
       p.sum = make_sum_params(dense, r.operand, p.cast ? kept_buf : r.grad, caps);
-      // broadcast_reduce's partial sums are f64 (ReduceAcc) for every floating buffer dtype
-      partial = std::max(partial, static_cast<std::size_t>(std::max<std::int64_t>(p.sum.chunks, 1) * p.sum.kept) * 8);
+      partial = std::max(partial, static_cast<std::size_t>(std::max<std::int64_t>(p.sum.chunks, 1) * p.sum.kept) *
+                                      kBroadcastReduceAccBytes);
       if (p.cast) {
         MapOperands co;
         co.num_out = co.num_in = 1;

@@ -6,6 +6,7 @@
 // copies it, fills the pointers and launches.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "baracuda/core/dtype.hpp"
@@ -45,6 +46,10 @@ struct MapParams {
   std::int64_t strides[kMaxMapOut + kMaxMapIn][8] = {};  // outs, then ins
   int fp8_mode = 0;                                      // Fp8Overflow of the output
 };
+
+// Bytes of one partial sum in broadcast_reduce's workspace: f64 for every floating dtype
+// (kernels/broadcast_reduce.cuh ReduceAcc).
+inline constexpr std::size_t kBroadcastReduceAccBytes = 8;
 
 // Reduction of a binary op's gradient over the dims where its operand was broadcast.
 // Iteration space: [reduced dims..., kept dims...] of the forward output's shape, so

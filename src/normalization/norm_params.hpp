@@ -32,18 +32,17 @@ enum class NormImpl : std::uint8_t { kWarpRow, kBlockRow, kClusterRow, kSplitRow
 inline constexpr int kTmaMaxThreads = 512;
 inline constexpr int kTmaVecsPerThread = 4;
 inline constexpr int kTmaMaxStages = 8;
-// The register cap of a tma_row bucket (its launch bounds): k = 2 fits 64 (two blocks of 512
-// an SM, 50% occupancy), k = 4 needs up to 128.
-constexpr int tma_reg_cap(int k) { return k <= 2 ? 64 : 128; }
-constexpr int tma_min_blocks(int k) { return 65536 / (kTmaMaxThreads * tma_reg_cap(k)); }
+// The register cap of the tma_row kernel (its launch bounds): k = 4 needs up to 128.
+inline constexpr int kTmaRegCap = 128;
+inline constexpr int kTmaMinBlocks = 65536 / (kTmaMaxThreads * kTmaRegCap);
 // Dynamic shared memory of a tma_row forward block (kernels/norm_tma.cuh): weight and bias
 // (both slots when either is used), then `stages` x (x[, residual]).
 constexpr std::size_t tma_smem_bytes(std::int64_t row_bytes, int stages, bool params, bool residual) {
   return static_cast<std::size_t>((params ? 2 * row_bytes : 0) + stages * (residual ? 2 : 1) * row_bytes);
 }
-// Blocks of `threads` an SM can hold at the bucket's register cap (64 Ki registers).
-constexpr int tma_blocks_per_sm(int threads, int k) {
-  const int by_regs = 65536 / (threads * tma_reg_cap(k));
+// Blocks of `threads` an SM can hold at the register cap (64 Ki registers).
+constexpr int tma_blocks_per_sm(int threads) {
+  const int by_regs = 65536 / (threads * kTmaRegCap);
   return by_regs < 1 ? 1 : by_regs > 4 ? 4 : by_regs;
 }
 

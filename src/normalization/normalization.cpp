@@ -216,7 +216,7 @@ void tma_setup(Setup& r, const NormShape& s, const DeviceCaps& caps) {
     // bf16 0.1705 ms against 0.1560, layer_norm 0.2223 against 0.1948; 131072 rows equal).
     p.k = kTmaVecsPerThread;
     p.threads = std::max(64, round_up32((nvec / cluster + p.k - 1) / p.k));
-    for (int bps = tma_blocks_per_sm(p.threads, p.k); bps >= 1; --bps) {
+    for (int bps = tma_blocks_per_sm(p.threads); bps >= 1; --bps) {
       const std::int64_t per_block = std::min<std::int64_t>(228 * 1024 / bps - 2048, optin - 1024);
       int stages = 0;
       while (stages < kTmaMaxStages &&

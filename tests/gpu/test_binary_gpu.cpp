@@ -286,7 +286,7 @@ std::vector<BiasCase> bias_grad_cases(DType t) {
   cs.push_back({"bias_1x1x64", contig(t, {2, 1000, 64}), contig(t, {1, 1, 64}), contig(t, {2, 1000, 64})});
   cs.push_back({"bias_on_a", contig(t, {1024}), contig(t, {257, 1024}), contig(t, {257, 1024})});
   cs.push_back({"padded_rows", strided(t, {33, 128}, {144, 1}), contig(t, {128}), contig(t, {33, 128})});
-  // ragged column blocks (1048 columns: the last 64-vector block partly out of range) and a
+  // ragged column blocks (1048 columns = 131 vectors of 8: the last 16-vector block partly out of range) and a
   // ragged last chunk and unroll group (521 rows), contiguous and with padded rows
   cs.push_back({"ragged_521x1048", contig(t, {521, 1048}), contig(t, {1048}), contig(t, {521, 1048})});
   cs.push_back({"padded_ragged", strided(t, {67, 1048}, {1064, 1}), contig(t, {1048}), contig(t, {67, 1048})});

@@ -34,6 +34,7 @@ inline constexpr int kReduceBlock = 256;
 // The accumulator of the sums: f64 for the floating types (see above), the type itself else.
 template <class T>
 using ReduceAcc = std::conditional_t<std::is_floating_point_v<Compute<T>>, double, Compute<T>>;
+static_assert(sizeof(ReduceAcc<float>) == elementwise::kBroadcastReduceAccBytes, "host workspace size");
 
 // Grad: a functor (g, a, b) -> the gradient term (BinaryGradFn / BinaryDynGradFn).
 template <class T, class Grad, bool kSplit>

@@ -91,10 +91,10 @@ __device__ __forceinline__ void forget_values(Vec<T, V> (&h)[K]) {
   }
 }
 
-// Launch bounds: K = 2 is capped at 64 registers (two blocks of 512 an SM), K = 4 at 128
-// (norm::tma_reg_cap; the host plans norm::tma_blocks_per_sm blocks an SM from that).
+// Launch bounds: capped at 128 registers (norm::kTmaRegCap; the host plans
+// norm::tma_blocks_per_sm blocks an SM from that).
 template <class T, int K>
-__global__ void __launch_bounds__(norm::kTmaMaxThreads, norm::tma_min_blocks(K)) norm_fwd_tma(norm::NormParams p) {
+__global__ void __launch_bounds__(norm::kTmaMaxThreads, norm::kTmaMinBlocks) norm_fwd_tma(norm::NormParams p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   using C = Compute<T>;
   constexpr int V = 16 / static_cast<int>(sizeof(T));
