@@ -110,6 +110,38 @@ struct Int4BulkParams {
 Status int4_bulk_allow_smem(DType act, bool is_signed, std::int64_t m, int groups, std::size_t smem_bytes);
 Status launch_int4_bulk(const Int4BulkParams& p, cudaStream_t stream);
 
+// The stream-K decode kernel (kernels/int4_streamk.cuh, SKU w4a16_streamk): blocks of
+// kInt4StreamKWarps warps, one resident per SM, block b on K slice b % splits (g.cfg:
+// kslice, splits, group_shift, smem_bytes); warp j of a slice's warps_per_split takes the
+// units (16-row tile, 128-k chunk) [j U / W, (j + 1) U / W); partial sums
+// [splits, tiles, slots, 16, M] f32 in the workspace, reduced by a second kernel.
+inline constexpr int kInt4StreamKWarps = 16;
+struct Int4StreamKConfig {
+  std::int64_t tiles = 0;            // ceil(N / 16)
+  std::int64_t warps_per_split = 0;  // W (<= the units of every slice)
+  std::int64_t slots = 0;            // partial slots per (slice, tile): at least the most warps a tile meets
+  int grid = 0;                      // blocks: a multiple of g.cfg.splits
+  int stages = 8;                    // units in flight per warp (the ring's depth)
+  std::size_t ring_offset = 0;       // int4_streamk_ring_offset(M, kslice)
+};
+struct Int4StreamKParams {
+  Int4GemvParams g;
+  Int4StreamKConfig k;
+};
+// Shared memory of a w4a16_streamk block: X's slice (int4_gemv_smem_bytes), then each warp's
+// ring of `stages` units (1 KiB each: 32 lanes x 2 rows x 16 bytes).
+inline std::size_t int4_streamk_ring_offset(std::int64_t m, std::int64_t kslice) {
+  return (int4_gemv_smem_bytes(m, kslice) + 127) / 128 * 128;
+}
+inline std::size_t int4_streamk_smem_bytes(std::int64_t m, std::int64_t kslice, int stages) {
+  return int4_streamk_ring_offset(m, kslice) + static_cast<std::size_t>(kInt4StreamKWarps) * stages * 1024;
+}
+inline std::size_t int4_streamk_partial_bytes(std::int64_t m, std::int64_t splits, const Int4StreamKConfig& k) {
+  return static_cast<std::size_t>(splits * k.tiles * k.slots * 16 * m) * sizeof(float);
+}
+Status int4_streamk_allow_smem(DType act, bool is_signed, std::int64_t m, int stages, std::size_t smem_bytes);
+Status launch_int4_streamk(const Int4StreamKParams& p, cudaStream_t stream);
+
 // Dequantizes W into wd (N x K row-major, ld = K, act dtype), values as the decode kernel.
 Status launch_int4_dequant(const Int4Weights& wt, DType act, void* wd, cudaStream_t stream);
 

@@ -1,5 +1,5 @@
 // Warp-level tensor-core pieces for sm_80+ attention kernels: 16-byte cp.async copies (zero
-// fill; optional L2 prefetch hint), ldmatrix x4 / x4.trans, mma.sync m16n8k16 (f16 / bf16 in,
+// fill; optional L2 prefetch hint; common/cp_async.cuh), ldmatrix x4 / x4.trans, mma.sync m16n8k16 (f16 / bf16 in,
 // f32 accumulate), and the fragment loads of a [rows][kStride] shared-memory tile.
 //
 // Fragments of mma.m16n8k16 (g = lane / 4, t = lane % 4): A a0 = (row g, k 2t..2t+1),
@@ -20,25 +20,13 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "common/cp_async.cuh"
+
 namespace baracuda::attention::kernels {
 
-// 16 bytes global -> shared, L2 only; valid = false reads nothing and zero-fills. kPrefetchL2:
-// the L2 also fetches the rest of the 128-byte line (rows of whole lines stream in fewer
-// DRAM requests).
-template <bool kPrefetchL2 = false>
-__device__ __forceinline__ void cp_async16(void* smem, const void* gmem, bool valid) {
-  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  const int bytes = valid ? 16 : 0;
-  if constexpr (kPrefetchL2)
-    asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(bytes));
-  else
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(bytes));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-}
+using baracuda::kernels::cp_async16;  // common/cp_async.cuh
+using baracuda::kernels::cp_async_commit;
+using baracuda::kernels::cp_async_wait;
 
 __device__ __forceinline__ void ldsm_x4(std::uint32_t (&r)[4], const void* p) {
   const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(p));

@@ -1,0 +1,27 @@
+// cp.async (sm_80+): 16-byte global -> shared copies that complete asynchronously, tracked per
+// thread in commit groups. A thread that reads back only what it copied itself needs no
+// barrier, only cp_async_wait.
+#pragma once
+
+namespace baracuda::kernels {
+
+// 16 bytes global -> shared, L2 only; valid = false reads nothing and zero-fills. kPrefetchL2:
+// the L2 also fetches the rest of the 128-byte line (rows of whole lines stream in fewer
+// DRAM requests).
+template <bool kPrefetchL2 = false>
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem, bool valid) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  const int bytes = valid ? 16 : 0;
+  if constexpr (kPrefetchL2)
+    asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(bytes));
+  else
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(bytes));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+// Waits until at most N of this thread's commit groups are still in flight.
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+}  // namespace baracuda::kernels

@@ -1,0 +1,306 @@
+// Int4GemmPlan's stream-K decode kernel (SKU w4a16_streamk): Y[M, N] = X[M, K] * dequant(W)^T
+// for M <= 16 and group sizes that are multiples of 128 (or K), built so that the packed
+// weight streams at memory speed on every shape.
+//
+// What: y[m, n] = RN(sum_g s(n, g) * (sum_{k in g} x[m, k] (q(n, k) - z(n, g))) (+ bias[n])),
+// f32 throughout. Each product x (q - z) is exact (a 16-bit float times an integer of at most 5
+// bits), the tensor cores sum them per 128-k chunk in f32, and the group scale multiplies the
+// chunk's f32 sum once; so the dequantized weight is never rounded to the activation dtype (the
+// oracle of baracuda/reference/gemm_int4.hpp is exact, and this is closer to it than
+// RN((q - z) s) per weight; a weight equal to its zero point still contributes exactly 0).
+// Parallel scheme:
+//  * fragments as int4_gemv.cuh: mma.sync m16n8k16 with 16 weight rows as the mma's M and 8
+//    activation rows as its N (NT = 1 tile for M <= 8, 2 for M <= 16); lane (g, t) loads the
+//    16-byte vector k = chunk + 32t .. + 31 of rows g and g + 8 of a 16-row tile, X staged in
+//    shared memory in the permuted K order of int4_stage_x;
+//  * dequantization without the scale: pair j of a word (elements j and j + 4) is one shift,
+//    one LOP3 ((w >> 4j) & 0x000F000F, OR the exponent of B = 1024 / 128, XOR 8 for s4) and
+//    one packed subtraction of B + z: q - z exactly;
+//  * stream-K work split: the units (16-row tile, 128-k chunk) of a K slice are numbered tile
+//    major, and warp j of the slice's W warps takes the contiguous range
+//    [j U / W, (j + 1) U / W): every warp streams the same number of bytes, whatever N, K
+//    and the SM count. A warp's range crosses tile boundaries; at each boundary (and at the end
+//    of its range) it stores its f32 sums of the tile to partial slot j - owner(first unit of
+//    the tile), and int4_streamk_reduce_kernel adds, per output, the slots of each slice in
+//    order (deterministic) + bias and rounds once;
+//  * each warp streams its range through its own D-deep ring in shared memory: lane l copies
+//    its two 16-byte vectors of a unit with cp.async (one commit group per unit) and later reads
+//    back only what it copied itself, so no barrier is needed; the units' scale (and zero) bits
+//    ride along in a register ring of the same depth. The ring runs across tile boundaries (no
+//    drain at a tile change) and keeps D KiB per warp in flight without registers;
+//  * blocks of kInt4StreamKWarps warps, one resident per SM, one K slice each
+//    (blockIdx.x % splits): the slice's X in shared memory is shared by all tiles the block's
+//    warps visit. The launch shape (Int4StreamKConfig) is fixed at select.
+// Preconditions (select checks them): M <= 16, K % 32 == 0, group_size % 128 == 0 or
+// group_size == K, rows 16-byte aligned, kslice % 128 == 0, W <= U for every slice, smem_bytes
+// = int4_streamk_smem_bytes(M, kslice, D).
+// Speed: bench lines gemm.w4a16.* (M in {1, 16}, 28672 x 8192 and 4096 x 4096).
+#pragma once
+
+#include "common/cp_async.cuh"
+#include "common/pdl.cuh"
+#include "gemm/kernels/int4_gemv.cuh"
+
+namespace baracuda::gemm::kernels {
+
+// The scale and zero-point bits of one unit for rows g (low half) and g + 8 (high half).
+struct Int4StreamKGroupBits {
+  std::uint32_t s, z;
+};
+
+// Where a warp's loads stand: unit (tile, chunk) of its slice and the two row pointers.
+struct Int4StreamKCursor {
+  std::int64_t tile;
+  int chunk;
+  const uint4* w[2];             // row g / g + 8, at the lane's vector of `chunk`
+  const unsigned short* s[2];    // the rows' scales
+};
+
+__device__ __forceinline__ void int4_streamk_seek(Int4StreamKCursor& c, const Int4Weights& wt, std::int64_t k0, int g,
+                                                  int t) {
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    std::int64_t row = c.tile * 16 + g + 8 * h;
+    row = row < wt.n ? row : wt.n - 1;  // rows past N read row N - 1; their sums are never read
+    c.w[h] = reinterpret_cast<const uint4*>(static_cast<const unsigned char*>(wt.w) + row * wt.ld_bytes + k0 / 2) +
+             4 * c.chunk + t;
+    c.s[h] = static_cast<const unsigned short*>(wt.scales) + row * wt.groups;
+  }
+}
+
+// Issues the unit's copies (the lane's vectors of rows g, g + 8 into its ring slot `dst`) and
+// loads its group bits.
+template <bool kSigned, bool kPrefetchL2>
+__device__ __forceinline__ Int4StreamKGroupBits int4_streamk_load(uint4* dst, const Int4StreamKCursor& c,
+                                                                  const Int4Weights& wt, std::int64_t k0,
+                                                                  std::int64_t k1, int t, int group_shift) {
+  const std::int64_t kc = k0 + 128 * static_cast<std::int64_t>(c.chunk);
+  const bool valid = kc + 32 * t < k1;  // the lane's 32 k lie in the slice (K % 32 == 0); past K: zeros
+  baracuda::kernels::cp_async16<kPrefetchL2>(dst, c.w[0], valid);
+  baracuda::kernels::cp_async16<kPrefetchL2>(dst + 32, c.w[1], valid);
+  const std::int64_t gi = kc >> group_shift;
+  Int4StreamKGroupBits b;
+  b.s = __ldg(c.s[0] + gi) | (static_cast<std::uint32_t>(__ldg(c.s[1] + gi)) << 16);
+  b.z = 0;
+  if constexpr (!kSigned) {  // a row's zero points sit at the same offset from zeros as its scales from scales
+    const std::ptrdiff_t zoff = static_cast<const unsigned short*>(wt.zeros) - static_cast<const unsigned short*>(wt.scales);
+    b.z = __ldg(c.s[0] + zoff + gi) | (static_cast<std::uint32_t>(__ldg(c.s[1] + zoff + gi)) << 16);
+  }
+  return b;
+}
+
+__device__ __forceinline__ void int4_streamk_advance(Int4StreamKCursor& c, const Int4Weights& wt, std::int64_t k0,
+                                                     int chunks, int g, int t) {
+  if (++c.chunk == chunks) {
+    c.chunk = 0;
+    ++c.tile;
+    int4_streamk_seek(c, wt, k0, g, t);
+  } else {
+    c.w[0] += 4;
+    c.w[1] += 4;
+  }
+}
+
+// (w >> 4j) & 0x000F000F as the numbers B + q (u4) or B + (q ^ 8) (s4) in both halves.
+template <class T, bool kSigned>
+__device__ __forceinline__ std::uint32_t int4_streamk_bits(std::uint32_t w, int j) {
+  constexpr std::uint32_t c = Int4Act<T>::kMagic | (kSigned ? 0x00080008u : 0u);
+  std::uint32_t d;
+  asm("lop3.b32 %0, %1, %2, %3, 0x6a;" : "=r"(d) : "r"(w >> (4 * j)), "r"(0x000F000Fu), "r"(c));  // (a & b) ^ c
+  return d;
+}
+
+template <class T>
+__device__ __forceinline__ void mma_16816_zero_c(float (&c)[4], const std::uint32_t (&a)[4], std::uint32_t b0,
+                                                 std::uint32_t b1);
+template <>
+__device__ __forceinline__ void mma_16816_zero_c<__nv_bfloat16>(float (&c)[4], const std::uint32_t (&a)[4],
+                                                                std::uint32_t b0, std::uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%10,%10,%10};\n"
+      : "=f"(c[0]), "=f"(c[1]), "=f"(c[2]), "=f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(0.0f));
+}
+template <>
+__device__ __forceinline__ void mma_16816_zero_c<__half>(float (&c)[4], const std::uint32_t (&a)[4], std::uint32_t b0,
+                                                         std::uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%10,%10,%10};\n"
+      : "=f"(c[0]), "=f"(c[1]), "=f"(c[2]), "=f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(0.0f));
+}
+
+// acc += s * (the unit's sums of x (q - z)), chunk c of the slice, lane (g, t).
+template <class T, int NT, bool kSigned>
+__device__ __forceinline__ void int4_streamk_unit(float (&acc)[NT][4], const uint4 (&q)[2], Int4StreamKGroupBits gb,
+                                                  const T* xs, std::int64_t rs, int c, int g, int t, std::int64_t m) {
+  using A = Int4Act<T>;
+  using T2 = typename A::T2;
+  T2 zb[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const unsigned short zbits = static_cast<unsigned short>(gb.z >> (16 * h));
+    zb[h] = kSigned ? as_pair<T2>(A::kMagic | 0x00080008u)
+                    : A::splat(A::kBase + A::to_float(*reinterpret_cast<const T*>(&zbits)));
+  }
+  float part[NT][4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    uint4 b[NT];
+    int4_x_frag<T, NT>(b, xs, rs, c, i, g, t, m);
+    const std::uint32_t wa = reinterpret_cast<const std::uint32_t*>(&q[0])[i];
+    const std::uint32_t wb = reinterpret_cast<const std::uint32_t*>(&q[1])[i];
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh) {
+      const std::uint32_t a[4] = {
+          as_u32(__hsub2(as_pair<T2>(int4_streamk_bits<T, kSigned>(wa, 2 * hh)), zb[0])),
+          as_u32(__hsub2(as_pair<T2>(int4_streamk_bits<T, kSigned>(wb, 2 * hh)), zb[1])),
+          as_u32(__hsub2(as_pair<T2>(int4_streamk_bits<T, kSigned>(wa, 2 * hh + 1)), zb[0])),
+          as_u32(__hsub2(as_pair<T2>(int4_streamk_bits<T, kSigned>(wb, 2 * hh + 1)), zb[1]))};
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) {
+        const std::uint32_t b0 = hh == 0 ? b[nt].x : b[nt].z, b1 = hh == 0 ? b[nt].y : b[nt].w;
+        if (i == 0 && hh == 0)
+          mma_16816_zero_c<T>(part[nt], a, b0, b1);
+        else
+          mma_16816<T>(part[nt], a, b0, b1);
+      }
+    }
+  }
+  const unsigned short s0b = static_cast<unsigned short>(gb.s), s1b = static_cast<unsigned short>(gb.s >> 16);
+  const float s0 = A::to_float(*reinterpret_cast<const T*>(&s0b));
+  const float s1 = A::to_float(*reinterpret_cast<const T*>(&s1b));
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt) {
+    acc[nt][0] = fmaf(s0, part[nt][0], acc[nt][0]);
+    acc[nt][1] = fmaf(s0, part[nt][1], acc[nt][1]);
+    acc[nt][2] = fmaf(s1, part[nt][2], acc[nt][2]);
+    acc[nt][3] = fmaf(s1, part[nt][3], acc[nt][3]);
+  }
+}
+
+// The warp that owns unit u of a slice of U units split over W warps: the largest j with
+// floor(j U / W) <= u.
+__device__ __forceinline__ std::int64_t int4_streamk_owner(std::int64_t u, std::int64_t units, std::int64_t warps) {
+  return ((u + 1) * warps + units - 1) / units - 1;
+}
+
+// Chunks of slice `split` (the last one may be shorter).
+__device__ __forceinline__ int int4_streamk_chunks(const Int4GemvParams& p, int split) {
+  const std::int64_t k0 = split * p.cfg.kslice;
+  const std::int64_t k1 = k0 + p.cfg.kslice < p.wt.k ? k0 + p.cfg.kslice : p.wt.k;
+  return static_cast<int>((k1 - k0 + 127) / 128);
+}
+
+// partial[((split tiles + tile) slots + slot) 16 M + row M + m]
+__device__ __forceinline__ std::int64_t int4_streamk_slot_base(const Int4StreamKParams& P, int split, std::int64_t tile,
+                                                               std::int64_t slot) {
+  return ((split * P.k.tiles + tile) * P.k.slots + slot) * 16 * P.g.m;
+}
+
+template <int NT>
+__device__ __forceinline__ void int4_streamk_flush(const Int4StreamKParams& P, float (&acc)[NT][4], int split,
+                                                   std::int64_t tile, std::int64_t slot, int g, int t) {
+  float* dst = P.g.partial + int4_streamk_slot_base(P, split, tile, slot);
+  const std::int64_t M = P.g.m;
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const std::int64_t m = 8 * nt + 2 * t + (e & 1);
+      if (m < M) dst[(g + 8 * (e >> 1)) * M + m] = acc[nt][e];
+      acc[nt][e] = 0.0f;
+    }
+}
+
+template <class T, int NT, bool kSigned, int D, bool kPrefetchL2>
+__global__ void __launch_bounds__(kInt4StreamKWarps * 32, 1) int4_streamk_kernel(const Int4StreamKParams P) {
+  extern __shared__ uint4 smem_raw[];
+  const Int4GemvParams& p = P.g;
+  const Int4Weights& wt = p.wt;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+  T* xs = reinterpret_cast<T*>(smem_raw);
+  // This lane's slots of the warp's ring: slot s holds rows g / g + 8 at [s * 64 + {0, 32} + lane].
+  uint4* ring = smem_raw + P.k.ring_offset / 16 + warp * D * 64 + lane;
+  const int split = static_cast<int>(blockIdx.x % P.g.cfg.splits);
+  const std::int64_t rs = p.cfg.kslice + 32;
+  const std::int64_t k0 = split * p.cfg.kslice, k1 = k0 + p.cfg.kslice < wt.k ? k0 + p.cfg.kslice : wt.k;
+  const int chunks = int4_streamk_chunks(p, split);
+  const std::int64_t units = P.k.tiles * chunks, W = P.k.warps_per_split;
+  const std::int64_t j = static_cast<std::int64_t>(blockIdx.x / P.g.cfg.splits) * kInt4StreamKWarps + warp;
+  const std::int64_t u0 = j * units / W, u1 = (j + 1) * units / W;
+
+  // The first D units' copies go out before X is staged.
+  Int4StreamKCursor ld;
+  ld.tile = u0 / chunks;
+  ld.chunk = static_cast<int>(u0 - ld.tile * chunks);
+  int4_streamk_seek(ld, wt, k0, g, t);
+  const std::int64_t first_tile = ld.tile;
+  Int4StreamKGroupBits gb[D];
+#pragma unroll
+  for (int s = 0; s < D; ++s) {
+    if (u0 + s < u1) {
+      gb[s] = int4_streamk_load<kSigned, kPrefetchL2>(ring + s * 64, ld, wt, k0, k1, t, p.cfg.group_shift);
+      int4_streamk_advance(ld, wt, k0, chunks, g, t);
+    }
+    baracuda::kernels::cp_async_commit();  // one group per slot, empty or not
+  }
+  int4_stage_x<T>(p, xs, k0, k1);
+  __syncthreads();
+
+  float acc[NT][4] = {};
+  std::int64_t tile = first_tile;
+  int chunk = static_cast<int>(u0 - first_tile * chunks);
+  std::int64_t slot = j - int4_streamk_owner(first_tile * chunks, units, W);
+  for (std::int64_t u = u0; u < u1; u += D) {
+#pragma unroll
+    for (int s = 0; s < D; ++s) {
+      if (u + s < u1) {  // warp-uniform
+        baracuda::kernels::cp_async_wait<D - 1>();  // slot s (the oldest group) has landed
+        const uint4 q[2] = {ring[s * 64], ring[s * 64 + 32]};
+        int4_streamk_unit<T, NT, kSigned>(acc, q, gb[s], xs, rs, chunk, g, t, p.m);
+        if (u + s + D < u1) {
+          gb[s] = int4_streamk_load<kSigned, kPrefetchL2>(ring + s * 64, ld, wt, k0, k1, t, p.cfg.group_shift);
+          int4_streamk_advance(ld, wt, k0, chunks, g, t);
+        }
+        baracuda::kernels::cp_async_commit();
+        if (++chunk == chunks || u + s + 1 == u1) {
+          int4_streamk_flush<NT>(P, acc, split, tile, slot, g, t);
+          chunk = 0;
+          ++tile;
+          slot = 0;  // a later tile starts inside this warp's range: the warp owns its first unit
+        }
+      }
+    }
+  }
+  baracuda::kernels::pdl_trigger();
+}
+
+// y[m, n] = RN(sum over slices s, then over the slice's warps in order, of their partial sums
+// (+ bias[n])).
+template <class T>
+__global__ void int4_streamk_reduce_kernel(const Int4StreamKParams P) {
+  baracuda::kernels::pdl_wait();
+  const Int4GemvParams& p = P.g;
+  const std::int64_t M = p.m, total = M * p.wt.n;
+  T* y = static_cast<T*>(p.y);
+  const T* bias = static_cast<const T*>(p.bias);
+  for (std::int64_t idx = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; idx < total;
+       idx += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const std::int64_t n = idx / M, m = idx - n * M;
+    const std::int64_t tile = n / 16, row = n - tile * 16;
+    float v = 0.0f;
+    for (int s = 0; s < P.g.cfg.splits; ++s) {
+      const int chunks = int4_streamk_chunks(p, s);
+      const std::int64_t units = P.k.tiles * chunks, W = P.k.warps_per_split;
+      const std::int64_t j0 = int4_streamk_owner(tile * chunks, units, W);
+      const std::int64_t j1 = int4_streamk_owner((tile + 1) * chunks - 1, units, W);
+      const float* src = p.partial + int4_streamk_slot_base(P, s, tile, 0) + row * M + m;
+      for (std::int64_t jj = 0; jj <= j1 - j0; ++jj) v = __fadd_rn(v, src[jj * 16 * M]);
+    }
+    if (bias) v = __fadd_rn(v, Int4Act<T>::to_float(bias[n]));
+    y[m * p.ldy + n] = Int4Act<T>::from_float(v);
+  }
+}
+
+}  // namespace baracuda::gemm::kernels
