@@ -5,15 +5,21 @@
 
 namespace baracuda::kernels {
 
-// 16 bytes global -> shared, L2 only; valid = false reads nothing and zero-fills. kPrefetchL2:
-// the L2 also fetches the rest of the 128-byte line (rows of whole lines stream in fewer
-// DRAM requests).
-template <bool kPrefetchL2 = false>
+// 16 bytes global -> shared, L2 only; valid = false reads nothing and zero-fills.
+// kL2PrefetchBytes (0, 64, 128 or 256): the L2 also fetches the rest of that many aligned
+// bytes around the copy (streams of whole lines go out in fewer DRAM requests).
+template <int kL2PrefetchBytes = 0>
 __device__ __forceinline__ void cp_async16(void* smem, const void* gmem, bool valid) {
+  static_assert(kL2PrefetchBytes == 0 || kL2PrefetchBytes == 64 || kL2PrefetchBytes == 128 || kL2PrefetchBytes == 256,
+                "cp.async L2 prefetch sizes are 64, 128 and 256 bytes");
   const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
   const int bytes = valid ? 16 : 0;
-  if constexpr (kPrefetchL2)
+  if constexpr (kL2PrefetchBytes == 256)
+    asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(bytes));
+  else if constexpr (kL2PrefetchBytes == 128)
     asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(bytes));
+  else if constexpr (kL2PrefetchBytes == 64)
+    asm volatile("cp.async.cg.shared.global.L2::64B [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(bytes));
   else
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(bytes));
 }

@@ -153,8 +153,8 @@ __global__ void __launch_bounds__(kDecodeThreads) decode_mma_kernel(const Decode
       const int rr0 = (i * kRowsPerIter) % 16;  // compile-time: its first row in the chunk
       const bool valid = cp_row + rr0 < nvalid[c];
       const int r = i * kRowsPerIter + cp_row;  // row of the tile
-      cp_async16<true>(kst + r * kLd + cp_col, valid ? kchunk[c] + rr0 * p.k_stride[1] : kg_base, valid);
-      cp_async16<true>(vst + r * kLd + cp_col, valid ? vchunk[c] + rr0 * p.v_stride[1] : vg_base, valid);
+      cp_async16<128>(kst + r * kLd + cp_col, valid ? kchunk[c] + rr0 * p.k_stride[1] : kg_base, valid);
+      cp_async16<128>(vst + r * kLd + cp_col, valid ? vchunk[c] + rr0 * p.v_stride[1] : vg_base, valid);
     }
   };
 
