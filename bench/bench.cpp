@@ -579,17 +579,17 @@ Expected<std::vector<Case>> suite_cases(const SuiteSpec& s) {
     }
     BARACUDA_TRY(add("int_gemm", "i8:i32", "8192x8192x8192"));
     BARACUDA_TRY(add("fp8_gemm", "e4m3:bf16", "8192x8192x8192"));
-    // W4A16 (issue 4): decode M = 1 / 16 and prefill M = 2048 on N = 28672, K = 8192 (s4, and
-    // u4 with zero points at M = 16), each next to the bf16 GEMM of the same shape (the 3x goal)
-    for (const char* sh : {"1x28672x8192", "16x28672x8192", "2048x28672x8192"}) {
+    // W4A16 (issue 4): decode M = 1 / 4 / 8 / 16 and prefill M = 2048 on N = 28672, K = 8192 (s4,
+    // and u4 with zero points at M = 16), each next to the bf16 GEMM of the same shape (the 3x goal)
+    for (const char* sh : {"1x28672x8192", "4x28672x8192", "8x28672x8192", "16x28672x8192", "2048x28672x8192"}) {
       BARACUDA_TRY(add("w4a16", "bf16", sh));
       BARACUDA_TRY(add("gemm", "bf16", sh));
     }
     BARACUDA_TRY(add("w4a16_u4", "bf16", "16x28672x8192"));
-    // W4A16 decode with each decode SKU forced (w4a16_bulk, w4a16_stream, w4a16_gemv) at
+    // W4A16 decode with each decode SKU forced (w4a16_streamk, w4a16_bulk, w4a16_stream, w4a16_gemv) at
     // M = 1 / 16 on 28672x8192 and 4096x4096, the bf16 GEMM of the 4096x4096 shapes beside them
     for (const char* sh : {"1x28672x8192", "16x28672x8192", "1x4096x4096", "16x4096x4096"}) {
-      for (const char* force : {"*w4a16_bulk*", "*w4a16_stream*", "*w4a16_gemv*"}) {
+      for (const char* force : {"*w4a16_streamk*", "*w4a16_bulk*", "*w4a16_stream[*", "*w4a16_gemv*"}) {
         auto c = make_case("w4a16", "bf16", sh, s.reps);
         if (!c) return c.error();
         c->force = force;

@@ -1,5 +1,9 @@
 // Int4GemmPlan (baracuda/ops/gemm_int4.hpp): descriptor validation, the two candidates and
 // the run-time argument checks. Candidates, in this order:
+//  * "w4a16_streamk": M <= 16, group_size 128 or K, the stream-K decode kernel
+//    (kernels/int4_streamk.cuh): every warp of the device streams the same number of (16-row,
+//    128-k) units through a cp.async ring, partial sums of the tiles it shares with its
+//    neighbours reduced by a second kernel; launch shape from streamk_config;
 //  * "w4a16_stream": M <= 16, the streaming decode kernel (kernels/int4_stream.cuh): the
 //    fragments of w4a16_gemv with 2-3 chunks of weights in flight per warp, launch shape
 //    sized to whole waves of resident blocks (stream_config), split-K as below;
@@ -382,6 +386,108 @@ struct BulkCandidate {
   }
 };
 
+// ------------------------------------------------------------------------ stream-K decode kernel
+struct StreamKShape {
+  Int4GemvConfig g;   // kslice, splits, group_shift, smem_bytes
+  Int4StreamKConfig k;
+};
+
+// The launch shape of w4a16_streamk: the fewest K slices (of whole 128-k chunks) whose X slice
+// and warp rings fit one block's shared memory; per slice, one block of kInt4StreamKWarps warps
+// per SM (sm_count / splits blocks). Below kStreamKMinUnits units per warp (small weights) it
+// refuses: the partial slots then outweigh the balance (H200 session 9, 4096 x 4096 at 3.9
+// units per warp: M = 1 0.0124 ms = w4a16_stream, M = 16 0.0222 against w4a16_gemv 0.0157).
+// slots bounds the warps one tile's units can meet: a tile of c chunks spans at most
+// ceil(c / (units per warp, at least)) + 1 warp ranges.
+constexpr std::int64_t kStreamKMinUnits = 8;
+Expected<StreamKShape> streamk_config(const Int4GemmDescriptor& d, const DeviceCaps& caps) {
+  const std::int64_t M = std::max<std::int64_t>(d.m(), 1), N = d.n(), K = d.k();
+  const std::int64_t sms = std::max(caps.sm_count, 1);
+  const std::size_t optin = caps.smem_per_block_optin > 0 ? caps.smem_per_block_optin : kDefaultSmem;
+  StreamKShape c;
+  c.k.stages = int4_streamk_stages(M);
+  c.k.tiles = ceil_div(std::max<std::int64_t>(N, 1), 16);
+  c.k.pdl = caps.sm >= 90;
+  c.g.group_shift = group_shift_of(d.group_size);
+  const std::int64_t chunks = ceil_div(K, 128);
+  for (std::int64_t want = 1; want <= std::min(chunks, sms); ++want) {
+    const std::int64_t kslice = ceil_div(chunks, want) * 128, splits = ceil_div(K, kslice);
+    if (splits != want) continue;  // each split count once
+    const std::size_t smem = int4_streamk_smem_bytes(M, kslice, c.k.stages);
+    if (smem > optin) continue;
+    const std::int64_t last_chunks = ceil_div(K - (splits - 1) * kslice, 128), umin = c.k.tiles * last_chunks;
+    const std::int64_t blocks = std::max<std::int64_t>(sms / splits, 1);
+    if (umin < kStreamKMinUnits * blocks * kInt4StreamKWarps)
+      return Status(Code::kNotSupported, "the smallest K slice has " + s64(umin) + " units of 16 rows x 128 k < " +
+                                             s64(kStreamKMinUnits) + " per warp x " + s64(blocks * kInt4StreamKWarps) +
+                                             " warps (N = " + s64(N) + ", K = " + s64(K) + ", " + s64(splits) +
+                                             " K slices): too small for the stream-K split");
+    c.g.kslice = kslice;
+    c.g.splits = static_cast<int>(splits);
+    c.g.smem_bytes = smem;
+    c.k.warps_per_split = blocks * kInt4StreamKWarps;
+    c.k.grid = static_cast<int>(blocks * splits);
+    c.k.slots = ceil_div(std::min(kslice / 128, chunks), umin / c.k.warps_per_split) + 1;
+    c.k.ring_offset = int4_streamk_ring_offset(M, kslice);
+    return c;
+  }
+  return Status(Code::kNotSupported, "no K slice of X (M = " + s64(M) + ") with " + std::to_string(c.k.stages) +
+                                         "-unit warp rings fits " + std::to_string(optin) +
+                                         " bytes of shared memory per block");
+}
+
+struct StreamKCandidate {
+  using Desc = Int4GemmDescriptor;
+  static std::size_t workspace(const Desc& d, const StreamKShape& c) {
+    return int4_streamk_partial_bytes(d.m(), c.g.splits, c.k);
+  }
+  static Candidate<Desc, Int4GemmArgs>::Probe probe(const Desc& d, const DeviceCaps& caps) {
+    Candidate<Desc, Int4GemmArgs>::Probe pr;
+    pr.sku = int4_sku(d, "w4a16_streamk", Backend::kHand);
+    if (d.m() > kInt4GemvMaxM) {
+      pr.rejection = "M = " + s64(d.m()) + " > " + s64(kInt4GemvMaxM) + ": the decode kernel covers at most 16 rows of x";
+    } else if (d.group_size != 128 && d.group_size != d.k()) {
+      pr.rejection = "group_size = " + s64(d.group_size) +
+                     ": the stream-K kernel applies one scale per 128-k chunk (group_size 128 or K)";
+    } else if (ceil_div(std::max<std::int64_t>(d.n(), 1), 16) * 16 * d.m() >= (std::int64_t{1} << 31)) {
+      pr.rejection = "N x M = " + s64(d.n() * d.m()) + " outputs >= 2^31: the stream-K reduction indexes them in 32 bits";
+    } else {
+      auto c = streamk_config(d, caps);
+      if (!c)
+        pr.rejection = c.error().message();
+      else
+        pr.workspace_bytes = workspace(d, *c);
+    }
+    return pr;
+  }
+  static Expected<std::shared_ptr<const void>> prepare(const Desc& d, const DeviceCaps& caps) {
+    auto c = streamk_config(d, caps);
+    if (!c) return c.error();
+    auto st = std::make_shared<StreamKShape>(*c);
+    if (caps.ordinal >= 0 && d.m() > 0 && st->g.smem_bytes > kDefaultSmem)
+      BARACUDA_TRY(int4_streamk_allow_smem(d.x.dtype, d.w.dtype == DType::kS4, d.m(), st->g.smem_bytes));
+    return std::shared_ptr<const void>(st);
+  }
+  static Status launch(const void* state, const Desc& d, const Int4GemmArgs& a, Workspace ws, cudaStream_t s) {
+    if (d.m() == 0 || d.n() == 0) return Status::ok();
+    const auto& c = *static_cast<const StreamKShape*>(state);
+    Int4StreamKParams p;
+    p.g.wt = weights_of(d, a);
+    p.g.act = d.x.dtype;
+    p.g.x = a.x;
+    p.g.ldx = d.x.ld;
+    p.g.x_vec16 = pointer_alignment(a.x) >= 16 && d.x.ld % 8 == 0;
+    p.g.bias = d.bias ? a.bias : nullptr;
+    p.g.y = a.y;
+    p.g.ldy = d.y.ld;
+    p.g.m = d.m();
+    p.g.cfg = c.g;
+    p.g.partial = static_cast<float*>(ws.data);
+    p.k = c.k;
+    return launch_int4_streamk(p, s);
+  }
+};
+
 // ------------------------------------------------------------------------ dequant + cuBLASLt
 std::size_t dequant_bytes(const Int4GemmDescriptor& d) {
   const std::size_t b = static_cast<std::size_t>(d.n() * d.k()) * 2;
@@ -447,7 +553,9 @@ struct DequantCandidate {
 // w4a16_bulk after the register-ring kernels: on the H200 (session 8) it measured slower on
 // every decode shape (28672x8192: M=1 0.1088 ms vs stream 0.0668, M=16 0.2004 vs 0.0950;
 // 4096x4096 M=1 0.0148 vs 0.0125): it stays for forced runs while its copy scheme is reworked.
-constexpr std::array<Candidate<Int4GemmDescriptor, Int4GemmArgs>, 4> kInt4Candidates = {
+constexpr std::array<Candidate<Int4GemmDescriptor, Int4GemmArgs>, 5> kInt4Candidates = {
+    Candidate<Int4GemmDescriptor, Int4GemmArgs>{&StreamKCandidate::probe, &StreamKCandidate::prepare,
+                                                &StreamKCandidate::launch},
     Candidate<Int4GemmDescriptor, Int4GemmArgs>{&StreamCandidate::probe, &StreamCandidate::prepare,
                                                 &StreamCandidate::launch},
     Candidate<Int4GemmDescriptor, Int4GemmArgs>{&GemvCandidate::probe, &GemvCandidate::prepare, &GemvCandidate::launch},
@@ -480,17 +588,29 @@ struct FamilyTraits<Int4GemmDescriptor> {
   static std::span<const Candidate<Int4GemmDescriptor, Int4GemmArgs>> candidates() { return gemm::kInt4Candidates; }
   static Expected<PreparedCandidate> prepare_with_preference(std::size_t i, const Int4GemmDescriptor& d, const DeviceCaps& caps,
                                                              const PlanPreference& pref) {
-    if (i == 3) return gemm::DequantCandidate::prepare_pref(d, caps, pref);
-    if (i == 2) {
-      auto b = gemm::BulkCandidate::prepare(d, caps);
-      if (!b) return b.error();
-      const auto& c = *static_cast<const gemm::Int4BulkConfig*>(b.value().get());
-      return PreparedCandidate{std::move(b.value()), gemm::BulkCandidate::workspace(d, c)};
+    switch (i) {  // kInt4Candidates' order
+      case 0: {
+        auto k = gemm::StreamKCandidate::prepare(d, caps);
+        if (!k) return k.error();
+        const auto& c = *static_cast<const gemm::StreamKShape*>(k.value().get());
+        return PreparedCandidate{std::move(k.value()), gemm::StreamKCandidate::workspace(d, c)};
+      }
+      case 1:
+      case 2: {
+        auto st = i == 1 ? gemm::StreamCandidate::prepare(d, caps) : gemm::GemvCandidate::prepare(d, caps);
+        if (!st) return st.error();
+        const auto& cfg = static_cast<const gemm::GemvState*>(st.value().get())->cfg;
+        return PreparedCandidate{std::move(st.value()), gemm::GemvCandidate::workspace(d, cfg)};
+      }
+      case 3: {
+        auto b = gemm::BulkCandidate::prepare(d, caps);
+        if (!b) return b.error();
+        const auto& c = *static_cast<const gemm::Int4BulkConfig*>(b.value().get());
+        return PreparedCandidate{std::move(b.value()), gemm::BulkCandidate::workspace(d, c)};
+      }
+      default:
+        return gemm::DequantCandidate::prepare_pref(d, caps, pref);
     }
-    auto st = i == 0 ? gemm::StreamCandidate::prepare(d, caps) : gemm::GemvCandidate::prepare(d, caps);
-    if (!st) return st.error();
-    const auto& cfg = static_cast<const gemm::GemvState*>(st.value().get())->cfg;
-    return PreparedCandidate{std::move(st.value()), gemm::GemvCandidate::workspace(d, cfg)};
   }
   static Status check_args(const Int4GemmDescriptor& d, const Int4GemmArgs& a) { return gemm::check_int4_gemm_args(d, a); }
 };

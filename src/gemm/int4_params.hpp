@@ -116,13 +116,17 @@ Status launch_int4_bulk(const Int4BulkParams& p, cudaStream_t stream);
 // units (16-row tile, 128-k chunk) [j U / W, (j + 1) U / W); partial sums
 // [splits, tiles, slots, 16, M] f32 in the workspace, reduced by a second kernel.
 inline constexpr int kInt4StreamKWarps = 16;
+// Units in flight per warp (the ring's depth): 8 for M <= 8 (NT = 1), 4 for M <= 16, the best
+// of {4, 6, 8, 12} on the H200 (bench/results/h200-2026-12-04-session9.md).
+inline constexpr int int4_streamk_stages(std::int64_t m) { return m <= 8 ? 8 : 4; }
 struct Int4StreamKConfig {
   std::int64_t tiles = 0;            // ceil(N / 16)
   std::int64_t warps_per_split = 0;  // W (<= the units of every slice)
   std::int64_t slots = 0;            // partial slots per (slice, tile): at least the most warps a tile meets
   int grid = 0;                      // blocks: a multiple of g.cfg.splits
-  int stages = 8;                    // units in flight per warp (the ring's depth)
+  int stages = 8;                    // int4_streamk_stages(M)
   std::size_t ring_offset = 0;       // int4_streamk_ring_offset(M, kslice)
+  bool pdl = false;                  // the reduction as a programmatic dependent launch (sm_90+)
 };
 struct Int4StreamKParams {
   Int4GemvParams g;
@@ -139,7 +143,7 @@ inline std::size_t int4_streamk_smem_bytes(std::int64_t m, std::int64_t kslice, 
 inline std::size_t int4_streamk_partial_bytes(std::int64_t m, std::int64_t splits, const Int4StreamKConfig& k) {
   return static_cast<std::size_t>(splits * k.tiles * k.slots * 16 * m) * sizeof(float);
 }
-Status int4_streamk_allow_smem(DType act, bool is_signed, std::int64_t m, int stages, std::size_t smem_bytes);
+Status int4_streamk_allow_smem(DType act, bool is_signed, std::int64_t m, std::size_t smem_bytes);
 Status launch_int4_streamk(const Int4StreamKParams& p, cudaStream_t stream);
 
 // Dequantizes W into wd (N x K row-major, ld = K, act dtype), values as the decode kernel.

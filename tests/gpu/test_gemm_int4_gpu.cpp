@@ -3,8 +3,8 @@
 // activation dtype, f32 accumulation over K, the output rounding). Fresh random inputs per
 // run (seed printed on failure): packed weights are random bytes (every nibble value), zero
 // points random integers 0..16, scales positive, x and bias uniform in [-1, 1]. Every case
-// runs under every SKU that accepts it (w4a16_bulk on sm_90+, w4a16_stream and w4a16_gemv for
-// M <= 16, dequant_cublaslt for all),
+// runs under every SKU that accepts it (w4a16_streamk for M <= 16 at group 128 or K, w4a16_bulk
+// on sm_90+, w4a16_stream and w4a16_gemv for M <= 16, dequant_cublaslt for all),
 // with y poisoned (0xFF: NaN), guard bytes around every device tensor and y's ld padding
 // checked untouched. Cases: M in {1, 2, 7, 13, 16, 17, 31, 128}, odd N (97, 333, 1001, ...),
 // K a multiple of each group size (32, 64, 128, K), s4 and u4 + zeros, bias on / off, f16 and
@@ -201,15 +201,34 @@ TEST(Int4GemmGpu, BulkStagesRingAndScales) {
   RecordProperty("skus_run", runs);
 }
 
+// w4a16_streamk's work split (kernels/int4_streamk.cuh; it takes weights of at least 8 units of
+// 16 rows x 128 k per warp: N x K >= 16896 x 2048 on the H200): warp ranges that start and end
+// inside tiles, tiles met by up to 9 warps (8 units per warp: N = 4224 x K = 8192), two K
+// slices (M > 8 at K = 8192, M = 8 at K = 8192: X and the rings exceed one block's shared
+// memory), a last tile past N (N % 16 != 0), a partial last chunk (K = 8288 = group), group =
+// K = 16384 (a power of two), x.ld odd (scalar X staging), M from 1 to 16, both weight kinds,
+// f16 and bf16, bias on and off.
+TEST(Int4GemmGpu, StreamKRangesSlotsAndSlices) {
+  BARACUDA_REQUIRE_GPU();
+  int runs = 0;
+  for (std::int64_t m : {1, 2, 3, 5, 8, 9, 12, 16})
+    runs += run_case({m, 8800 + 16 * m + (m % 3), 8192, 128, m % 2 ? DType::kS4 : DType::kU4,
+                      m % 3 ? DType::kBF16 : DType::kF16, m % 4 == 1});
+  runs += run_case({1, 4224, 8192, 128, DType::kS4, DType::kBF16, true});
+  runs += run_case({4, 4400, 8288, 8288, DType::kU4, DType::kF16, true});
+  runs += run_case({2, 1100, 16384, 16384, DType::kS4, DType::kBF16, false});
+  runs += run_case({3, 4400, 8192, 128, DType::kS4, DType::kF16, true, 5, 0, 3});
+  RecordProperty("skus_run", runs);
+}
+
 TEST(Int4GemmGpu, EmptyM) {
   BARACUDA_REQUIRE_GPU();
   run_case({0, 64, 128, 128, DType::kS4, DType::kBF16, true});
 }
 
 // ------------------------------------------------------------------------ run-time refusals
-void refusal_table(const char* force) {
+void refusal_table(const char* force, Case c = {4, 96, 256, 64, DType::kU4, DType::kF16, true}) {
   SCOPED_TRACE(force);
-  Case c{4, 96, 256, 64, DType::kU4, DType::kF16, true};
   const Int4GemmDescriptor d = desc_of(c);
   PlanPreference pref;
   pref.force_sku = force;
@@ -247,7 +266,10 @@ void refusal_table(const char* force) {
 TEST(Int4GemmGpuRefusals, RunTableEverySku) {
   BARACUDA_REQUIRE_GPU();
   refusal_table("int4_gemm.fwd.w4a16_gemv*");  // M = 4, N = 96: split-K, so it has workspace rows
-  refusal_table("int4_gemm.fwd.w4a16_stream*");
+  refusal_table("int4_gemm.fwd.w4a16_stream[*");
+  // stream-K takes weights of >= 8 units per warp: 275 tiles x 64 chunks >= 8 x 16 x 132
+  if (test_caps().sm_count <= 132)
+    refusal_table("int4_gemm.fwd.w4a16_streamk*", {4, 4400, 8192, 128, DType::kU4, DType::kF16, true});
   if (test_caps().sm >= 90) refusal_table("int4_gemm.fwd.w4a16_bulk*");
   refusal_table("int4_gemm.fwd.dequant_cublaslt*");
 }

@@ -230,8 +230,10 @@ TEST(Int4GemmSelect, SkusAndWorkspaceFromCaps) {
     for (std::int64_t m : {1, 7, 16}) {
       auto p = Int4GemmPlan::select_for_caps(caps(sm), i4_desc(m, 28672, 8192));
       ASSERT_TRUE(p.has_value()) << p.error().to_string();
-      // the streaming kernel on every arch (w4a16_bulk comes after it: measured slower)
-      EXPECT_EQ(p->sku().name(), "int4_gemm.fwd.w4a16_stream[s4,f32,bf16].sm80+");
+      // the stream-K kernel where its X slice and 16 warp rings fit (on sm89's 99 KB the 8-unit
+      // rings of M <= 8 alone take 128 KB: the streaming kernel); w4a16_bulk after both
+      EXPECT_EQ(p->sku().name(), sm == 89 && m <= 8 ? "int4_gemm.fwd.w4a16_stream[s4,f32,bf16].sm80+"
+                                                    : "int4_gemm.fwd.w4a16_streamk[s4,f32,bf16].sm80+");
       PlanPreference old;
       old.force_sku = "int4_gemm.fwd.w4a16_gemv*";
       auto g = Int4GemmPlan::select_for_caps(caps(sm), i4_desc(m, 28672, 8192), old);
@@ -249,7 +251,8 @@ TEST(Int4GemmSelect, SkusAndWorkspaceFromCaps) {
   auto p = Int4GemmPlan::select_for_caps(caps(90), i4_desc(3, 256, 512), pref);
   ASSERT_TRUE(p.has_value()) << p.error().to_string();
   EXPECT_EQ(p->sku().impl, "dequant_cublaslt");
-  for (const char* f : {"int4_gemm.fwd.w4a16_gemv*", "int4_gemm.fwd.w4a16_stream*", "int4_gemm.fwd.w4a16_bulk*"}) {
+  for (const char* f : {"int4_gemm.fwd.w4a16_gemv*", "int4_gemm.fwd.w4a16_stream[*", "int4_gemm.fwd.w4a16_streamk*",
+                        "int4_gemm.fwd.w4a16_bulk*"}) {
     pref.force_sku = f;
     auto q = Int4GemmPlan::select_for_caps(caps(90), i4_desc(17, 256, 512), pref);
     ASSERT_FALSE(q.has_value()) << f;
@@ -258,7 +261,7 @@ TEST(Int4GemmSelect, SkusAndWorkspaceFromCaps) {
   // split-K: a small N on many SMs needs partial sums in the workspace; a huge N does not
   // (the streaming kernel's launch shape; w4a16_bulk's below)
   PlanPreference stream;
-  stream.force_sku = "int4_gemm.fwd.w4a16_stream*";
+  stream.force_sku = "int4_gemm.fwd.w4a16_stream[*";
   auto small = Int4GemmPlan::select_for_caps(caps(90), i4_desc(4, 256, 4096), stream);
   ASSERT_TRUE(small.has_value());
   EXPECT_GT(small->workspace_size(), 0u);
@@ -281,12 +284,55 @@ TEST(Int4GemmSelect, SkusAndWorkspaceFromCaps) {
   }
 }
 
+// w4a16_streamk's launch shape from caps alone (int4_gemm.cpp streamk_config): on the H200
+// (132 SMs, 227 KB) 28672 x 8192 is one K slice at M = 1 (132 blocks, 2112 warps of 54-55
+// units, a 64-chunk tile meets at most 3 warps: workspace 1 x 1792 tiles x 3 slots x 16 x M
+// f32), two slices at M = 8 (X 8 x 8224 x 2 bytes + 16 rings of 8 KB > 227 KB) and M = 16 (4 KB
+// rings; 66 blocks per slice, a 32-chunk tile meets at most 2 warps). Refusals name the field:
+// group sizes below 128, fewer than 8 units per warp (small weights: w4a16_stream / gemv
+// measured faster), rings that cannot fit (sm89, M <= 8).
+TEST(Int4GemmSelect, StreamKShapeAndRefusals) {
+  PlanPreference sk;
+  sk.force_sku = "int4_gemm.fwd.w4a16_streamk*";
+  const struct {
+    std::int64_t m, splits, slots;
+  } shapes[] = {{1, 1, 3}, {8, 2, 2}, {16, 2, 2}};
+  for (const auto& sh : shapes) {
+    SCOPED_TRACE(sh.m);
+    auto p = Int4GemmPlan::select_for_caps(caps(90), i4_desc(sh.m, 28672, 8192), sk);
+    ASSERT_TRUE(p.has_value()) << p.error().to_string();
+    EXPECT_EQ(p->sku().impl, "w4a16_streamk");
+    EXPECT_EQ(p->workspace_size(), static_cast<std::size_t>(sh.splits * 1792 * sh.slots * 16 * sh.m * 4));
+  }
+  // the fewest units taken: 8 per warp (N = 4224 x K = 8192: 264 tiles x 64 chunks = 16896 =
+  // 8 x 2112), a 64-chunk tile meets 64 / 8 + 1 = 9 slots; one tile fewer is refused
+  auto few = Int4GemmPlan::select_for_caps(caps(90), i4_desc(1, 4224, 8192), sk);
+  ASSERT_TRUE(few.has_value()) << few.error().to_string();
+  EXPECT_EQ(few->workspace_size(), static_cast<std::size_t>(264 * 9 * 16 * 4));
+  const struct {
+    Int4GemmDescriptor d;
+    int sm;
+    const char* needle;
+  } refusals[] = {
+      {i4_desc(1, 4096, 4096, DType::kS4, DType::kBF16, 64), 90, "group_size = 64: the stream-K kernel"},
+      {i4_desc(4, 4208, 8192), 90, "the smallest K slice has 16832 units of 16 rows x 128 k < 8 per warp x 2112 warps"},
+      {i4_desc(1, 4096, 4096), 90, "has 8192 units of 16 rows x 128 k < 8 per warp x 2112 warps (N = 4096, K = 4096, 1 K slices)"},
+      {i4_desc(1, 4096, 4096), 89, "with 8-unit warp rings fits 101376 bytes"},
+  };
+  for (const auto& r : refusals) {
+    auto q = Int4GemmPlan::select_for_caps(caps(r.sm), r.d, sk);
+    ASSERT_FALSE(q.has_value()) << r.needle;
+    EXPECT_NE(q.error().message().find(r.needle), std::string::npos) << q.error().message();
+  }
+}
+
 // w4a16_stream at M > 8 indexes scales and 16-byte weight vectors in 32 bits: a weight with
 // N x K / 32 >= 2^31 vectors (select sees only the descriptor: no memory is touched) is
-// refused with the counts named, the other decode SKUs take it; M <= 8 keeps 64-bit pointers.
+// refused with the counts named, the other decode SKUs take it (w4a16_streamk first, then
+// w4a16_gemv); M <= 8 keeps 64-bit pointers.
 TEST(Int4GemmSelect, StreamRefusesIndicesPast31Bits) {
   PlanPreference stream;
-  stream.force_sku = "int4_gemm.fwd.w4a16_stream*";
+  stream.force_sku = "int4_gemm.fwd.w4a16_stream[*";
   const auto huge = i4_desc(16, std::int64_t{1} << 20, std::int64_t{1} << 16);  // 2^31 vectors of 32 weights
   auto r = Int4GemmPlan::select_for_caps(caps(90), huge, stream);
   ASSERT_FALSE(r.has_value());
@@ -296,7 +342,12 @@ TEST(Int4GemmSelect, StreamRefusesIndicesPast31Bits) {
   EXPECT_TRUE(small_m.has_value()) << small_m.error().to_string();
   auto any = Int4GemmPlan::select_for_caps(caps(80), huge);
   ASSERT_TRUE(any.has_value()) << any.error().to_string();
-  EXPECT_EQ(any->sku().impl, "w4a16_gemv");
+  EXPECT_EQ(any->sku().impl, "w4a16_streamk");  // 64-bit row offsets
+  PlanPreference no_sk;
+  no_sk.skip_skus = {"*w4a16_streamk*"};
+  auto next = Int4GemmPlan::select_for_caps(caps(80), huge, no_sk);
+  ASSERT_TRUE(next.has_value()) << next.error().to_string();
+  EXPECT_EQ(next->sku().impl, "w4a16_gemv");
 }
 
 // w4a16_bulk (sm_90+): its launch shape on the H200 from caps alone (int4_gemm.cpp

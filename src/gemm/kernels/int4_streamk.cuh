@@ -56,24 +56,14 @@ struct Int4StreamKCursor {
   const unsigned short* s[2];    // the rows' scales
 };
 
-// kTiled: the weight is in the tiled layout (docs/gemm.md): units (16-row tile, 128-k chunk)
-// of 1 KiB, tile-major, each [row half h][lane (g, t)] of 16-byte vectors; a warp's range is
-// one contiguous run of memory.
-template <bool kTiled>
 __device__ __forceinline__ void int4_streamk_seek(Int4StreamKCursor& c, const Int4Weights& wt, std::int64_t k0, int g,
                                                   int t) {
-  if constexpr (kTiled) {
-    const std::int64_t chunks_total = (wt.k + 127) / 128;
-    c.w[0] = static_cast<const uint4*>(wt.w) + (c.tile * chunks_total + k0 / 128 + c.chunk) * 64 + 4 * g + t;
-    c.w[1] = c.w[0] + 32;
-  }
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     std::int64_t row = c.tile * 16 + g + 8 * h;
     row = row < wt.n ? row : wt.n - 1;  // rows past N read row N - 1; their sums are never read
-    if constexpr (!kTiled)
-      c.w[h] = reinterpret_cast<const uint4*>(static_cast<const unsigned char*>(wt.w) + row * wt.ld_bytes + k0 / 2) +
-               4 * c.chunk + t;
+    c.w[h] = reinterpret_cast<const uint4*>(static_cast<const unsigned char*>(wt.w) + row * wt.ld_bytes + k0 / 2) +
+             4 * c.chunk + t;
     c.s[h] = static_cast<const unsigned short*>(wt.scales) + row * wt.groups;
   }
 }
@@ -99,16 +89,15 @@ __device__ __forceinline__ Int4StreamKGroupBits int4_streamk_load(uint4* dst, co
   return b;
 }
 
-template <bool kTiled>
 __device__ __forceinline__ void int4_streamk_advance(Int4StreamKCursor& c, const Int4Weights& wt, std::int64_t k0,
                                                      int chunks, int g, int t) {
   if (++c.chunk == chunks) {
     c.chunk = 0;
     ++c.tile;
-    int4_streamk_seek<kTiled>(c, wt, k0, g, t);
+    int4_streamk_seek(c, wt, k0, g, t);
   } else {
-    c.w[0] += kTiled ? 64 : 4;
-    c.w[1] += kTiled ? 64 : 4;
+    c.w[0] += 4;
+    c.w[1] += 4;
   }
 }
 
@@ -142,7 +131,7 @@ __device__ __forceinline__ void mma_16816_zero_c<__half>(float (&c)[4], const st
 }
 
 // acc += s * (the unit's sums of x (q - z)), chunk c of the slice, lane (g, t).
-template <class T, int NT, bool kSigned, int kChains = 1>
+template <class T, int NT, bool kSigned>
 __device__ __forceinline__ void int4_streamk_unit(float (&acc)[NT][4], const uint4 (&q)[2], Int4StreamKGroupBits gb,
                                                   const T* xs, std::int64_t rs, int c, int g, int t, std::int64_t m) {
   using A = Int4Act<T>;
@@ -154,10 +143,9 @@ __device__ __forceinline__ void int4_streamk_unit(float (&acc)[NT][4], const uin
     zb[h] = kSigned ? as_pair<T2>(A::kMagic | 0x00080008u)
                     : A::splat(A::kBase + A::to_float(*reinterpret_cast<const T*>(&zbits)));
   }
-  float part[kChains][NT][4];
+  float part[NT][4];
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
-    const int ch = kChains == 2 ? i >> 1 : 0;
     uint4 b[NT];
     int4_x_frag<T, NT>(b, xs, rs, c, i, g, t, m);
     const std::uint32_t wa = reinterpret_cast<const std::uint32_t*>(&q[0])[i];
@@ -172,67 +160,11 @@ __device__ __forceinline__ void int4_streamk_unit(float (&acc)[NT][4], const uin
 #pragma unroll
       for (int nt = 0; nt < NT; ++nt) {
         const std::uint32_t b0 = hh == 0 ? b[nt].x : b[nt].z, b1 = hh == 0 ? b[nt].y : b[nt].w;
-        if ((i == 0 || (kChains == 2 && i == 2)) && hh == 0)
-          mma_16816_zero_c<T>(part[ch][nt], a, b0, b1);
+        if (i == 0 && hh == 0)
+          mma_16816_zero_c<T>(part[nt], a, b0, b1);
         else
-          mma_16816<T>(part[ch][nt], a, b0, b1);
+          mma_16816<T>(part[nt], a, b0, b1);
       }
-    }
-  }
-  const unsigned short s0b = static_cast<unsigned short>(gb.s), s1b = static_cast<unsigned short>(gb.s >> 16);
-  const float s0 = A::to_float(*reinterpret_cast<const T*>(&s0b));
-  const float s1 = A::to_float(*reinterpret_cast<const T*>(&s1b));
-  if constexpr (kChains == 2)
-#pragma unroll
-    for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) part[0][nt][e] += part[1][nt][e];
-#pragma unroll
-  for (int nt = 0; nt < NT; ++nt) {
-    acc[nt][0] = fmaf(s0, part[0][nt][0], acc[nt][0]);
-    acc[nt][1] = fmaf(s0, part[0][nt][1], acc[nt][1]);
-    acc[nt][2] = fmaf(s1, part[0][nt][2], acc[nt][2]);
-    acc[nt][3] = fmaf(s1, part[0][nt][3], acc[nt][3]);
-  }
-}
-
-// Offset form of int4_streamk_unit: the mma multiplies the raw bits B + u (u = q ^ 8 for s4,
-// q for u4) and starts from C = -(B + z) * (sum of x over the chunk), so no packed subtraction
-// per weight pair: sum x (B + u) - (B + z) sum x = sum x (q - z).
-template <class T, int NT, bool kSigned>
-__device__ __forceinline__ void int4_streamk_unit_offset(float (&acc)[NT][4], const uint4 (&q)[2],
-                                                         Int4StreamKGroupBits gb, const T* xs, const float* xsum,
-                                                         std::int64_t rs, int c, int g, int t, std::int64_t m) {
-  using A = Int4Act<T>;
-  float cz[2];
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    const unsigned short zbits = static_cast<unsigned short>(gb.z >> (16 * h));
-    cz[h] = kSigned ? A::kBase + 8.0f : A::kBase + A::to_float(*reinterpret_cast<const T*>(&zbits));
-  }
-  float part[NT][4];
-#pragma unroll
-  for (int nt = 0; nt < NT; ++nt) {
-    const float2 sx = *reinterpret_cast<const float2*>(xsum + c * 16 + 8 * nt + 2 * t);
-    part[nt][0] = -cz[0] * sx.x;
-    part[nt][1] = -cz[0] * sx.y;
-    part[nt][2] = -cz[1] * sx.x;
-    part[nt][3] = -cz[1] * sx.y;
-  }
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    uint4 b[NT];
-    int4_x_frag<T, NT>(b, xs, rs, c, i, g, t, m);
-    const std::uint32_t wa = reinterpret_cast<const std::uint32_t*>(&q[0])[i];
-    const std::uint32_t wb = reinterpret_cast<const std::uint32_t*>(&q[1])[i];
-#pragma unroll
-    for (int hh = 0; hh < 2; ++hh) {
-      const std::uint32_t a[4] = {int4_streamk_bits<T, kSigned>(wa, 2 * hh), int4_streamk_bits<T, kSigned>(wb, 2 * hh),
-                                  int4_streamk_bits<T, kSigned>(wa, 2 * hh + 1),
-                                  int4_streamk_bits<T, kSigned>(wb, 2 * hh + 1)};
-#pragma unroll
-      for (int nt = 0; nt < NT; ++nt)
-        mma_16816<T>(part[nt], a, hh == 0 ? b[nt].x : b[nt].z, hh == 0 ? b[nt].y : b[nt].w);
     }
   }
   const unsigned short s0b = static_cast<unsigned short>(gb.s), s1b = static_cast<unsigned short>(gb.s >> 16);
@@ -247,34 +179,15 @@ __device__ __forceinline__ void int4_streamk_unit_offset(float (&acc)[NT][4], co
   }
 }
 
-// xsum[c * 16 + tok] = sum of the slice's x[tok, 128 c .. 128 c + 127] (f32; 0 for tok >= m), from
-// the staged X (any order within a chunk).
-template <class T>
-__device__ __forceinline__ void int4_streamk_xsum(float* xsum, const T* xs, std::int64_t rs, int chunks, std::int64_t m) {
-  for (int e = threadIdx.x; e < chunks * 16; e += blockDim.x) {
-    const int c = e >> 4, tok = e & 15;
-    float v = 0.0f;
-    if (tok < m) {
-      const uint4* src = reinterpret_cast<const uint4*>(xs + tok * rs + c * 128);
-#pragma unroll 4
-      for (int i = 0; i < 16; ++i) {
-        const uint4 w = src[i];
-        const std::uint32_t u[4] = {w.x, w.y, w.z, w.w};
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          const unsigned short lo = static_cast<unsigned short>(u[j]), hi = static_cast<unsigned short>(u[j] >> 16);
-          v += Int4Act<T>::to_float(*reinterpret_cast<const T*>(&lo)) + Int4Act<T>::to_float(*reinterpret_cast<const T*>(&hi));
-        }
-      }
-    }
-    xsum[e] = v;
-  }
-}
-
 // The warp that owns unit u of a slice of U units split over W warps: the largest j with
-// floor(j U / W) <= u.
+// floor(j U / W) <= u, i.e. j U < (u + 1) W. A floating-point estimate, corrected with exact
+// 64-bit products (no 64-bit division).
 __device__ __forceinline__ std::int64_t int4_streamk_owner(std::int64_t u, std::int64_t units, std::int64_t warps) {
-  return ((u + 1) * warps + units - 1) / units - 1;
+  const std::int64_t lim = (u + 1) * warps;
+  std::int64_t j = static_cast<std::int64_t>(static_cast<double>(lim) / static_cast<double>(units));
+  while (j > 0 && j * units >= lim) --j;
+  while ((j + 1) * units < lim) ++j;
+  return j;
 }
 
 // Chunks of slice `split` (the last one may be shorter).
@@ -305,8 +218,8 @@ __device__ __forceinline__ void int4_streamk_flush(const Int4StreamKParams& P, f
     }
 }
 
-template <class T, int NT, bool kSigned, int D, int kL2Prefetch, bool kTiled, int kWarps = kInt4StreamKWarps, int kProbe = 0>
-__global__ void __launch_bounds__(kWarps * 32, 1) int4_streamk_kernel(const Int4StreamKParams P) {
+template <class T, int NT, bool kSigned, int D, int kL2Prefetch>
+__global__ void __launch_bounds__(kInt4StreamKWarps * 32, 1) int4_streamk_kernel(const Int4StreamKParams P) {
   extern __shared__ uint4 smem_raw[];
   const Int4GemvParams& p = P.g;
   const Int4Weights& wt = p.wt;
@@ -319,32 +232,26 @@ __global__ void __launch_bounds__(kWarps * 32, 1) int4_streamk_kernel(const Int4
   const std::int64_t k0 = split * p.cfg.kslice, k1 = k0 + p.cfg.kslice < wt.k ? k0 + p.cfg.kslice : wt.k;
   const int chunks = int4_streamk_chunks(p, split);
   const std::int64_t units = P.k.tiles * chunks, W = P.k.warps_per_split;
-  const std::int64_t j = static_cast<std::int64_t>(blockIdx.x / P.g.cfg.splits) * kWarps + warp;
+  const std::int64_t j = static_cast<std::int64_t>(blockIdx.x / P.g.cfg.splits) * kInt4StreamKWarps + warp;
   const std::int64_t u0 = j * units / W, u1 = (j + 1) * units / W;
 
   // The first D units' copies go out before X is staged.
   Int4StreamKCursor ld;
   ld.tile = u0 / chunks;
   ld.chunk = static_cast<int>(u0 - ld.tile * chunks);
-  int4_streamk_seek<kTiled>(ld, wt, k0, g, t);
+  int4_streamk_seek(ld, wt, k0, g, t);
   const std::int64_t first_tile = ld.tile;
   Int4StreamKGroupBits gb[D];
 #pragma unroll
   for (int s = 0; s < D; ++s) {
     if (u0 + s < u1) {
       gb[s] = int4_streamk_load<kSigned, kL2Prefetch>(ring + s * 64, ld, wt, k0, k1, t, p.cfg.group_shift);
-      int4_streamk_advance<kTiled>(ld, wt, k0, chunks, g, t);
+      int4_streamk_advance(ld, wt, k0, chunks, g, t);
     }
     baracuda::kernels::cp_async_commit();  // one group per slot, empty or not
   }
   int4_stage_x<T>(p, xs, k0, k1);
   __syncthreads();
-  float* xsum = reinterpret_cast<float*>(reinterpret_cast<unsigned char*>(smem_raw) + P.k.ring_offset +
-                                         static_cast<std::size_t>(kWarps) * D * 1024);
-  if constexpr (kProbe == 4) {
-    int4_streamk_xsum<T>(xsum, xs, rs, chunks, p.m);
-    __syncthreads();
-  }
 
   float acc[NT][4] = {};
   std::int64_t tile = first_tile;
@@ -356,16 +263,10 @@ __global__ void __launch_bounds__(kWarps * 32, 1) int4_streamk_kernel(const Int4
       if (u + s < u1) {  // warp-uniform
         baracuda::kernels::cp_async_wait<D - 1>();  // slot s (the oldest group) has landed
         const uint4 q[2] = {ring[s * 64], ring[s * 64 + 32]};
-        if constexpr (kProbe == 4) {
-          int4_streamk_unit_offset<T, NT, kSigned>(acc, q, gb[s], xs, xsum, rs, chunk, g, t, p.m);
-        } else if constexpr (kProbe == 1) {
-          acc[0][0] += __uint_as_float(q[0].x ^ q[0].y ^ q[0].z ^ q[0].w ^ q[1].x ^ q[1].y ^ q[1].z ^ q[1].w ^ gb[s].s);
-        } else {
-          int4_streamk_unit<T, NT, kSigned, kProbe == 3 ? 2 : 1>(acc, q, gb[s], xs, rs, chunk, g, t, p.m);
-        }
-        if (kProbe != 2 && u + s + D < u1) {
+        int4_streamk_unit<T, NT, kSigned>(acc, q, gb[s], xs, rs, chunk, g, t, p.m);
+        if (u + s + D < u1) {
           gb[s] = int4_streamk_load<kSigned, kL2Prefetch>(ring + s * 64, ld, wt, k0, k1, t, p.cfg.group_shift);
-          int4_streamk_advance<kTiled>(ld, wt, k0, chunks, g, t);
+          int4_streamk_advance(ld, wt, k0, chunks, g, t);
         }
         baracuda::kernels::cp_async_commit();
         if (++chunk == chunks || u + s + 1 == u1) {
@@ -381,26 +282,28 @@ __global__ void __launch_bounds__(kWarps * 32, 1) int4_streamk_kernel(const Int4
 }
 
 // y[m, n] = RN(sum over slices s, then over the slice's warps in order, of their partial sums
-// (+ bias[n])).
+// (+ bias[n])). Thread idx covers output o = row M + m of tile idx / (16 M), the partials' own
+// order, so the slot reads of a warp are contiguous. tiles * 16 * M < 2^31 (select checks).
 template <class T>
 __global__ void int4_streamk_reduce_kernel(const Int4StreamKParams P) {
   baracuda::kernels::pdl_wait();
   const Int4GemvParams& p = P.g;
-  const std::int64_t M = p.m, total = M * p.wt.n;
+  const unsigned M = static_cast<unsigned>(p.m), per_tile = 16 * M;
+  const unsigned total = static_cast<unsigned>(P.k.tiles) * per_tile;
   T* y = static_cast<T*>(p.y);
   const T* bias = static_cast<const T*>(p.bias);
-  for (std::int64_t idx = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; idx < total;
-       idx += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    const std::int64_t n = idx / M, m = idx - n * M;
-    const std::int64_t tile = n / 16, row = n - tile * 16;
+  for (unsigned idx = blockIdx.x * blockDim.x + threadIdx.x; idx < total; idx += gridDim.x * blockDim.x) {
+    const unsigned tile = idx / per_tile, o = idx - tile * per_tile, row = o / M, m = o - row * M;
+    const std::int64_t n = static_cast<std::int64_t>(tile) * 16 + row;
+    if (n >= p.wt.n) continue;
     float v = 0.0f;
     for (int s = 0; s < P.g.cfg.splits; ++s) {
       const int chunks = int4_streamk_chunks(p, s);
       const std::int64_t units = P.k.tiles * chunks, W = P.k.warps_per_split;
-      const std::int64_t j0 = int4_streamk_owner(tile * chunks, units, W);
-      const std::int64_t j1 = int4_streamk_owner((tile + 1) * chunks - 1, units, W);
-      const float* src = p.partial + int4_streamk_slot_base(P, s, tile, 0) + row * M + m;
-      for (std::int64_t jj = 0; jj <= j1 - j0; ++jj) v = __fadd_rn(v, src[jj * 16 * M]);
+      const std::int64_t j0 = int4_streamk_owner(static_cast<std::int64_t>(tile) * chunks, units, W);
+      const std::int64_t j1 = int4_streamk_owner((static_cast<std::int64_t>(tile) + 1) * chunks - 1, units, W);
+      const float* src = p.partial + int4_streamk_slot_base(P, s, tile, 0) + o;
+      for (std::int64_t jj = 0; jj <= j1 - j0; ++jj) v = __fadd_rn(v, src[jj * per_tile]);
     }
     if (bias) v = __fadd_rn(v, Int4Act<T>::to_float(bias[n]));
     y[m * p.ldy + n] = Int4Act<T>::from_float(v);

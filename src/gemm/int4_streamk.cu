@@ -1,0 +1,56 @@
+// Instances and launcher of Int4GemmPlan's stream-K decode kernel (kernels/int4_streamk.cuh,
+// SKU w4a16_streamk): per activation dtype (f16, bf16), number of 8-row activation tiles (NT = 1
+// for M <= 8 with an 8-unit ring, NT = 2 with a 4-unit ring) and weight kind (s4 / u4); every
+// instance asks the L2 to fetch whole 128-byte lines (cp.async .L2::128B: each row's 64-byte
+// pieces of consecutive chunks share a line).
+#include <algorithm>
+
+#include "common/pdl.cuh"
+#include "gemm/int4_launch.hpp"
+#include "gemm/kernels/int4_streamk.cuh"
+
+namespace baracuda::gemm {
+
+namespace {
+
+using StreamKKernel = void (*)(const Int4StreamKParams);
+constexpr int kStreamKL2Prefetch = 128;
+
+template <class T, bool kSigned>
+StreamKKernel streamk_kernel_for(std::int64_t m) {
+  static_assert(int4_streamk_stages(8) == 8 && int4_streamk_stages(16) == 4, "instances below follow int4_streamk_stages");
+  return m <= 8 ? &kernels::int4_streamk_kernel<T, 1, kSigned, 8, kStreamKL2Prefetch>
+                : &kernels::int4_streamk_kernel<T, 2, kSigned, 4, kStreamKL2Prefetch>;
+}
+
+StreamKKernel streamk_kernel_for(DType act, bool is_signed, std::int64_t m) {
+  if (act == DType::kF16) return is_signed ? streamk_kernel_for<__half, true>(m) : streamk_kernel_for<__half, false>(m);
+  return is_signed ? streamk_kernel_for<__nv_bfloat16, true>(m) : streamk_kernel_for<__nv_bfloat16, false>(m);
+}
+
+}  // namespace
+
+Status int4_streamk_allow_smem(DType act, bool is_signed, std::int64_t m, std::size_t bytes) {
+  return int4_allow_smem(streamk_kernel_for(act, is_signed, m), bytes);
+}
+
+Status launch_int4_streamk(const Int4StreamKParams& p, cudaStream_t s) {
+  streamk_kernel_for(p.g.act, p.g.wt.is_signed, p.g.m)<<<static_cast<unsigned>(p.k.grid), kInt4StreamKWarps * 32,
+                                                          p.g.cfg.smem_bytes, s>>>(p);
+  BARACUDA_TRY(kernel_launch_status("int4 stream-k"));
+  const std::int64_t outputs = p.k.tiles * 16 * p.g.m;
+  const unsigned blocks = static_cast<unsigned>(std::min<std::int64_t>((outputs + 255) / 256, 65535));
+  const cudaError_t e =
+      p.g.act == DType::kF16
+          ? baracuda::kernels::launch_dependent(p.k.pdl, kernels::int4_streamk_reduce_kernel<__half>, dim3(blocks), dim3(256), s, p)
+          : baracuda::kernels::launch_dependent(p.k.pdl, kernels::int4_streamk_reduce_kernel<__nv_bfloat16>, dim3(blocks),
+                                      dim3(256), s, p);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    return Status(Code::kCudaError, std::string("int4 stream-k reduce launch: ") + cudaGetErrorString(e),
+                  StatusSource::kCuda, static_cast<int>(e));
+  }
+  return Status::ok();
+}
+
+}  // namespace baracuda::gemm
