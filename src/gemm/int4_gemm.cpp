@@ -439,7 +439,7 @@ Expected<StreamKShape> streamk_config(const Int4GemmDescriptor& d, const DeviceC
 struct StreamKCandidate {
   using Desc = Int4GemmDescriptor;
   static std::size_t workspace(const Desc& d, const StreamKShape& c) {
-    return int4_streamk_partial_bytes(d.m(), c.g.splits, c.k);
+    return int4_streamk_workspace_bytes(d.m(), c.g.splits, c.k);
   }
   static Candidate<Desc, Int4GemmArgs>::Probe probe(const Desc& d, const DeviceCaps& caps) {
     Candidate<Desc, Int4GemmArgs>::Probe pr;
@@ -484,6 +484,8 @@ struct StreamKCandidate {
     p.g.cfg = c.g;
     p.g.partial = static_cast<float*>(ws.data);
     p.k = c.k;
+    p.counts = reinterpret_cast<int*>(static_cast<unsigned char*>(ws.data) +
+                                      int4_streamk_counts_offset(d.m(), c.g.splits, c.k));
     return launch_int4_streamk(p, s);
   }
 };

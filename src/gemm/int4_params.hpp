@@ -129,8 +129,10 @@ struct Int4StreamKConfig {
   bool pdl = false;                  // the reduction as a programmatic dependent launch (sm_90+)
 };
 struct Int4StreamKParams {
-  Int4GemvParams g;
+  Int4GemvParams g;               // g.partial: the slots, at the workspace's start
   Int4StreamKConfig k;
+  int* counts = nullptr;          // [splits, tiles]: the slots each (slice, tile) filled, written
+                                  // by its last warp (int4_streamk_counts_offset into the workspace)
 };
 // Shared memory of a w4a16_streamk block: X's slice (int4_gemv_smem_bytes), then each warp's
 // ring of `stages` units (1 KiB each: 32 lanes x 2 rows x 16 bytes).
@@ -140,8 +142,13 @@ inline std::size_t int4_streamk_ring_offset(std::int64_t m, std::int64_t kslice)
 inline std::size_t int4_streamk_smem_bytes(std::int64_t m, std::int64_t kslice, int stages) {
   return int4_streamk_ring_offset(m, kslice) + static_cast<std::size_t>(kInt4StreamKWarps) * stages * 1024;
 }
-inline std::size_t int4_streamk_partial_bytes(std::int64_t m, std::int64_t splits, const Int4StreamKConfig& k) {
-  return static_cast<std::size_t>(splits * k.tiles * k.slots * 16 * m) * sizeof(float);
+// Workspace of w4a16_streamk: the partial slots [splits, tiles, slots, 16, M] f32, then (at a
+// 256-byte boundary) the slot counts [splits, tiles] int32.
+inline std::size_t int4_streamk_counts_offset(std::int64_t m, std::int64_t splits, const Int4StreamKConfig& k) {
+  return (static_cast<std::size_t>(splits * k.tiles * k.slots * 16 * m) * sizeof(float) + 255) / 256 * 256;
+}
+inline std::size_t int4_streamk_workspace_bytes(std::int64_t m, std::int64_t splits, const Int4StreamKConfig& k) {
+  return int4_streamk_counts_offset(m, splits, k) + static_cast<std::size_t>(splits * k.tiles) * sizeof(int);
 }
 Status int4_streamk_allow_smem(DType act, bool is_signed, std::int64_t m, std::size_t smem_bytes);
 Status launch_int4_streamk(const Int4StreamKParams& p, cudaStream_t stream);

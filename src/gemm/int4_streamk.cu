@@ -38,13 +38,14 @@ Status launch_int4_streamk(const Int4StreamKParams& p, cudaStream_t s) {
   streamk_kernel_for(p.g.act, p.g.wt.is_signed, p.g.m)<<<static_cast<unsigned>(p.k.grid), kInt4StreamKWarps * 32,
                                                           p.g.cfg.smem_bytes, s>>>(p);
   BARACUDA_TRY(kernel_launch_status("int4 stream-k"));
-  const std::int64_t outputs = p.k.tiles * 16 * p.g.m;
-  const unsigned blocks = static_cast<unsigned>(std::min<std::int64_t>((outputs + 255) / 256, 65535));
+  const std::int64_t quads = p.k.tiles * 4 * p.g.m;  // a thread per 4 outputs
+  constexpr int kReduceThreads = 128;  // small blocks: at M = 1 the 1792 tiles of 28672 rows are 56 blocks
+  const unsigned blocks = static_cast<unsigned>(std::min<std::int64_t>((quads + kReduceThreads - 1) / kReduceThreads, 65535));
   const cudaError_t e =
       p.g.act == DType::kF16
-          ? baracuda::kernels::launch_dependent(p.k.pdl, kernels::int4_streamk_reduce_kernel<__half>, dim3(blocks), dim3(256), s, p)
+          ? baracuda::kernels::launch_dependent(p.k.pdl, kernels::int4_streamk_reduce_kernel<__half>, dim3(blocks), dim3(kReduceThreads), s, p)
           : baracuda::kernels::launch_dependent(p.k.pdl, kernels::int4_streamk_reduce_kernel<__nv_bfloat16>, dim3(blocks),
-                                      dim3(256), s, p);
+                                      dim3(kReduceThreads), s, p);
   if (e != cudaSuccess) {
     cudaGetLastError();
     return Status(Code::kCudaError, std::string("int4 stream-k reduce launch: ") + cudaGetErrorString(e),

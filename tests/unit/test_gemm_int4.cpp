@@ -302,13 +302,15 @@ TEST(Int4GemmSelect, StreamKShapeAndRefusals) {
     auto p = Int4GemmPlan::select_for_caps(caps(90), i4_desc(sh.m, 28672, 8192), sk);
     ASSERT_TRUE(p.has_value()) << p.error().to_string();
     EXPECT_EQ(p->sku().impl, "w4a16_streamk");
-    EXPECT_EQ(p->workspace_size(), static_cast<std::size_t>(sh.splits * 1792 * sh.slots * 16 * sh.m * 4));
+    // the slots (rounded to 256 bytes), then one int32 slot count per (slice, tile)
+    const std::size_t slots_bytes = static_cast<std::size_t>(sh.splits * 1792 * sh.slots * 16 * sh.m * 4);
+    EXPECT_EQ(p->workspace_size(), (slots_bytes + 255) / 256 * 256 + static_cast<std::size_t>(sh.splits * 1792 * 4));
   }
   // the fewest units taken: 8 per warp (N = 4224 x K = 8192: 264 tiles x 64 chunks = 16896 =
   // 8 x 2112), a 64-chunk tile meets 64 / 8 + 1 = 9 slots; one tile fewer is refused
   auto few = Int4GemmPlan::select_for_caps(caps(90), i4_desc(1, 4224, 8192), sk);
   ASSERT_TRUE(few.has_value()) << few.error().to_string();
-  EXPECT_EQ(few->workspace_size(), static_cast<std::size_t>(264 * 9 * 16 * 4));
+  EXPECT_EQ(few->workspace_size(), static_cast<std::size_t>(264 * 9 * 16 * 4 + 264 * 4));  // 152064 = 594 x 256
   const struct {
     Int4GemmDescriptor d;
     int sm;

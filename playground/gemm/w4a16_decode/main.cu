@@ -162,7 +162,8 @@ void run_streamk(Problem& P, int splits) {
   CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(p.cfg.smem_bytes)));
   int occ = 0;
   CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, kern, WARPS * 32, p.cfg.smem_bytes));
-  const std::size_t part_bytes = int4_streamk_partial_bytes(P.M, splits, sp.k);
+  const std::size_t part_bytes = int4_streamk_workspace_bytes(P.M, splits, sp.k);
+  sp.counts = reinterpret_cast<int*>(reinterpret_cast<unsigned char*>(P.part) + int4_streamk_counts_offset(P.M, splits, sp.k));
   if (part_bytes > P.part_bytes) {
     std::printf("%s  (skip: partial %zu)\n", label, part_bytes);
     return;
@@ -171,8 +172,8 @@ void run_streamk(Problem& P, int splits) {
   auto launch = [&](int which) {
     sp.g.wt.w = P.w[which];
     kern<<<sp.k.grid, WARPS * 32, p.cfg.smem_bytes>>>(sp);
-    if (!std::getenv("NOREDUCE")) CK(launch_dependent(true, int4_streamk_reduce_kernel<T>, dim3(static_cast<unsigned>((mn + 255) / 256 < 4 * P.sms ? (mn + 255) / 256 : 4 * P.sms)),
-                        dim3(256), nullptr, sp));
+    if (!std::getenv("NOREDUCE")) CK(launch_dependent(true, int4_streamk_reduce_kernel<T>, dim3(static_cast<unsigned>((sp.k.tiles * 4 * P.M + 127) / 128)),
+                        dim3(128), nullptr, sp));
   };
   const double ms = time_it(P, launch, reps);
   CK(cudaGetLastError());
@@ -245,12 +246,15 @@ int main(int argc, char** argv) {
     P.M = M;
     reference<<<(M * P.N + 255) / 256, 256>>>(P.w[0], P.K / 2 + P.pad, P.sc, P.G, P.x, M, P.N, P.K, P.yref);
     CK(cudaDeviceSynchronize());
-    for (int splits : {1, 2}) {
+    for (int splits : {1, 2, 4}) {
       if (M <= 8) {
         run_streamk<1, 4, 128>(P, splits);
+        run_streamk<1, 6, 128>(P, splits);
         run_streamk<1, 8, 128>(P, splits);
       } else {
+        run_streamk<2, 3, 128>(P, splits);
         run_streamk<2, 4, 128>(P, splits);
+        run_streamk<2, 6, 128>(P, splits);
       }
     }
   }

@@ -69,16 +69,16 @@ __device__ __forceinline__ void int4_streamk_seek(Int4StreamKCursor& c, const In
 }
 
 // Issues the unit's copies (the lane's vectors of rows g, g + 8 into its ring slot `dst`) and
-// loads its group bits.
+// loads its group bits. 32-bit slice offsets: klen = k1 - k0, chunk0 = k0 / 128, chunk_shift =
+// log2(group_size / 128) (31 for group_size = K: every chunk in group 0).
 template <bool kSigned, int kL2Prefetch>
 __device__ __forceinline__ Int4StreamKGroupBits int4_streamk_load(uint4* dst, const Int4StreamKCursor& c,
-                                                                  const Int4Weights& wt, std::int64_t k0,
-                                                                  std::int64_t k1, int t, int group_shift) {
-  const std::int64_t kc = k0 + 128 * static_cast<std::int64_t>(c.chunk);
-  const bool valid = kc + 32 * t < k1;  // the lane's 32 k lie in the slice (K % 32 == 0); past K: zeros
+                                                                  const Int4Weights& wt, int klen, int chunk0,
+                                                                  int t, int chunk_shift) {
+  const bool valid = 128 * c.chunk + 32 * t < klen;  // the lane's 32 k lie in the slice (K % 32 == 0); past K: zeros
   baracuda::kernels::cp_async16<kL2Prefetch>(dst, c.w[0], valid);
   baracuda::kernels::cp_async16<kL2Prefetch>(dst + 32, c.w[1], valid);
-  const std::int64_t gi = kc >> group_shift;
+  const int gi = static_cast<int>(static_cast<unsigned>(chunk0 + c.chunk) >> chunk_shift);
   Int4StreamKGroupBits b;
   b.s = __ldg(c.s[0] + gi) | (static_cast<std::uint32_t>(__ldg(c.s[1] + gi)) << 16);
   b.z = 0;
@@ -130,10 +130,26 @@ __device__ __forceinline__ void mma_16816_zero_c<__half>(float (&c)[4], const st
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(0.0f));
 }
 
-// acc += s * (the unit's sums of x (q - z)), chunk c of the slice, lane (g, t).
+// The lane's X operand of word i of a chunk (X slots as int4_stage_x): x_addr is the shared
+// address of its vector for word 0 (token row, chunk and t folded in), word i 64 bytes on;
+// tokens >= M (have = false) keep whatever the registers held: their mma columns are never read.
+template <int NT>
+__device__ __forceinline__ void int4_streamk_x_frag(uint4 (&b)[NT], std::uint32_t x_addr, std::uint32_t tile_bytes,
+                                                    int i, const bool (&have)[NT]) {
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt)
+    asm volatile(
+        "{\n .reg .pred p;\n setp.ne.b32 p, %5, 0;\n @p ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n}\n"
+        : "+r"(b[nt].x), "+r"(b[nt].y), "+r"(b[nt].z), "+r"(b[nt].w)
+        : "r"(x_addr + nt * tile_bytes + 64 * i), "r"(static_cast<int>(have[nt])));
+}
+
+// acc += s * (the unit's sums of x (q - z)), lane (g, t); b holds the X registers between units.
+// Two mma chains (k16 steps 0 and 1 of each word) halve the dependent tensor-core latency.
 template <class T, int NT, bool kSigned>
-__device__ __forceinline__ void int4_streamk_unit(float (&acc)[NT][4], const uint4 (&q)[2], Int4StreamKGroupBits gb,
-                                                  const T* xs, std::int64_t rs, int c, int g, int t, std::int64_t m) {
+__device__ __forceinline__ void int4_streamk_unit(float (&acc)[NT][4], uint4 (&b)[4][NT], const uint4 (&q)[2],
+                                                  Int4StreamKGroupBits gb, std::uint32_t x_addr,
+                                                  std::uint32_t tile_bytes, const bool (&have)[NT]) {
   using A = Int4Act<T>;
   using T2 = typename A::T2;
   T2 zb[2];
@@ -143,11 +159,11 @@ __device__ __forceinline__ void int4_streamk_unit(float (&acc)[NT][4], const uin
     zb[h] = kSigned ? as_pair<T2>(A::kMagic | 0x00080008u)
                     : A::splat(A::kBase + A::to_float(*reinterpret_cast<const T*>(&zbits)));
   }
-  float part[NT][4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) int4_streamk_x_frag<NT>(b[i], x_addr, tile_bytes, i, have);
+  float part[2][NT][4];
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
-    uint4 b[NT];
-    int4_x_frag<T, NT>(b, xs, rs, c, i, g, t, m);
     const std::uint32_t wa = reinterpret_cast<const std::uint32_t*>(&q[0])[i];
     const std::uint32_t wb = reinterpret_cast<const std::uint32_t*>(&q[1])[i];
 #pragma unroll
@@ -159,11 +175,11 @@ __device__ __forceinline__ void int4_streamk_unit(float (&acc)[NT][4], const uin
           as_u32(__hsub2(as_pair<T2>(int4_streamk_bits<T, kSigned>(wb, 2 * hh + 1)), zb[1]))};
 #pragma unroll
       for (int nt = 0; nt < NT; ++nt) {
-        const std::uint32_t b0 = hh == 0 ? b[nt].x : b[nt].z, b1 = hh == 0 ? b[nt].y : b[nt].w;
-        if (i == 0 && hh == 0)
-          mma_16816_zero_c<T>(part[nt], a, b0, b1);
+        const std::uint32_t b0 = hh == 0 ? b[i][nt].x : b[i][nt].z, b1 = hh == 0 ? b[i][nt].y : b[i][nt].w;
+        if (i == 0)
+          mma_16816_zero_c<T>(part[hh][nt], a, b0, b1);
         else
-          mma_16816<T>(part[nt], a, b0, b1);
+          mma_16816<T>(part[hh][nt], a, b0, b1);
       }
     }
   }
@@ -172,10 +188,10 @@ __device__ __forceinline__ void int4_streamk_unit(float (&acc)[NT][4], const uin
   const float s1 = A::to_float(*reinterpret_cast<const T*>(&s1b));
 #pragma unroll
   for (int nt = 0; nt < NT; ++nt) {
-    acc[nt][0] = fmaf(s0, part[nt][0], acc[nt][0]);
-    acc[nt][1] = fmaf(s0, part[nt][1], acc[nt][1]);
-    acc[nt][2] = fmaf(s1, part[nt][2], acc[nt][2]);
-    acc[nt][3] = fmaf(s1, part[nt][3], acc[nt][3]);
+    acc[nt][0] = fmaf(s0, part[0][nt][0] + part[1][nt][0], acc[nt][0]);
+    acc[nt][1] = fmaf(s0, part[0][nt][1] + part[1][nt][1], acc[nt][1]);
+    acc[nt][2] = fmaf(s1, part[0][nt][2] + part[1][nt][2], acc[nt][2]);
+    acc[nt][3] = fmaf(s1, part[0][nt][3] + part[1][nt][3], acc[nt][3]);
   }
 }
 
@@ -203,9 +219,11 @@ __device__ __forceinline__ std::int64_t int4_streamk_slot_base(const Int4StreamK
   return ((split * P.k.tiles + tile) * P.k.slots + slot) * 16 * P.g.m;
 }
 
+// Stores the warp's f32 sums of a tile to its partial slot and clears them; at the tile's last
+// unit (last = true) lane 0 also records the tile's slot count (slot + 1) for the reduction.
 template <int NT>
 __device__ __forceinline__ void int4_streamk_flush(const Int4StreamKParams& P, float (&acc)[NT][4], int split,
-                                                   std::int64_t tile, std::int64_t slot, int g, int t) {
+                                                   std::int64_t tile, std::int64_t slot, bool last, int g, int t) {
   float* dst = P.g.partial + int4_streamk_slot_base(P, split, tile, slot);
   const std::int64_t M = P.g.m;
 #pragma unroll
@@ -216,6 +234,7 @@ __device__ __forceinline__ void int4_streamk_flush(const Int4StreamKParams& P, f
       if (m < M) dst[(g + 8 * (e >> 1)) * M + m] = acc[nt][e];
       acc[nt][e] = 0.0f;
     }
+  if (last && g == 0 && t == 0) P.counts[split * P.k.tiles + tile] = static_cast<int>(slot + 1);
 }
 
 template <class T, int NT, bool kSigned, int D, int kL2Prefetch>
@@ -230,10 +249,13 @@ __global__ void __launch_bounds__(kInt4StreamKWarps * 32, 1) int4_streamk_kernel
   const int split = static_cast<int>(blockIdx.x % P.g.cfg.splits);
   const std::int64_t rs = p.cfg.kslice + 32;
   const std::int64_t k0 = split * p.cfg.kslice, k1 = k0 + p.cfg.kslice < wt.k ? k0 + p.cfg.kslice : wt.k;
+  const int klen = static_cast<int>(k1 - k0), chunk0 = static_cast<int>(k0 / 128);
+  const int chunk_shift = p.cfg.group_shift - 7 < 31 ? p.cfg.group_shift - 7 : 31;
   const int chunks = int4_streamk_chunks(p, split);
   const std::int64_t units = P.k.tiles * chunks, W = P.k.warps_per_split;
   const std::int64_t j = static_cast<std::int64_t>(blockIdx.x / P.g.cfg.splits) * kInt4StreamKWarps + warp;
-  const std::int64_t u0 = j * units / W, u1 = (j + 1) * units / W;
+  const std::int64_t u0 = j * units / W;
+  const int n_units = static_cast<int>((j + 1) * units / W - u0);
 
   // The first D units' copies go out before X is staged.
   Int4StreamKCursor ld;
@@ -244,8 +266,8 @@ __global__ void __launch_bounds__(kInt4StreamKWarps * 32, 1) int4_streamk_kernel
   Int4StreamKGroupBits gb[D];
 #pragma unroll
   for (int s = 0; s < D; ++s) {
-    if (u0 + s < u1) {
-      gb[s] = int4_streamk_load<kSigned, kL2Prefetch>(ring + s * 64, ld, wt, k0, k1, t, p.cfg.group_shift);
+    if (s < n_units) {
+      gb[s] = int4_streamk_load<kSigned, kL2Prefetch>(ring + s * 64, ld, wt, klen, chunk0, t, chunk_shift);
       int4_streamk_advance(ld, wt, k0, chunks, g, t);
     }
     baracuda::kernels::cp_async_commit();  // one group per slot, empty or not
@@ -253,24 +275,39 @@ __global__ void __launch_bounds__(kInt4StreamKWarps * 32, 1) int4_streamk_kernel
   int4_stage_x<T>(p, xs, k0, k1);
   __syncthreads();
 
+  // The lane's X vector of word 0 of chunk 0 (token row g of tile 0; tile nt is rs 16 bytes on).
+  const std::uint32_t x_base =
+      static_cast<std::uint32_t>(__cvta_generic_to_shared(xs)) + static_cast<std::uint32_t>(g * rs * 2 + t * 16);
+  const std::uint32_t tile_bytes = static_cast<std::uint32_t>(8 * rs * 2);
+  bool have[NT];
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt) have[nt] = 8 * nt + g < p.m;
+  uint4 xb[4][NT];
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt) xb[i][nt] = make_uint4(0, 0, 0, 0);
+
   float acc[NT][4] = {};
   std::int64_t tile = first_tile;
   int chunk = static_cast<int>(u0 - first_tile * chunks);
   std::int64_t slot = j - int4_streamk_owner(first_tile * chunks, units, W);
-  for (std::int64_t u = u0; u < u1; u += D) {
+  for (int u = 0; u < n_units; u += D) {
 #pragma unroll
     for (int s = 0; s < D; ++s) {
-      if (u + s < u1) {  // warp-uniform
+      if (u + s < n_units) {  // warp-uniform
         baracuda::kernels::cp_async_wait<D - 1>();  // slot s (the oldest group) has landed
         const uint4 q[2] = {ring[s * 64], ring[s * 64 + 32]};
-        int4_streamk_unit<T, NT, kSigned>(acc, q, gb[s], xs, rs, chunk, g, t, p.m);
-        if (u + s + D < u1) {
-          gb[s] = int4_streamk_load<kSigned, kL2Prefetch>(ring + s * 64, ld, wt, k0, k1, t, p.cfg.group_shift);
+        int4_streamk_unit<T, NT, kSigned>(acc, xb, q, gb[s], x_base + 256u * static_cast<unsigned>(chunk), tile_bytes,
+                                          have);
+        if (u + s + D < n_units) {
+          gb[s] = int4_streamk_load<kSigned, kL2Prefetch>(ring + s * 64, ld, wt, klen, chunk0, t, chunk_shift);
           int4_streamk_advance(ld, wt, k0, chunks, g, t);
         }
         baracuda::kernels::cp_async_commit();
-        if (++chunk == chunks || u + s + 1 == u1) {
-          int4_streamk_flush<NT>(P, acc, split, tile, slot, g, t);
+        const bool tile_end = ++chunk == chunks;
+        if (tile_end || u + s + 1 == n_units) {
+          int4_streamk_flush<NT>(P, acc, split, tile, slot, tile_end, g, t);
           chunk = 0;
           ++tile;
           slot = 0;  // a later tile starts inside this warp's range: the warp owns its first unit
@@ -282,31 +319,41 @@ __global__ void __launch_bounds__(kInt4StreamKWarps * 32, 1) int4_streamk_kernel
 }
 
 // y[m, n] = RN(sum over slices s, then over the slice's warps in order, of their partial sums
-// (+ bias[n])). Thread idx covers output o = row M + m of tile idx / (16 M), the partials' own
-// order, so the slot reads of a warp are contiguous. tiles * 16 * M < 2^31 (select checks).
+// (+ bias[n])). Thread idx covers the 4 outputs o = 4 idx' .. + 3 (o = row M + m) of tile
+// idx' / (4 M), the partials' own order (16-byte reads of each slot); the slot count of each
+// (slice, tile) is the one its last warp recorded. tiles * 16 * M < 2^31 (select checks).
 template <class T>
 __global__ void int4_streamk_reduce_kernel(const Int4StreamKParams P) {
   baracuda::kernels::pdl_wait();
   const Int4GemvParams& p = P.g;
-  const unsigned M = static_cast<unsigned>(p.m), per_tile = 16 * M;
-  const unsigned total = static_cast<unsigned>(P.k.tiles) * per_tile;
+  const unsigned M = static_cast<unsigned>(p.m), per_tile4 = 4 * M;
+  const unsigned total4 = static_cast<unsigned>(P.k.tiles) * per_tile4;
   T* y = static_cast<T*>(p.y);
   const T* bias = static_cast<const T*>(p.bias);
-  for (unsigned idx = blockIdx.x * blockDim.x + threadIdx.x; idx < total; idx += gridDim.x * blockDim.x) {
-    const unsigned tile = idx / per_tile, o = idx - tile * per_tile, row = o / M, m = o - row * M;
-    const std::int64_t n = static_cast<std::int64_t>(tile) * 16 + row;
-    if (n >= p.wt.n) continue;
-    float v = 0.0f;
+  for (unsigned idx = blockIdx.x * blockDim.x + threadIdx.x; idx < total4; idx += gridDim.x * blockDim.x) {
+    const unsigned tile = idx / per_tile4, o = 4 * (idx - tile * per_tile4);
+    float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     for (int s = 0; s < P.g.cfg.splits; ++s) {
-      const int chunks = int4_streamk_chunks(p, s);
-      const std::int64_t units = P.k.tiles * chunks, W = P.k.warps_per_split;
-      const std::int64_t j0 = int4_streamk_owner(static_cast<std::int64_t>(tile) * chunks, units, W);
-      const std::int64_t j1 = int4_streamk_owner((static_cast<std::int64_t>(tile) + 1) * chunks - 1, units, W);
-      const float* src = p.partial + int4_streamk_slot_base(P, s, tile, 0) + o;
-      for (std::int64_t jj = 0; jj <= j1 - j0; ++jj) v = __fadd_rn(v, src[jj * per_tile]);
+      const int cnt = P.counts[s * P.k.tiles + tile];
+      const float4* src = reinterpret_cast<const float4*>(p.partial + int4_streamk_slot_base(P, s, tile, 0) + o);
+      for (int jj = 0; jj < cnt; ++jj) {
+        const float4 w = src[jj * per_tile4];
+        v.x = __fadd_rn(v.x, w.x);
+        v.y = __fadd_rn(v.y, w.y);
+        v.z = __fadd_rn(v.z, w.z);
+        v.w = __fadd_rn(v.w, w.w);
+      }
     }
-    if (bias) v = __fadd_rn(v, Int4Act<T>::to_float(bias[n]));
-    y[m * p.ldy + n] = Int4Act<T>::from_float(v);
+    const float r[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const unsigned oe = o + e, row = oe / M, m = oe - row * M;
+      const std::int64_t n = static_cast<std::int64_t>(tile) * 16 + row;
+      if (n >= p.wt.n) continue;
+      float ve = r[e];
+      if (bias) ve = __fadd_rn(ve, Int4Act<T>::to_float(bias[n]));
+      y[m * p.ldy + n] = Int4Act<T>::from_float(ve);
+    }
   }
 }
 
