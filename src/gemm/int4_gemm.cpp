@@ -393,7 +393,8 @@ struct StreamKShape {
 };
 
 // The launch shape of w4a16_streamk: the fewest K slices (of whole 128-k chunks) whose X slice
-// and warp rings fit one block's shared memory; per slice, one block of kInt4StreamKWarps warps
+// is at most kInt4StreamKMaxXBytes (+ its row padding) and, with the warp rings, fits one
+// block's shared memory; per slice, one block of kInt4StreamKWarps warps
 // per SM (sm_count / splits blocks). Below kStreamKMinUnits units per warp (small weights) it
 // refuses: the partial slots then outweigh the balance (H200 session 9, 4096 x 4096 at 3.9
 // units per warp: M = 1 0.0124 ms = w4a16_stream, M = 16 0.0222 against w4a16_gemv 0.0157).
@@ -414,7 +415,7 @@ Expected<StreamKShape> streamk_config(const Int4GemmDescriptor& d, const DeviceC
     const std::int64_t kslice = ceil_div(chunks, want) * 128, splits = ceil_div(K, kslice);
     if (splits != want) continue;  // each split count once
     const std::size_t smem = int4_streamk_smem_bytes(M, kslice, c.k.stages);
-    if (smem > optin) continue;
+    if (smem > optin || int4_gemv_smem_bytes(M, kslice) > kInt4StreamKMaxXBytes + M * 64) continue;
     const std::int64_t last_chunks = ceil_div(K - (splits - 1) * kslice, 128), umin = c.k.tiles * last_chunks;
     const std::int64_t blocks = std::max<std::int64_t>(sms / splits, 1);
     if (umin < kStreamKMinUnits * blocks * kInt4StreamKWarps)

@@ -116,15 +116,17 @@ Status launch_int4_bulk(const Int4BulkParams& p, cudaStream_t stream);
 // units (16-row tile, 128-k chunk) [j U / W, (j + 1) U / W); partial sums
 // [splits, tiles, slots, 16, M] f32 in the workspace, reduced by a second kernel.
 inline constexpr int kInt4StreamKWarps = 16;
-// Units in flight per warp (the ring's depth): 8 for M <= 8 (NT = 1), 4 for M <= 16, the best
-// of {4, 6, 8, 12} on the H200 (bench/results/h200-2026-12-04-session9.md).
-inline constexpr int int4_streamk_stages(std::int64_t m) { return m <= 8 ? 8 : 4; }
+// Units in flight per warp (the ring's depth): 4 for M <= 8 (NT = 1), 3 for M <= 16, and K slices
+// whose X is at most kInt4StreamKMaxXBytes (a short X staging before the stream starts): the
+// best of D in {3, 4, 6, 8} x {1, 2, 4} slices on the H200 (bench/results/h200-2026-12-04-session10.md).
+inline constexpr int int4_streamk_stages(std::int64_t m) { return m <= 8 ? 4 : 3; }
+inline constexpr std::size_t kInt4StreamKMaxXBytes = 64 * 1024;
 struct Int4StreamKConfig {
   std::int64_t tiles = 0;            // ceil(N / 16)
   std::int64_t warps_per_split = 0;  // W (<= the units of every slice)
   std::int64_t slots = 0;            // partial slots per (slice, tile): at least the most warps a tile meets
   int grid = 0;                      // blocks: a multiple of g.cfg.splits
-  int stages = 8;                    // int4_streamk_stages(M)
+  int stages = 4;                    // int4_streamk_stages(M)
   std::size_t ring_offset = 0;       // int4_streamk_ring_offset(M, kslice)
   bool pdl = false;                  // the reduction as a programmatic dependent launch (sm_90+)
 };

@@ -1,6 +1,6 @@
 // Instances and launcher of Int4GemmPlan's stream-K decode kernel (kernels/int4_streamk.cuh,
 // SKU w4a16_streamk): per activation dtype (f16, bf16), number of 8-row activation tiles (NT = 1
-// for M <= 8 with an 8-unit ring, NT = 2 with a 4-unit ring) and weight kind (s4 / u4); every
+// for M <= 8 with a 4-unit ring, NT = 2 with a 3-unit ring) and weight kind (s4 / u4); every
 // instance asks the L2 to fetch whole 128-byte lines (cp.async .L2::128B: each row's 64-byte
 // pieces of consecutive chunks share a line).
 #include <algorithm>
@@ -18,9 +18,9 @@ constexpr int kStreamKL2Prefetch = 128;
 
 template <class T, bool kSigned>
 StreamKKernel streamk_kernel_for(std::int64_t m) {
-  static_assert(int4_streamk_stages(8) == 8 && int4_streamk_stages(16) == 4, "instances below follow int4_streamk_stages");
-  return m <= 8 ? &kernels::int4_streamk_kernel<T, 1, kSigned, 8, kStreamKL2Prefetch>
-                : &kernels::int4_streamk_kernel<T, 2, kSigned, 4, kStreamKL2Prefetch>;
+  static_assert(int4_streamk_stages(8) == 4 && int4_streamk_stages(16) == 3, "instances below follow int4_streamk_stages");
+  return m <= 8 ? &kernels::int4_streamk_kernel<T, 1, kSigned, 4, kStreamKL2Prefetch>
+                : &kernels::int4_streamk_kernel<T, 2, kSigned, 3, kStreamKL2Prefetch>;
 }
 
 StreamKKernel streamk_kernel_for(DType act, bool is_signed, std::int64_t m) {

@@ -203,9 +203,9 @@ TEST(Int4GemmGpu, BulkStagesRingAndScales) {
 
 // w4a16_streamk's work split (kernels/int4_streamk.cuh; it takes weights of at least 8 units of
 // 16 rows x 128 k per warp: N x K >= 16896 x 2048 on the H200): warp ranges that start and end
-// inside tiles, tiles met by up to 9 warps (8 units per warp: N = 4224 x K = 8192), two K
-// slices (M > 8 at K = 8192, M = 8 at K = 8192: X and the rings exceed one block's shared
-// memory), a last tile past N (N % 16 != 0), a partial last chunk (K = 8288 = group), group =
+// inside tiles, tiles met by up to 9 warps (8 units per warp: N = 4224 x K = 8192), several K
+// slices (X slices of at most 64 KB: M = 5 and 8 at K = 8192 take two, M = 9 three with a
+// shorter last one, M = 12 and 16 four), a last tile past N (N % 16 != 0), a partial last chunk (K = 8288 = group), group =
 // K = 16384 (a power of two), x.ld odd (scalar X staging), M from 1 to 16, both weight kinds,
 // f16 and bf16, bias on and off.
 TEST(Int4GemmGpu, StreamKRangesSlotsAndSlices) {

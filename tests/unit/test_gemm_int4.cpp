@@ -230,10 +230,9 @@ TEST(Int4GemmSelect, SkusAndWorkspaceFromCaps) {
     for (std::int64_t m : {1, 7, 16}) {
       auto p = Int4GemmPlan::select_for_caps(caps(sm), i4_desc(m, 28672, 8192));
       ASSERT_TRUE(p.has_value()) << p.error().to_string();
-      // the stream-K kernel where its X slice and 16 warp rings fit (on sm89's 99 KB the 8-unit
-      // rings of M <= 8 alone take 128 KB: the streaming kernel); w4a16_bulk after both
-      EXPECT_EQ(p->sku().name(), sm == 89 && m <= 8 ? "int4_gemm.fwd.w4a16_stream[s4,f32,bf16].sm80+"
-                                                    : "int4_gemm.fwd.w4a16_streamk[s4,f32,bf16].sm80+");
+      // the stream-K kernel: X slices of <= 64 KB and 16 warp rings of 3-4 KB fit every
+      // architecture's shared memory (sm89's 99 KB too); w4a16_bulk after it
+      EXPECT_EQ(p->sku().name(), "int4_gemm.fwd.w4a16_streamk[s4,f32,bf16].sm80+");
       PlanPreference old;
       old.force_sku = "int4_gemm.fwd.w4a16_gemv*";
       auto g = Int4GemmPlan::select_for_caps(caps(sm), i4_desc(m, 28672, 8192), old);
@@ -287,16 +286,17 @@ TEST(Int4GemmSelect, SkusAndWorkspaceFromCaps) {
 // w4a16_streamk's launch shape from caps alone (int4_gemm.cpp streamk_config): on the H200
 // (132 SMs, 227 KB) 28672 x 8192 is one K slice at M = 1 (132 blocks, 2112 warps of 54-55
 // units, a 64-chunk tile meets at most 3 warps: workspace 1 x 1792 tiles x 3 slots x 16 x M
-// f32), two slices at M = 8 (X 8 x 8224 x 2 bytes + 16 rings of 8 KB > 227 KB) and M = 16 (4 KB
-// rings; 66 blocks per slice, a 32-chunk tile meets at most 2 warps). Refusals name the field:
+// f32, then 1792 int32 slot counts), two slices at M = 8 (an X slice of at most 64 KB + 8 x 64
+// bytes of row padding: 8 x 4128 x 2; 66 blocks per slice, a 32-chunk tile meets at most 2
+// warps) and four at M = 16 (16 x 2080 x 2; 33 blocks per slice). Refusals name the field:
 // group sizes below 128, fewer than 8 units per warp (small weights: w4a16_stream / gemv
-// measured faster), rings that cannot fit (sm89, M <= 8).
+// measured faster).
 TEST(Int4GemmSelect, StreamKShapeAndRefusals) {
   PlanPreference sk;
   sk.force_sku = "int4_gemm.fwd.w4a16_streamk*";
   const struct {
     std::int64_t m, splits, slots;
-  } shapes[] = {{1, 1, 3}, {8, 2, 2}, {16, 2, 2}};
+  } shapes[] = {{1, 1, 3}, {8, 2, 2}, {16, 4, 2}};
   for (const auto& sh : shapes) {
     SCOPED_TRACE(sh.m);
     auto p = Int4GemmPlan::select_for_caps(caps(90), i4_desc(sh.m, 28672, 8192), sk);
@@ -319,7 +319,7 @@ TEST(Int4GemmSelect, StreamKShapeAndRefusals) {
       {i4_desc(1, 4096, 4096, DType::kS4, DType::kBF16, 64), 90, "group_size = 64: the stream-K kernel"},
       {i4_desc(4, 4208, 8192), 90, "the smallest K slice has 16832 units of 16 rows x 128 k < 8 per warp x 2112 warps"},
       {i4_desc(1, 4096, 4096), 90, "has 8192 units of 16 rows x 128 k < 8 per warp x 2112 warps (N = 4096, K = 4096, 1 K slices)"},
-      {i4_desc(1, 4096, 4096), 89, "with 8-unit warp rings fits 101376 bytes"},
+      {i4_desc(1, 4096, 4096), 89, "has 8192 units of 16 rows x 128 k < 8 per warp x 2272 warps"},
   };
   for (const auto& r : refusals) {
     auto q = Int4GemmPlan::select_for_caps(caps(r.sm), r.d, sk);
