@@ -37,6 +37,9 @@
 // Speed: bench lines gemm.w4a16.* (M in {1, 16}, 28672 x 8192 and 4096 x 4096).
 #pragma once
 
+#include <type_traits>
+#include <utility>
+
 #include "common/cp_async.cuh"
 #include "common/pdl.cuh"
 #include "gemm/kernels/int4_gemv.cuh"
@@ -296,29 +299,39 @@ __global__ void __launch_bounds__(kInt4StreamKWarps * 32, 1) int4_streamk_kernel
   std::int64_t tile = first_tile;
   int chunk = static_cast<int>(u0 - first_tile * chunks);
   std::int64_t slot = j - int4_streamk_owner(first_tile * chunks, units, W);
-  for (int u = 0; u < n_units; u += D) {
-#pragma unroll
-    for (int s = 0; s < D; ++s) {
-      if (u + s < n_units) {  // warp-uniform
-        baracuda::kernels::cp_async_wait<D - 1>();  // slot s (the oldest group) has landed
-        const uint4 q[2] = {ring[s * 64], ring[s * 64 + 32]};
-        int4_streamk_unit<T, NT, kSigned>(acc, xb, q, gb[s], x_base + 256u * static_cast<unsigned>(chunk), tile_bytes,
-                                          have);
-        if (u + s + D < n_units) {
-          gb[s] = int4_streamk_load<kSigned, kL2Prefetch>(ring + s * 64, ld, wt, klen, chunk0, t, chunk_shift);
-          int4_streamk_advance(ld, wt, k0, chunks, g, t);
-        }
-        baracuda::kernels::cp_async_commit();
-        const bool tile_end = ++chunk == chunks;
-        if (tile_end || u + s + 1 == n_units) {
-          int4_streamk_flush<NT>(P, acc, split, tile, slot, tile_end, g, t);
-          chunk = 0;
-          ++tile;
-          slot = 0;  // a later tile starts inside this warp's range: the warp owns its first unit
-        }
-      }
+  // One unit of ring slot s at unit u + s of the range. kTail: the range may end inside this
+  // D-group and the slot's refill may lie past it (the last two groups); in the steady state
+  // neither can happen, so those checks are compiled out.
+  auto step = [&](auto tail, int u, auto slot_index) {
+    constexpr bool kTail = decltype(tail)::value;
+    constexpr int s = decltype(slot_index)::value;
+    if (kTail && u + s >= n_units) return;  // warp-uniform
+    baracuda::kernels::cp_async_wait<D - 1>();  // slot s (the oldest group) has landed
+    const uint4 q[2] = {ring[s * 64], ring[s * 64 + 32]};
+    int4_streamk_unit<T, NT, kSigned>(acc, xb, q, gb[s], x_base + 256u * static_cast<unsigned>(chunk), tile_bytes,
+                                      have);
+    if (!kTail || u + s + D < n_units) {
+      gb[s] = int4_streamk_load<kSigned, kL2Prefetch>(ring + s * 64, ld, wt, klen, chunk0, t, chunk_shift);
+      int4_streamk_advance(ld, wt, k0, chunks, g, t);
     }
-  }
+    baracuda::kernels::cp_async_commit();
+    const bool tile_end = ++chunk == chunks;
+    if (tile_end || (kTail && u + s + 1 == n_units)) {
+      int4_streamk_flush<NT>(P, acc, split, tile, slot, tile_end, g, t);
+      chunk = 0;
+      ++tile;
+      slot = 0;  // a later tile starts inside this warp's range: the warp owns its first unit
+    }
+  };
+  int u = 0;
+  for (; u + 2 * D <= n_units; u += D)
+    [&]<int... S>(std::integer_sequence<int, S...>) {
+      (step(std::false_type{}, u, std::integral_constant<int, S>{}), ...);
+    }(std::make_integer_sequence<int, D>{});
+  for (; u < n_units; u += D)
+    [&]<int... S>(std::integer_sequence<int, S...>) {
+      (step(std::true_type{}, u, std::integral_constant<int, S>{}), ...);
+    }(std::make_integer_sequence<int, D>{});
   baracuda::kernels::pdl_trigger();
 }
 
