@@ -168,7 +168,6 @@ void run_streamk(Problem& P, int splits) {
     std::printf("%s  (skip: partial %zu)\n", label, part_bytes);
     return;
   }
-  const std::int64_t mn = P.M * P.N;
   auto launch = [&](int which) {
     sp.g.wt.w = P.w[which];
     kern<<<sp.k.grid, WARPS * 32, p.cfg.smem_bytes>>>(sp);
