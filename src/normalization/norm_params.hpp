@@ -24,7 +24,7 @@
 
 namespace baracuda::norm {
 
-enum class NormImpl : std::uint8_t { kWarpRow, kBlockRow, kClusterRow, kSplitRow, kTmaRow };
+enum class NormImpl : std::uint8_t { kWarpRow, kBlockRow, kClusterRow, kSplitRow, kTmaRow, kTmaLean };
 
 // kTmaRow (forward, sm_90, kernels/norm_tma.cuh): persistent blocks of up to kTmaMaxThreads
 // threads, each thread k = kTmaVecsPerThread = 4 16-byte vectors of the row (slices up to
@@ -39,6 +39,14 @@ inline constexpr int kTmaMinBlocks = 65536 / (kTmaMaxThreads * kTmaRegCap);
 // (both slots when either is used), then `stages` x (x[, residual]).
 constexpr std::size_t tma_smem_bytes(std::int64_t row_bytes, int stages, bool params, bool residual) {
   return static_cast<std::size_t>((params ? 2 * row_bytes : 0) + stages * (residual ? 2 : 1) * row_bytes);
+}
+// kTmaLean (forward, sm_90, kernels/norm_tma_lean.cuh): tma_row's scheme with compile-time
+// LayerNorm / RMSNorm and residual, weight and bias in registers (no shared-memory slots),
+// the smallest cluster whose slice fits kTmaPreferThreads threads (two blocks an SM), and
+// one push exchange (common/cluster_push.cuh) per row across a cluster.
+inline constexpr int kTmaPreferThreads = 256;
+constexpr std::size_t tma_lean_smem_bytes(std::int64_t row_bytes, int stages, bool residual) {
+  return static_cast<std::size_t>(stages * (residual ? 2 : 1) * row_bytes);
 }
 // Blocks of `threads` an SM can hold at the register cap (64 Ki registers).
 constexpr int tma_blocks_per_sm(int threads) {
@@ -61,10 +69,10 @@ struct NormParams {
   std::int64_t kept_shape[8] = {};
   std::int64_t kept_stride[4][8] = {};
   NormImpl impl = NormImpl::kBlockRow;
-  int vec = 1, k = 1, threads = 32, cluster = 1;  // cluster: blocks per row (kClusterRow, kSplitRow, kTmaRow)
+  int vec = 1, k = 1, threads = 32, cluster = 1;  // cluster: blocks per row (kClusterRow, kSplitRow, kTmaRow, kTmaLean)
   std::int64_t units = 1;  // backward: persistent workers
-  int stages = 0;          // kTmaRow: rows in flight per block
-  std::int64_t grid = 0;   // kTmaRow: persistent blocks
+  int stages = 0;          // kTmaRow / kTmaLean: rows in flight per block
+  std::int64_t grid = 0;   // kTmaRow / kTmaLean: persistent blocks
 };
 
 // (vectorised, k) buckets with kernels. Forward: up to 4 vectors per thread (two arrays

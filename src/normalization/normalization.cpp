@@ -2,6 +2,9 @@
 // ordered candidates and launch shapes. Candidates, best first (kernels/norm.cuh, norm_tma.cuh):
 //   tma_row_vec16                  sm_90: persistent blocks, rows streamed into shared
 //                                  memory by bulk copies, several rows in flight
+//   tma_lean_vec16                 tma_row with compile-time kinds, parameters in registers
+//                                  and one push exchange per row over a cluster (not yet
+//                                  measured on the H200: after tma_row until it is)
 //   warp_row_vec16, warp_row       one warp per row (16-byte vectors / scalar loads)
 //   block_row_vec16, block_row     one block per row, the row in registers
 //   cluster_row_vec16              a cluster of 2..8 blocks per row (sm_90; bf16 rows up to
@@ -192,11 +195,10 @@ using rows::round_up32;
 // (or, past kTmaMaxThreads * kTmaVecsPerThread vectors, its slice on each block of a cluster of
 // 2..16) sits in one block; persistent blocks, as many per SM as keep at least two rows (x and
 // the residual) in flight in each block's shared memory after weight and bias.
-void tma_setup(Setup& r, const NormShape& s, const DeviceCaps& caps) {
+void tma_setup(Setup& r, const NormShape& s, const DeviceCaps& caps, bool lean) {
   NormParams& p = r.params;
   const std::int64_t esize = static_cast<std::int64_t>(dtype_size(s.dtype()));
   const std::int64_t row_bytes = p.n * esize, nvec = p.n / p.vec;
-  const std::int64_t cap = static_cast<std::int64_t>(kTmaMaxThreads) * kTmaVecsPerThread;
   if (s.bwd) r.rejection = "tma_row is forward only (its backward measured 0.47-0.67x PyTorch on the H200)";
   else if (caps.sm < 90) r.rejection = "bulk copies need sm90+, device is " + caps.arch_name();
   else if (esize > 4) r.rejection = "f64 rows stay in the in-register kernels";
@@ -208,25 +210,34 @@ void tma_setup(Setup& r, const NormShape& s, const DeviceCaps& caps) {
   // 228 KiB of shared memory an SM, 1 KiB of it reserved per block, ~1 KiB static per block
   const std::int64_t optin = caps.smem_per_block_optin > 0 ? static_cast<std::int64_t>(caps.smem_per_block_optin) : 227 * 1024;
   const std::int64_t sms = std::max(1, caps.sm_count);
-  for (int cluster : {1, 2, 4, 8, 16}) {
-    if (nvec % cluster != 0 || nvec / cluster > cap) continue;
-    const std::int64_t slice = p.n / cluster, slice_bytes = slice * esize;
-    // One register bucket, k = 4 (128 registers): a k = 2 bucket at 64 registers (512
-    // threads, 2 blocks an SM) measured slower on the H200 (session 8: rms_norm 16384x8192
-    // bf16 0.1705 ms against 0.1560, layer_norm 0.2223 against 0.1948; 131072 rows equal).
-    p.k = kTmaVecsPerThread;
-    p.threads = std::max(64, round_up32((nvec / cluster + p.k - 1) / p.k));
-    for (int bps = tma_blocks_per_sm(p.threads); bps >= 1; --bps) {
-      const std::int64_t per_block = std::min<std::int64_t>(228 * 1024 / bps - 2048, optin - 1024);
-      int stages = 0;
-      while (stages < kTmaMaxStages &&
-             static_cast<std::int64_t>(tma_smem_bytes(slice_bytes, stages + 1, params, residual)) <= per_block)
-        ++stages;
-      if (stages < 2) continue;
-      p.stages = stages;
-      p.cluster = cluster;
-      p.grid = std::min<std::int64_t>(p.rows, std::max<std::int64_t>(1, sms * bps / cluster)) * cluster;
-      return;
+  // tma_row: the smallest cluster whose slice fits kTmaMaxThreads threads; tma_lean: the
+  // smallest whose slice fits kTmaPreferThreads (two blocks an SM at the register cap: one
+  // block's reductions overlap the other's loads and stores), else as tma_row. Then the
+  // most blocks an SM with two or more stages in shared memory.
+  for (int limit : {lean ? kTmaPreferThreads : kTmaMaxThreads, kTmaMaxThreads}) {
+    for (int cluster : {1, 2, 4, 8, 16}) {
+      const std::int64_t per_thread = (nvec / cluster + kTmaVecsPerThread - 1) / kTmaVecsPerThread;
+      if (nvec % cluster != 0 || per_thread > limit) continue;
+      const std::int64_t slice = p.n / cluster, slice_bytes = slice * esize;
+      // One register bucket, k = 4 (128 registers): a k = 2 bucket at 64 registers (512
+      // threads, 2 blocks an SM) measured slower on the H200 (session 8: rms_norm 16384x8192
+      // bf16 0.1705 ms against 0.1560, layer_norm 0.2223 against 0.1948; 131072 rows equal).
+      p.k = kTmaVecsPerThread;
+      p.threads = std::max(64, round_up32(static_cast<int>(per_thread)));
+      for (int bps = tma_blocks_per_sm(p.threads); bps >= 1; --bps) {
+        const std::int64_t per_block = std::min<std::int64_t>(228 * 1024 / bps - 2048, optin - 1024);
+        auto smem = [&](int stages) {
+          return static_cast<std::int64_t>(lean ? tma_lean_smem_bytes(slice_bytes, stages, residual)
+                                                : tma_smem_bytes(slice_bytes, stages, params, residual));
+        };
+        int stages = 0;
+        while (stages < kTmaMaxStages && smem(stages + 1) <= per_block) ++stages;
+        if (stages < 2) continue;
+        p.stages = stages;
+        p.cluster = cluster;
+        p.grid = std::min<std::int64_t>(p.rows, std::max<std::int64_t>(1, sms * bps / cluster)) * cluster;
+        return;
+      }
     }
   }
   r.rejection = "normalized size " + std::to_string(p.n) + " has no slicing over <= 16 blocks with 2 stages in shared memory";
@@ -273,8 +284,8 @@ Setup setup_for(NormImpl impl, bool vec, const NormShape& s, const DeviceCaps& c
     if (!r.rejection.empty()) return r;
   }
   p.vec = v;
-  if (impl == NormImpl::kTmaRow) {
-    tma_setup(r, s, caps);
+  if (impl == NormImpl::kTmaRow || impl == NormImpl::kTmaLean) {
+    tma_setup(r, s, caps, impl == NormImpl::kTmaLean);
     return r;
   }
   const int ks[] = {1, 2, 4, 8, 16};
@@ -338,6 +349,7 @@ struct ImplInfo {
 };
 constexpr ImplInfo kImpls[] = {
     {NormImpl::kTmaRow, true, "tma_row_vec16"},
+    {NormImpl::kTmaLean, true, "tma_lean_vec16"},
     {NormImpl::kWarpRow, true, "warp_row_vec16"},   {NormImpl::kWarpRow, false, "warp_row"},
     {NormImpl::kBlockRow, true, "block_row_vec16"}, {NormImpl::kBlockRow, false, "block_row"},
     {NormImpl::kClusterRow, true, "cluster_row_vec16"},
@@ -351,7 +363,8 @@ KernelSku sku_of(const NormShape& s, const ImplInfo& info) {
   k.impl = info.name;
   k.in = k.out = s.dtype();
   k.compute = k.precision.accumulator = stats_dtype(s.dtype());
-  if (info.impl == NormImpl::kClusterRow || info.impl == NormImpl::kTmaRow) k.min_sm = 90;
+  if (info.impl == NormImpl::kClusterRow || info.impl == NormImpl::kTmaRow || info.impl == NormImpl::kTmaLean)
+    k.min_sm = 90;
   return k;
 }
 

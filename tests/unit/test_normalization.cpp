@@ -180,6 +180,37 @@ TEST(NormPlanSelect, RowLengths) {
   EXPECT_EQ(bsplit->workspace_size(), 2u * units * 131072u * 4u + 4096u * 16u * 8u);
 }
 
+// tma_lean (forced; after tma_row in the order until it is measured): every 16-bit and f32
+// row of 4 KiB or more that tma_row takes, sm_90 only, no workspace, f64 and backward refused.
+TEST(NormPlanSelect, TmaLean) {
+  auto bf = [](std::initializer_list<std::int64_t> s) { return TensorLayout::contiguous(DType::kBF16, s); };
+  PlanPreference lean;
+  lean.force_sku = "*tma_lean_vec16*";
+  for (auto shape : {std::vector<std::int64_t>{16384, 8192}, {4096, 131072}, {8, 262144}, {300, 65536}, {9, 4096}}) {
+    LayerNormDescriptor d = layer_fwd(TensorLayout::contiguous(DType::kBF16, shape));
+    auto p = LayerNormPlan::select_for_caps(caps(90), d, lean);
+    ASSERT_TRUE(p.has_value()) << d.to_string() << ": " << p.error().to_string();
+    EXPECT_EQ(p->sku().impl, "tma_lean_vec16");
+    EXPECT_EQ(p->workspace_size(), 0u);
+    auto r = rms_fwd(TensorLayout::contiguous(DType::kF32, shape));
+    r.add_residual = true;
+    auto q = RMSNormPlan::select_for_caps(caps(90), r, lean);
+    if (shape[1] > 131072) {  // f32: 16 slices of 64 KiB exceed 512 threads x 4 vectors
+      EXPECT_FALSE(q.has_value());
+      continue;
+    }
+    ASSERT_TRUE(q.has_value()) << r.to_string() << ": " << q.error().to_string();
+    EXPECT_EQ(q->sku().name(), "rms_norm.fwd.tma_lean_vec16[f32,f32].sm90+");
+  }
+  EXPECT_FALSE(LayerNormPlan::select_for_caps(caps(80), layer_fwd(bf({16384, 8192})), lean).has_value());
+  EXPECT_FALSE(LayerNormPlan::select_for_caps(caps(90), layer_fwd(TensorLayout::contiguous(DType::kF64, {64, 8192})), lean)
+                   .has_value());
+  EXPECT_FALSE(LayerNormBackwardPlan::select_for_caps(caps(90), layer_bwd(bf({16384, 8192})), lean).has_value());
+  EXPECT_FALSE(LayerNormPlan::select_for_caps(caps(90), layer_fwd(bf({16384, 1024})), lean).has_value());  // 2 KiB rows
+  // the default stays tma_row
+  EXPECT_EQ(impl_for<LayerNormPlan>(90, layer_fwd(bf({16384, 8192}))), "tma_row_vec16");
+}
+
 using test::Refusal;
 using test::expect_select_refusals;
 

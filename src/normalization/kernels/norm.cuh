@@ -353,7 +353,8 @@ Status launch_norm_k(const norm::NormParams& p, cudaStream_t s) {
     case NormImpl::kBlockRow: return launch_norm_impl<T, V, K, kBwd, NormImpl::kBlockRow>(p, s);
     case NormImpl::kClusterRow: return launch_norm_impl<T, V, K, kBwd, NormImpl::kClusterRow>(p, s);
     case NormImpl::kSplitRow: return launch_norm_impl<T, V, K, kBwd, NormImpl::kSplitRow>(p, s);
-    case NormImpl::kTmaRow: break;  // norm_tma.cuh, launched by the instance
+    case NormImpl::kTmaRow:
+    case NormImpl::kTmaLean: break;  // norm_tma.cuh / norm_tma_lean.cuh, launched by the instance
   }
   return Status(Code::kInternal, "norm: no kernel built for this (impl, vec, k)");
 }

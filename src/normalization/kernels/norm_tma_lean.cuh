@@ -1,0 +1,212 @@
+// LayerNorm / RMSNorm forward (optionally with the residual add) fed by bulk copies, lean
+// form: the `tma_lean` implementation (sm_90; host side: normalization.cpp, seam:
+// norm_params.hpp). Same scheme as tma_row (norm_tma.cuh: persistent blocks, `stages` rows
+// in flight per block in shared memory, thread 0 refilling a stage with cp.async.bulk once
+// the block holds the row in registers), with what profiling tma_row showed it lacked:
+//
+// - tma_row at 16384x8192 bf16 issued on about 65% of cycles (ncu, session 11): about 25
+//   instructions per element, from run-time kind / parameter branches per element, 64-bit
+//   stage arithmetic and bf16 conversions repeated in every pass. Here LayerNorm / RMSNorm
+//   and the residual are template parameters, stages and phases are counters, the row is
+//   converted to f32 once, and weight / bias (1 / 0 when absent) are loaded into registers
+//   once per kernel: a thread owns the same columns of every row.
+// - Rows split over a cluster (131072 columns) waited on cluster barriers, two per row, with
+//   every thread reading every block's slot. Here each block forms its slice's exact
+//   statistics (mean, then sum((h - mean)^2), from registers), and the blocks exchange them
+//   once per row by pushing into each other's shared memory (common/cluster_push.cuh). The
+//   slices have equal counts, so the merge is exact: mean = the average of the slice means,
+//   M2 = sum of the slice M2 + n_slice * sum((mean_r - mean)^2), in rank order (every block
+//   the same bits).
+//
+// f32 math; mean = sum / n, var = M2 / n (biased), rstd = rsqrt(var + eps); with the residual
+// h = x + residual is rounded to T (it is an output too) before it is normalized.
+// Preconditions (host): rows are one unit-stride run, 16-byte aligned, n a multiple of the
+// vector, n / cluster <= threads * kVecs * vector, stages * sources * slice bytes of dynamic
+// shared memory.
+#pragma once
+
+#include <cstdint>
+
+#include "common/block_reduce.cuh"
+#include "common/bulk_copy.cuh"
+#include "common/cluster_push.cuh"
+#include "common/device_types.cuh"
+#include "common/row_io.cuh"
+#include "common/vec_io.cuh"
+#include "normalization/kernels/norm_tma.cuh"
+#include "normalization/norm_params.hpp"
+
+namespace baracuda::kernels {
+
+// Launch bounds: capped at 128 registers (norm::kTmaRegCap; the host plans
+// norm::tma_blocks_per_sm blocks an SM from that). Compile-time LayerNorm / RMSNorm and
+// residual add, so the per-element work has no branches; weight and bias (1 and 0 when
+// absent) stay in registers for the whole kernel, since a thread owns the same columns in
+// every row.
+template <class T, int K, bool kLayer, bool kResidual>
+__global__ void __launch_bounds__(norm::kTmaMaxThreads, norm::kTmaMinBlocks) norm_fwd_tma_lean(norm::NormParams p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  using C = float;  // tma_lean takes 16-bit and f32 rows only
+  constexpr int V = 16 / static_cast<int>(sizeof(T));
+  constexpr int kSources = kResidual ? 2 : 1;
+  extern __shared__ __align__(128) unsigned char stage_mem[];
+  __shared__ std::uint64_t full[norm::kTmaMaxStages];
+  __shared__ C red[2][norm::kTmaMaxThreads / 32];
+  __shared__ ClusterPushState push;
+  const int t = static_cast<int>(threadIdx.x), nt = static_cast<int>(blockDim.x);
+  const int stages = p.stages;
+  const TmaSlice sl = tma_slice(p, static_cast<int>(sizeof(T)));
+  const unsigned row_bytes = sl.bytes;
+  const int nvec = sl.n / V;
+  const int rank = static_cast<int>(blockIdx.x % static_cast<unsigned>(p.cluster));
+  bool ok[K];
+  Vec<T, V> wv[K], bv[K];
+#pragma unroll
+  for (int j = 0; j < K; ++j) {
+    const int q = j * nt + t;
+    ok[j] = q < nvec;
+#pragma unroll
+    for (int e = 0; e < V; ++e) {
+      wv[j].v[e] = from_compute<T>(C(1));
+      bv[j].v[e] = from_compute<T>(C(0));
+    }
+    if (ok[j] && p.has_weight) wv[j] = load_elems<T, V>(static_cast<const T*>(p.fwd.weight), sl.off + static_cast<std::int64_t>(q) * V);
+    if (ok[j] && p.has_bias) bv[j] = load_elems<T, V>(static_cast<const T*>(p.fwd.bias), sl.off + static_cast<std::int64_t>(q) * V);
+  }
+  if (t == 0) {
+    for (int s = 0; s < stages; ++s) mbarrier_init(&full[s], 1);
+    mbarrier_init_fence();
+  }
+  if (p.cluster > 1) cluster_push_init(push);
+  else __syncthreads();
+  const T* x = static_cast<const T*>(p.fwd.x);
+  const T* res = static_cast<const T*>(p.fwd.residual);
+  auto refill = [&](int s, std::int64_t i) {  // this block's row i into stage s
+    const std::int64_t row = sl.first + i * sl.step;
+    unsigned char* dst = stage_mem + static_cast<std::size_t>(s) * kSources * row_bytes;
+    mbarrier_arrive_expect_tx(&full[s], kSources * row_bytes);
+    bulk_copy_to_shared(dst, x + tma_row_offset(p, 1, row) + sl.off, row_bytes, &full[s]);
+    if constexpr (kResidual) bulk_copy_to_shared(dst + row_bytes, res + tma_row_offset(p, 2, row) + sl.off, row_bytes, &full[s]);
+  };
+  if (t == 0)
+    for (int s = 0; s < stages && s < sl.my_rows; ++s) refill(s, s);
+
+  const C inv_n = static_cast<C>(p.inv_n);
+  const C inv_slice = C(1) / static_cast<C>(sl.n);
+  const C eps = static_cast<C>(p.eps);
+  int rb = 0, xk = 0, s = 0;
+  unsigned phase = 0;
+  for (std::int64_t i = 0; i < sl.my_rows; ++i) {
+    const std::int64_t row = sl.first + i * sl.step;
+    mbarrier_wait_parity(&full[s], phase);
+    const Vec<T, V>* sx = reinterpret_cast<const Vec<T, V>*>(stage_mem + static_cast<std::size_t>(s) * kSources * row_bytes);
+    C h[K][V];
+    C sum = C(0);
+#pragma unroll
+    for (int j = 0; j < K; ++j) {
+      const Vec<T, V> a = ok[j] ? sx[j * nt + t] : Vec<T, V>{};
+      Vec<T, V> r{};
+      if constexpr (kResidual) r = ok[j] ? reinterpret_cast<const Vec<T, V>*>(reinterpret_cast<const unsigned char*>(sx) + row_bytes)[j * nt + t] : Vec<T, V>{};
+#pragma unroll
+      for (int e = 0; e < V; ++e) {
+        // with the residual, h is rounded to T (it is also an output) before it is normalized
+        if constexpr (kResidual) h[j][e] = to_compute(from_compute<T>(to_compute(a.v[e]) + to_compute(r.v[e])));
+        else h[j][e] = to_compute(a.v[e]);
+        sum += kLayer ? h[j][e] : h[j][e] * h[j][e];
+      }
+    }
+    // The block's sum (LayerNorm) or sum of squares (RMSNorm). Its barrier also means every
+    // thread holds its part of the row in registers: the stage can be refilled.
+    sum = block_allreduce_flat(sum, MergeScalarSum<C>{}, red[rb]);
+    rb ^= 1;
+    if (t == 0 && i + stages < sl.my_rows) {
+      fence_proxy_async_shared();
+      refill(s, i + stages);
+    }
+    if (++s == stages) {
+      s = 0;
+      phase ^= 1u;
+    }
+    C mean = C(0), rstd;
+    if constexpr (kLayer) {
+      // exact two-pass statistics of the block's slice from the registers; a cluster merges
+      // the slices' (mean, M2) once (equal counts: mean = average of the means, M2 = sum of
+      // the M2 + n_slice * sum((mean_r - mean)^2), in rank order)
+      mean = sum * inv_slice;
+      C sq = C(0);
+#pragma unroll
+      for (int j = 0; j < K; ++j)
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+          const C d = h[j][e] - mean;
+          sq += ok[j] ? d * d : C(0);
+        }
+      C m2 = block_allreduce_flat(sq, MergeScalarSum<C>{}, red[rb]);
+      rb ^= 1;
+      if (p.cluster > 1) {
+        const unsigned long long* got = cluster_push_exchange(push, pack_float2(mean, m2), rank, p.cluster, xk);
+        C ms = C(0);
+        for (int r = 0; r < p.cluster; ++r) ms += unpack_lo(got[r]);
+        const C cm = ms / static_cast<C>(p.cluster);
+        C m2s = C(0), dev = C(0);
+        for (int r = 0; r < p.cluster; ++r) {
+          const C d = unpack_lo(got[r]) - cm;
+          m2s += unpack_hi(got[r]);
+          dev += d * d;
+        }
+        mean = cm;
+        m2 = m2s + static_cast<C>(sl.n) * dev;
+      }
+      rstd = norm_rsqrt(m2 * inv_n + eps);
+    } else {
+      if (p.cluster > 1) {
+        const unsigned long long* got = cluster_push_exchange(push, pack_float2(sum, C(0)), rank, p.cluster, xk);
+        sum = C(0);
+        for (int r = 0; r < p.cluster; ++r) sum += unpack_lo(got[r]);
+      }
+      rstd = norm_rsqrt(sum * inv_n + eps);
+    }
+    T* y = static_cast<T*>(p.fwd.y) + tma_row_offset(p, 0, row) + sl.off;
+#pragma unroll
+    for (int j = 0; j < K; ++j) {
+      if (!ok[j]) continue;
+      const std::int64_t e0 = static_cast<std::int64_t>(j * nt + t) * V;
+      if constexpr (kResidual) {
+        Vec<T, V> hv;
+#pragma unroll
+        for (int e = 0; e < V; ++e) hv.v[e] = from_compute<T>(h[j][e]);  // exact: h is a T value
+        store_vec<T, V>(static_cast<T*>(p.fwd.residual_out) + tma_row_offset(p, 3, row) + sl.off + e0, hv);
+      }
+      Vec<T, V> o;
+#pragma unroll
+      for (int e = 0; e < V; ++e) {
+        const C v = (h[j][e] - mean) * rstd;
+        o.v[e] = from_compute<T>(v * to_compute(wv[j].v[e]) + to_compute(bv[j].v[e]));
+      }
+      store_vec<T, V>(y + e0, o);
+    }
+    if (p.save_stats && t == 0 && sl.lead) {
+      if constexpr (kLayer) static_cast<C*>(p.fwd.mean)[row] = mean;
+      static_cast<C*>(p.fwd.rstd)[row] = rstd;
+    }
+  }
+  if (p.cluster > 1) cluster_sync_all();  // no block exits while a peer may still push to it
+#endif
+}
+
+template <class T>
+Status launch_norm_fwd_tma_lean(const norm::NormParams& p, cudaStream_t s) {
+  const std::int64_t slice_bytes = p.n / p.cluster * static_cast<std::int64_t>(sizeof(T));
+  const std::size_t smem = norm::tma_lean_smem_bytes(slice_bytes, p.stages, p.add_residual);
+  constexpr int K = norm::kTmaVecsPerThread;
+  if constexpr (sizeof(T) > 4) {
+    return Status(Code::kInternal, "norm tma_lean: f64 rows stay in the in-register kernels");
+  } else {
+    if (p.layer && p.add_residual) return launch_tma_row(norm_fwd_tma_lean<T, K, true, true>, p, smem, s, "norm tma_lean");
+    if (p.layer) return launch_tma_row(norm_fwd_tma_lean<T, K, true, false>, p, smem, s, "norm tma_lean");
+    if (p.add_residual) return launch_tma_row(norm_fwd_tma_lean<T, K, false, true>, p, smem, s, "norm tma_lean");
+    return launch_tma_row(norm_fwd_tma_lean<T, K, false, false>, p, smem, s, "norm tma_lean");
+  }
+}
+
+}  // namespace baracuda::kernels
