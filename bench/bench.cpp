@@ -288,7 +288,7 @@ const SuiteSpec kSuites[] = {
     {"norm", "layer_norm / rms_norm / add_rms_norm forward and layer_norm / rms_norm backward, bf16 16384x8192 and "
      "4096x131072; batch_norm (+eval, bwd) bf16 32x256x56x56, group_norm (+bwd) bf16 8x512x64x64 (32 groups), "
      "instance_norm bf16 8x512x64x64", "1073741824", "", "", 50},
-    {"scan", "cumsum f32 / bf16 at 16384x8192 and 1x268435456 (look-back), cummax and logcumsumexp at 16384x8192",
+    {"scan", "cumsum f32 at 16384x8192, 4096x131072 and 1x268435456 (look-back), bf16 at 16384x8192 and 1x268435456, cummax and logcumsumexp at 16384x8192",
      "1073741824", "", "", 50},
     {"attention", "SDPA bf16 d128 B8 H16 S4096 forward causal / non-causal and backward causal, d64 B16 H16 S2048 "
      "forward causal: the plan's default SKU, then each fused SKU forced (cudnn*, flash*, flash_wgmma_ws*) where one accepts; "
@@ -331,7 +331,8 @@ const char* const kChanNormSuite[][2] = {
     {"group_norm", "8x512x64x64"},  {"group_norm_bwd", "8x512x64x64"},   {"instance_norm", "8x512x64x64"}};
 // The "scan" suite (issue 5: f32 cumsum >= 3.4 TB/s): (op, dtype, shape).
 const char* const kScanSuite[][3] = {
-    {"cumsum", "f32", "16384x8192"},  {"cumsum", "f32", "1x268435456"},  {"cumsum", "bf16", "16384x8192"},
+    {"cumsum", "f32", "16384x8192"},  {"cumsum", "f32", "4096x131072"},  {"cumsum", "f32", "1x268435456"},
+    {"cumsum", "bf16", "16384x8192"},
     {"cumsum", "bf16", "1x268435456"}, {"cummax", "f32", "16384x8192"},  {"cummax", "bf16", "16384x8192"},
     {"logcumsumexp", "bf16", "16384x8192"}};
 

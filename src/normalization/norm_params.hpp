@@ -21,6 +21,7 @@
 
 #include "baracuda/ops/normalization.hpp"
 #include "common/row_launchers.hpp"
+#include "common/tma_rows.hpp"
 
 namespace baracuda::norm {
 
@@ -29,12 +30,10 @@ enum class NormImpl : std::uint8_t { kWarpRow, kBlockRow, kClusterRow, kSplitRow
 // kTmaRow (forward, sm_90, kernels/norm_tma.cuh): persistent blocks of up to kTmaMaxThreads
 // threads, each thread k = kTmaVecsPerThread = 4 16-byte vectors of the row (slices up to
 // 2048 vectors), up to kTmaMaxStages rows in flight per block in shared memory.
-inline constexpr int kTmaMaxThreads = 512;
-inline constexpr int kTmaVecsPerThread = 4;
-inline constexpr int kTmaMaxStages = 8;
-// The register cap of the tma_row kernel (its launch bounds): k = 4 needs up to 128.
-inline constexpr int kTmaRegCap = 128;
-inline constexpr int kTmaMinBlocks = 65536 / (kTmaMaxThreads * kTmaRegCap);
+// Launch-shape constants: common/tma_rows.hpp.
+using rows::kTmaMaxStages;
+using rows::kTmaMaxThreads;
+using rows::kTmaVecsPerThread;
 // Dynamic shared memory of a tma_row forward block (kernels/norm_tma.cuh): weight and bias
 // (both slots when either is used), then `stages` x (x[, residual]).
 constexpr std::size_t tma_smem_bytes(std::int64_t row_bytes, int stages, bool params, bool residual) {
@@ -44,16 +43,9 @@ constexpr std::size_t tma_smem_bytes(std::int64_t row_bytes, int stages, bool pa
 // LayerNorm / RMSNorm and residual, weight and bias in registers (no shared-memory slots),
 // the smallest cluster whose slice fits kTmaPreferThreads threads (two blocks an SM), and
 // one push exchange (common/cluster_push.cuh) per row across a cluster.
-inline constexpr int kTmaPreferThreads = 256;
 constexpr std::size_t tma_lean_smem_bytes(std::int64_t row_bytes, int stages, bool residual) {
   return static_cast<std::size_t>(stages * (residual ? 2 : 1) * row_bytes);
 }
-// Blocks of `threads` an SM can hold at the register cap (64 Ki registers).
-constexpr int tma_blocks_per_sm(int threads) {
-  const int by_regs = 65536 / (threads * kTmaRegCap);
-  return by_regs < 1 ? 1 : by_regs > 4 ? 4 : by_regs;
-}
-
 struct NormParams {
   NormArgs fwd;          // the forward's pointers (the plan's args, as given)
   NormBackwardArgs bwd;  // the backward's

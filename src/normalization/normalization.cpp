@@ -206,41 +206,22 @@ void tma_setup(Setup& r, const NormShape& s, const DeviceCaps& caps, bool lean) 
   else if (p.rows > 0x7fffffff) r.rejection = "rows = " + std::to_string(p.rows) + " >= 2^31 (32-bit row indexing)";
   else if (row_bytes < 4096) r.rejection = "rows of " + std::to_string(row_bytes) + " bytes < 4096 (the in-register kernels keep enough in flight)";
   if (!r.rejection.empty()) return;
-  const bool residual = s.rows.size() > 2, params = !s.vecs.empty();
-  // 228 KiB of shared memory an SM, 1 KiB of it reserved per block, ~1 KiB static per block
+  const bool residual = s.rows.size() > 2;
   const std::int64_t optin = caps.smem_per_block_optin > 0 ? static_cast<std::int64_t>(caps.smem_per_block_optin) : 227 * 1024;
-  const std::int64_t sms = std::max(1, caps.sm_count);
-  // tma_row: the smallest cluster whose slice fits kTmaMaxThreads threads; tma_lean: the
-  // smallest whose slice fits kTmaPreferThreads (two blocks an SM at the register cap: one
-  // block's reductions overlap the other's loads and stores), else as tma_row. Then the
-  // most blocks an SM with two or more stages in shared memory.
-  for (int limit : {lean ? kTmaPreferThreads : kTmaMaxThreads, kTmaMaxThreads}) {
-    for (int cluster : {1, 2, 4, 8, 16}) {
-      const std::int64_t per_thread = (nvec / cluster + kTmaVecsPerThread - 1) / kTmaVecsPerThread;
-      if (nvec % cluster != 0 || per_thread > limit) continue;
-      const std::int64_t slice = p.n / cluster, slice_bytes = slice * esize;
-      // One register bucket, k = 4 (128 registers): a k = 2 bucket at 64 registers (512
-      // threads, 2 blocks an SM) measured slower on the H200 (session 8: rms_norm 16384x8192
-      // bf16 0.1705 ms against 0.1560, layer_norm 0.2223 against 0.1948; 131072 rows equal).
-      p.k = kTmaVecsPerThread;
-      p.threads = std::max(64, round_up32(static_cast<int>(per_thread)));
-      for (int bps = tma_blocks_per_sm(p.threads); bps >= 1; --bps) {
-        const std::int64_t per_block = std::min<std::int64_t>(228 * 1024 / bps - 2048, optin - 1024);
-        auto smem = [&](int stages) {
-          return static_cast<std::int64_t>(lean ? tma_lean_smem_bytes(slice_bytes, stages, residual)
-                                                : tma_smem_bytes(slice_bytes, stages, params, residual));
-        };
-        int stages = 0;
-        while (stages < kTmaMaxStages && smem(stages + 1) <= per_block) ++stages;
-        if (stages < 2) continue;
-        p.stages = stages;
-        p.cluster = cluster;
-        p.grid = std::min<std::int64_t>(p.rows, std::max<std::int64_t>(1, sms * bps / cluster)) * cluster;
-        return;
-      }
-    }
-  }
-  r.rejection = "normalized size " + std::to_string(p.n) + " has no slicing over <= 16 blocks with 2 stages in shared memory";
+  // One register bucket, k = 4 (128 registers): a k = 2 bucket at 64 registers (512
+  // threads, 2 blocks an SM) measured slower on the H200 (session 8: rms_norm 16384x8192
+  // bf16 0.1705 ms against 0.1560, layer_norm 0.2223 against 0.1948; 131072 rows equal).
+  // tma_row keeps weight and bias in two shared-memory slices; tma_lean in registers, and it
+  // prefers blocks of kTmaPreferThreads (two an SM).
+  rows::TmaRowShape shape;
+  r.rejection = rows::tma_row_shape(shape, p.n, nvec, static_cast<int>(esize), residual ? 2 : 1,
+                                    !lean && !s.vecs.empty() ? 2 : 0, p.rows, std::max(1, caps.sm_count), optin,
+                                    lean ? rows::kTmaPreferThreads : kTmaMaxThreads, "normalized size");
+  p.k = kTmaVecsPerThread;
+  p.threads = shape.threads;
+  p.stages = shape.stages;
+  p.cluster = shape.cluster;
+  p.grid = shape.grid;
 }
 
 Setup setup_for(NormImpl impl, bool vec, const NormShape& s, const DeviceCaps& caps) {

@@ -6,6 +6,9 @@
 //   split_row_vec16, split_row     any length: statistics of slices in the workspace, then
 //                                  a second pass (the input read twice)
 //   column                         any axis stride: one thread per row walking the axis
+//   tma_row_vec16                  sm_90: persistent blocks, rows streamed into shared
+//                                  memory by bulk copies (not yet measured on the H200:
+//                                  last in the order until it is)
 // The row kernels need the axis to be unit-stride in every operand; the vec16 ones also a
 // length that is a multiple of the vector and 16-byte aligned rows.
 #include <algorithm>
@@ -17,6 +20,7 @@
 #include "core/plan_impl.hpp"
 #include "elementwise/checks.hpp"
 #include "elementwise/map_family.hpp"
+#include "common/tma_rows.hpp"
 #include "softmax/softmax_params.hpp"
 
 namespace baracuda {
@@ -115,6 +119,34 @@ int max_threads(const Operands& o, int v, int k) {
 using Setup = rows::RowSetup<SoftmaxParams>;
 using rows::kMaxGrid;
 
+// tma_row (kernels/softmax_tma.cuh): sm_90, 16-bit and f32 rows of 4 KiB or more with
+// unit-stride 16-byte vectors; the launch shape of common/tma_rows.hpp (blocks of up to 256
+// threads preferred: two an SM).
+void tma_setup(Setup& r, const Operands& o, const DeviceCaps& caps) {
+  SoftmaxParams& p = r.params;
+  const int esize = elem_bytes(o);
+  if (caps.sm < 90) r.rejection = "bulk copies need sm90+, device is " + caps.arch_name();
+  else if (esize > 4) r.rejection = "f64 rows stay in the in-register kernels";
+  else r.rejection = row_rejection(o, p, true);
+  if (!r.rejection.empty()) return;
+  if (p.rows == 0) r.rejection = "no rows";
+  else if (p.rows > 0x7fffffff) r.rejection = "rows = " + std::to_string(p.rows) + " >= 2^31 (32-bit row indexing)";
+  else if (p.len * esize < 4096)
+    r.rejection = "rows of " + std::to_string(p.len * esize) + " bytes < 4096 (the in-register kernels keep enough in flight)";
+  if (!r.rejection.empty()) return;
+  p.vec = 16 / esize;
+  const std::int64_t optin = caps.smem_per_block_optin > 0 ? static_cast<std::int64_t>(caps.smem_per_block_optin) : 227 * 1024;
+  rows::TmaRowShape shape;
+  r.rejection = rows::tma_row_shape(shape, p.len, p.len / p.vec, esize, o.bwd ? 2 : 1, 0, p.rows,
+                                    std::max(1, caps.sm_count), optin, rows::kTmaPreferThreads, "row length");
+  p.k = rows::kTmaVecsPerThread;
+  p.threads = shape.threads;
+  p.cluster = shape.cluster;
+  p.slices = shape.cluster;
+  p.stages = shape.stages;
+  p.grid = shape.grid;
+}
+
 Setup setup_for(SoftmaxImpl impl, bool vec, const Operands& o, const DeviceCaps& caps) {
   Setup r;
   SoftmaxParams& p = r.params;
@@ -123,6 +155,10 @@ Setup setup_for(SoftmaxImpl impl, bool vec, const Operands& o, const DeviceCaps&
   if (impl == SoftmaxImpl::kColumn) {
     p.threads = 256;
     if ((p.rows + 255) / 256 > kMaxGrid) r.rejection = "rows = " + std::to_string(p.rows) + " exceed the grid";
+    return r;
+  }
+  if (impl == SoftmaxImpl::kTmaRow) {
+    tma_setup(r, o, caps);
     return r;
   }
   if (impl == SoftmaxImpl::kClusterRow && caps.sm < 90) {
@@ -182,6 +218,7 @@ constexpr ImplInfo kImpls[] = {
     {SoftmaxImpl::kBlockRow, true, "block_row_vec16"},     {SoftmaxImpl::kBlockRow, false, "block_row"},
     {SoftmaxImpl::kClusterRow, true, "cluster_row_vec16"}, {SoftmaxImpl::kSplitRow, true, "split_row_vec16"},
     {SoftmaxImpl::kSplitRow, false, "split_row"},          {SoftmaxImpl::kColumn, false, "column"},
+    {SoftmaxImpl::kTmaRow, true, "tma_row_vec16"},
 };
 
 KernelSku sku_of(const Operands& o, const ImplInfo& info) {
@@ -191,7 +228,7 @@ KernelSku sku_of(const Operands& o, const ImplInfo& info) {
   s.impl = info.name;
   s.in = s.out = o.in0->dtype;
   s.compute = s.precision.accumulator = compute_of(o.in0->dtype);
-  if (info.impl == SoftmaxImpl::kClusterRow) s.min_sm = 90;
+  if (info.impl == SoftmaxImpl::kClusterRow || info.impl == SoftmaxImpl::kTmaRow) s.min_sm = 90;
   return s;
 }
 

@@ -15,6 +15,9 @@
 //                 merges them (fixed order) and writes its slice (the input read twice).
 //  * kColumn:     any axis stride: one thread per row walking the axis (coalesced across
 //                 rows when the innermost kept dim is dense), two sweeps.
+//  * kTmaRow:     sm_90, 16-bit and f32 rows of 4 KiB or more: persistent blocks (or
+//                 clusters of 2..16 for long rows) with `stages` rows in flight in shared
+//                 memory, filled by bulk copies (kernels/softmax_tma.cuh, common/tma_rows.hpp).
 // The row kernels need axis_stride == 1; `vec` (elements per 16-byte vector, or 1) and `k`
 // (vectors per thread) size the per-thread registers; a slice is threads * k * vec elements.
 #pragma once
@@ -25,7 +28,7 @@
 
 namespace baracuda::softmax {
 
-enum class SoftmaxImpl : std::uint8_t { kWarpRow, kBlockRow, kClusterRow, kSplitRow, kColumn };
+enum class SoftmaxImpl : std::uint8_t { kWarpRow, kBlockRow, kClusterRow, kSplitRow, kColumn, kTmaRow };
 
 struct SoftmaxParams {
   void* out = nullptr;
@@ -43,8 +46,10 @@ struct SoftmaxParams {
   int vec = 1;              // 1 or 16 / sizeof(T)
   int k = 1;                // vectors per thread (compile-time bucket)
   int threads = 32;         // per row (block / cluster / split), or per block (warp rows, column)
-  int cluster = 1;          // kClusterRow
+  int cluster = 1;          // kClusterRow, kTmaRow
   std::int64_t slices = 1;  // kClusterRow: == cluster; kSplitRow: slices per row
+  int stages = 0;           // kTmaRow: rows in flight per block
+  std::int64_t grid = 0;    // kTmaRow: persistent blocks
 };
 
 // Per dtype, per direction (instances in src/softmax/inst/).

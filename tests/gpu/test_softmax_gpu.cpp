@@ -23,7 +23,15 @@ namespace {
 using reference::HostTensor;
 
 using SoftmaxCase = AxisCase;
-std::vector<AxisCase> softmax_cases(DType t) { return axis_cases(t); }
+// ... and for tma_row: more rows than its persistent blocks hold in flight (every stage
+// refilled several times, alone and split over clusters), two kept dims with padded rows
+std::vector<AxisCase> softmax_cases(DType t) {
+  std::vector<AxisCase> cases = axis_cases(t);
+  cases.push_back({"tma_stage_wrap", TensorLayout::contiguous(t, {2400, 8192})});
+  cases.push_back({"tma_cluster_wrap", TensorLayout::contiguous(t, {300, 65536})});
+  cases.push_back({"tma_strided_kept", TensorLayout::strided(t, {6, 50, 4096}, {60 * 4608, 4608, 1})});
+  return cases;
+}
 
 class SoftmaxGpu : public ::testing::TestWithParam<DType> {};
 
@@ -108,6 +116,7 @@ TEST_P(SoftmaxGpu, NonFiniteRows) {
     hx.set(2 * len + len / 3, std::nan(""));                 // row 2: NaN
     hx.set(3 * len + len - 1, inf);                          // row 3: +inf
     for (std::int64_t k = 0; k < len; ++k) hx.set(4 * len + k, t == DType::kF16 ? 60000.0 - k % 7 : 1e30 - k);  // row 4: huge
+    for (std::int64_t k = 0; k < len / 2; ++k) hx.set(5 * len + k, -inf);  // row 5: a first half of -inf (whole slices)
     for (auto kind : {SoftmaxKind::kSoftmax, SoftmaxKind::kLogSoftmax}) {
       SoftmaxDescriptor d{l, l, -1, kind};
       auto want = reference::softmax(d, hx);
@@ -122,6 +131,8 @@ TEST_P(SoftmaxGpu, NonFiniteRows) {
             EXPECT_TRUE(std::isnan(hy.get(0)) && std::isnan(hy.get(len - 1))) << sku << ": all -inf row";
             EXPECT_TRUE(std::isnan(hy.get(2 * len))) << sku << ": NaN row";
             EXPECT_TRUE(std::isnan(hy.get(3 * len))) << sku << ": +inf row";
+            EXPECT_EQ(hy.get(5 * len), kind == SoftmaxKind::kSoftmax ? 0.0 : -inf) << sku << ": half -inf row";
+            EXPECT_TRUE(std::isfinite(hy.get(6 * len - 1))) << sku << ": half -inf row";
           });
     }
   }

@@ -124,11 +124,41 @@ TEST(SoftmaxPlanSelect, RowLengthsAndAxes) {
   EXPECT_EQ(lsm->sku().name(), "log_softmax.bwd.warp_row_vec16[bf16,f32].sm80+");
   // every candidate says why it refuses
   auto reports = SoftmaxPlan::candidates(caps(80), fwd(bf({8, 64, 49}), 1)).value();
-  ASSERT_EQ(reports.size(), 8u);
+  ASSERT_EQ(reports.size(), 9u);
   EXPECT_NE(reports[0].rejection.find("y stride along axis 1 = 49 (row kernels need 1)"), std::string::npos)
       << reports[0].rejection;
   EXPECT_NE(reports[4].rejection.find("thread-block clusters need sm90+"), std::string::npos) << reports[4].rejection;
   EXPECT_TRUE(reports[7].rejection.empty());
+  EXPECT_NE(reports[8].rejection.find("bulk copies need sm90+"), std::string::npos) << reports[8].rejection;
+}
+
+// tma_row (forced; last in the order until it is measured): 16-bit and f32 rows of 4 KiB or
+// more, unit-stride vectors, sm_90; f64, short rows and strided axes refused; no workspace.
+TEST(SoftmaxPlanSelect, TmaRow) {
+  auto fwd = [](TensorLayout l, int axis = -1) { return SoftmaxDescriptor{l, l, axis}; };
+  auto bwd = [](TensorLayout l, int axis = -1) { return SoftmaxBackwardDescriptor{l, l, l, axis}; };
+  PlanPreference tma;
+  tma.force_sku = "*tma_row_vec16*";
+  for (DType t : {DType::kBF16, DType::kF16, DType::kF32})
+    for (auto shape : {std::vector<std::int64_t>{16384, 8192}, {4096, 131072}, {300, 65536}, {9, 4096}, {6, 50, 4096}}) {
+      const TensorLayout l = TensorLayout::contiguous(t, shape);
+      auto f = SoftmaxPlan::select_for_caps(caps(90), fwd(l), tma);
+      ASSERT_TRUE(f.has_value()) << l.to_string() << ": " << f.error().to_string();
+      EXPECT_EQ(f->sku().impl, "tma_row_vec16");
+      EXPECT_EQ(f->workspace_size(), 0u);
+      auto b = SoftmaxBackwardPlan::select_for_caps(caps(90), bwd(l), tma);
+      ASSERT_TRUE(b.has_value()) << l.to_string() << ": " << b.error().to_string();
+      EXPECT_EQ(b->sku().name(), "softmax.bwd.tma_row_vec16[" + std::string(dtype_name(t)) + ",f32].sm90+");
+    }
+  auto bf = [](std::initializer_list<std::int64_t> s) { return TensorLayout::contiguous(DType::kBF16, s); };
+  EXPECT_FALSE(SoftmaxPlan::select_for_caps(caps(80), fwd(bf({16384, 8192})), tma).has_value());
+  EXPECT_FALSE(SoftmaxPlan::select_for_caps(caps(90), fwd(TensorLayout::contiguous(DType::kF64, {64, 8192})), tma).has_value());
+  EXPECT_FALSE(SoftmaxPlan::select_for_caps(caps(90), fwd(bf({64, 1024})), tma).has_value());       // 2 KiB rows
+  EXPECT_FALSE(SoftmaxPlan::select_for_caps(caps(90), fwd(bf({8, 8192, 4}), 1), tma).has_value());  // strided axis
+  EXPECT_FALSE(SoftmaxPlan::select_for_caps(caps(90), fwd(bf({8, 8195})), tma).has_value());  // not whole vectors
+  // the defaults are unchanged
+  EXPECT_EQ(impl_for(90, fwd(bf({16384, 8192}))), "block_row_vec16");
+  EXPECT_EQ(impl_for(90, bwd(bf({4096, 131072}))), "cluster_row_vec16");
 }
 
 }  // namespace

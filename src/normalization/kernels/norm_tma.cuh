@@ -31,51 +31,12 @@
 #include "common/bulk_copy.cuh"
 #include "common/device_types.cuh"
 #include "common/row_io.cuh"
+#include "common/tma_rows.cuh"
 #include "common/vec_io.cuh"
 #include "normalization/kernels/norm.cuh"
 #include "normalization/norm_params.hpp"
 
 namespace baracuda::kernels {
-
-// The part of the rows a block owns: with cluster > 1 the `cluster` blocks of a thread-block
-// cluster split each row into equal slices (rank r: elements [r n / cluster, (r + 1) n / cluster))
-// and merge their statistics through distributed shared memory; clusters (or blocks) take
-// rows first, first + step, ...
-struct TmaSlice {
-  std::int64_t first, step, my_rows, off;
-  int n;           // elements of the slice
-  unsigned bytes;  // its bytes
-  bool lead;       // rank 0: writes the row's statistics
-};
-__device__ __forceinline__ TmaSlice tma_slice(const norm::NormParams& p, int esize) {
-  TmaSlice s;
-  const int c = p.cluster;
-  const int rank = static_cast<int>(blockIdx.x % static_cast<unsigned>(c));
-  s.first = blockIdx.x / c;
-  s.step = gridDim.x / c;
-  s.my_rows = s.first < p.rows ? (p.rows - s.first + s.step - 1) / s.step : 0;
-  s.n = static_cast<int>(p.n / c);
-  s.off = static_cast<std::int64_t>(rank) * s.n;
-  s.bytes = static_cast<unsigned>(s.n * esize);
-  s.lead = rank == 0;
-  return s;
-}
-
-// row_offset (common/row_io.cuh) in 32-bit index arithmetic: tma_setup keeps rows below
-// 2^31, and the 64-bit divisions are a called routine whose registers spill at the k = 2
-// bucket's cap of 64.
-__device__ __forceinline__ std::int64_t tma_row_offset(const norm::NormParams& p, int op, std::int64_t row64) {
-  if (p.kept_rank <= 1) return p.kept_rank == 0 ? 0 : row64 * p.kept_stride[op][0];
-  unsigned row = static_cast<unsigned>(row64);
-  std::int64_t off = 0;
-  for (int d = p.kept_rank - 1; d >= 0; --d) {
-    const unsigned extent = static_cast<unsigned>(p.kept_shape[d]);
-    const unsigned q = row / extent;
-    off += static_cast<std::int64_t>(row - q * extent) * p.kept_stride[op][d];
-    row = q;
-  }
-  return off;
-}
 
 // An empty asm the compiler must assume rewrote h: its f32 conversions from the statistics
 // are not kept alive across the block reduction (at 64 registers they spill); the output
@@ -91,21 +52,21 @@ __device__ __forceinline__ void forget_values(Vec<T, V> (&h)[K]) {
   }
 }
 
-// Launch bounds: capped at 128 registers (norm::kTmaRegCap; the host plans
-// norm::tma_blocks_per_sm blocks an SM from that).
+// Launch bounds: capped at 128 registers (rows::kTmaRegCap; the host plans
+// rows::tma_blocks_per_sm blocks an SM from that).
 template <class T, int K>
-__global__ void __launch_bounds__(norm::kTmaMaxThreads, norm::kTmaMinBlocks) norm_fwd_tma(norm::NormParams p) {
+__global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) norm_fwd_tma(norm::NormParams p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   using C = Compute<T>;
   constexpr int V = 16 / static_cast<int>(sizeof(T));
   extern __shared__ __align__(128) unsigned char stage_mem[];
-  __shared__ std::uint64_t full[norm::kTmaMaxStages];
-  __shared__ C red[2][norm::kTmaMaxThreads / 32];
+  __shared__ std::uint64_t full[rows::kTmaMaxStages];
+  __shared__ C red[2][rows::kTmaMaxThreads / 32];
   __shared__ C slots[2];
   const int t = static_cast<int>(threadIdx.x), nt = static_cast<int>(blockDim.x);
   const int stages = p.stages;
   const int sources = p.add_residual ? 2 : 1;
-  const TmaSlice sl = tma_slice(p, static_cast<int>(sizeof(T)));
+  const TmaSlice sl = tma_slice(p.rows, p.n, p.cluster, static_cast<int>(sizeof(T)));
   const unsigned row_bytes = sl.bytes;
   const std::int64_t first = sl.first, step = sl.step, my_rows = sl.my_rows;
   if (t == 0) {
@@ -225,42 +186,11 @@ __global__ void __launch_bounds__(norm::kTmaMaxThreads, norm::kTmaMinBlocks) nor
 #endif
 }
 
-// Launches a tma_row kernel: dynamic shared memory opted into, clusters of p.cluster blocks
-// (more than 8 opted into as non-portable), and with clusters the grid trimmed to the
-// clusters that can be resident at once (blocks are persistent, a second wave would only
-// wait).
-template <class Kernel>
-Status launch_tma_row(Kernel kernel, const norm::NormParams& p, std::size_t smem, cudaStream_t s, const char* what) {
-  cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
-  if (e == cudaSuccess && p.cluster > 8) e = cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(static_cast<unsigned>(p.grid));
-  cfg.blockDim = dim3(static_cast<unsigned>(p.threads));
-  cfg.dynamicSmemBytes = smem;
-  cfg.stream = s;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = static_cast<unsigned>(p.cluster);
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = p.cluster > 1 ? 1 : 0;
-  if (e == cudaSuccess && p.cluster > 1) {
-    int clusters = 0;
-    e = cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg);
-    if (e == cudaSuccess && clusters > 0)
-      cfg.gridDim.x = static_cast<unsigned>(std::min<std::int64_t>(p.grid, static_cast<std::int64_t>(clusters) * p.cluster));
-  }
-  if (e == cudaSuccess) e = cudaLaunchKernelEx(&cfg, kernel, p);
-  if (e != cudaSuccess) return Status(Code::kCudaError, std::string(what) + ": " + cudaGetErrorString(e));
-  return Status::ok();
-}
-
 template <class T>
 Status launch_norm_fwd_tma(const norm::NormParams& p, cudaStream_t s) {
   const std::int64_t slice_bytes = p.n / p.cluster * static_cast<std::int64_t>(sizeof(T));
   const std::size_t smem = norm::tma_smem_bytes(slice_bytes, p.stages, p.has_weight || p.has_bias, p.add_residual);
-  return launch_tma_row(norm_fwd_tma<T, norm::kTmaVecsPerThread>, p, smem, s, "norm tma_row");
+  return launch_tma_row(norm_fwd_tma<T, rows::kTmaVecsPerThread>, p, smem, s, "norm tma_row");
 }
 
 }  // namespace baracuda::kernels

@@ -33,32 +33,32 @@
 #include "common/device_types.cuh"
 #include "common/row_io.cuh"
 #include "common/vec_io.cuh"
-#include "normalization/kernels/norm_tma.cuh"
+#include "common/tma_rows.cuh"
+#include "normalization/kernels/norm.cuh"
 #include "normalization/norm_params.hpp"
 
 namespace baracuda::kernels {
 
-// Launch bounds: capped at 128 registers (norm::kTmaRegCap; the host plans
-// norm::tma_blocks_per_sm blocks an SM from that). Compile-time LayerNorm / RMSNorm and
+// Launch bounds: capped at 128 registers (rows::kTmaRegCap; the host plans
+// rows::tma_blocks_per_sm blocks an SM from that). Compile-time LayerNorm / RMSNorm and
 // residual add, so the per-element work has no branches; weight and bias (1 and 0 when
 // absent) stay in registers for the whole kernel, since a thread owns the same columns in
 // every row.
 template <class T, int K, bool kLayer, bool kResidual>
-__global__ void __launch_bounds__(norm::kTmaMaxThreads, norm::kTmaMinBlocks) norm_fwd_tma_lean(norm::NormParams p) {
+__global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) norm_fwd_tma_lean(norm::NormParams p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   using C = float;  // tma_lean takes 16-bit and f32 rows only
   constexpr int V = 16 / static_cast<int>(sizeof(T));
   constexpr int kSources = kResidual ? 2 : 1;
   extern __shared__ __align__(128) unsigned char stage_mem[];
-  __shared__ std::uint64_t full[norm::kTmaMaxStages];
-  __shared__ C red[2][norm::kTmaMaxThreads / 32];
+  __shared__ std::uint64_t full[rows::kTmaMaxStages];
+  __shared__ C red[2][rows::kTmaMaxThreads / 32];
   __shared__ ClusterPushState push;
   const int t = static_cast<int>(threadIdx.x), nt = static_cast<int>(blockDim.x);
   const int stages = p.stages;
-  const TmaSlice sl = tma_slice(p, static_cast<int>(sizeof(T)));
+  const TmaSlice sl = tma_slice(p.rows, p.n, p.cluster, static_cast<int>(sizeof(T)));
   const unsigned row_bytes = sl.bytes;
   const int nvec = sl.n / V;
-  const int rank = static_cast<int>(blockIdx.x % static_cast<unsigned>(p.cluster));
   bool ok[K];
   Vec<T, V> wv[K], bv[K];
 #pragma unroll
@@ -73,40 +73,37 @@ __global__ void __launch_bounds__(norm::kTmaMaxThreads, norm::kTmaMinBlocks) nor
     if (ok[j] && p.has_weight) wv[j] = load_elems<T, V>(static_cast<const T*>(p.fwd.weight), sl.off + static_cast<std::int64_t>(q) * V);
     if (ok[j] && p.has_bias) bv[j] = load_elems<T, V>(static_cast<const T*>(p.fwd.bias), sl.off + static_cast<std::int64_t>(q) * V);
   }
-  if (t == 0) {
-    for (int s = 0; s < stages; ++s) mbarrier_init(&full[s], 1);
-    mbarrier_init_fence();
-  }
+  BulkRowRing<kSources> ring{stage_mem, full, stages, row_bytes};
+  if (t == 0) ring.init();
   if (p.cluster > 1) cluster_push_init(push);
   else __syncthreads();
-  const T* x = static_cast<const T*>(p.fwd.x);
-  const T* res = static_cast<const T*>(p.fwd.residual);
-  auto refill = [&](int s, std::int64_t i) {  // this block's row i into stage s
+  auto sources = [&](std::int64_t i, const void* (&src)[kSources]) {  // this block's row i
     const std::int64_t row = sl.first + i * sl.step;
-    unsigned char* dst = stage_mem + static_cast<std::size_t>(s) * kSources * row_bytes;
-    mbarrier_arrive_expect_tx(&full[s], kSources * row_bytes);
-    bulk_copy_to_shared(dst, x + tma_row_offset(p, 1, row) + sl.off, row_bytes, &full[s]);
-    if constexpr (kResidual) bulk_copy_to_shared(dst + row_bytes, res + tma_row_offset(p, 2, row) + sl.off, row_bytes, &full[s]);
+    src[0] = static_cast<const T*>(p.fwd.x) + tma_row_offset(p, 1, row) + sl.off;
+    if constexpr (kResidual) src[1] = static_cast<const T*>(p.fwd.residual) + tma_row_offset(p, 2, row) + sl.off;
   };
   if (t == 0)
-    for (int s = 0; s < stages && s < sl.my_rows; ++s) refill(s, s);
+    for (int i = 0; i < stages && i < sl.my_rows; ++i) {
+      const void* src[kSources];
+      sources(i, src);
+      ring.fill(i, src);
+    }
 
   const C inv_n = static_cast<C>(p.inv_n);
   const C inv_slice = C(1) / static_cast<C>(sl.n);
   const C eps = static_cast<C>(p.eps);
-  int rb = 0, xk = 0, s = 0;
-  unsigned phase = 0;
+  int rb = 0, xk = 0;
   for (std::int64_t i = 0; i < sl.my_rows; ++i) {
     const std::int64_t row = sl.first + i * sl.step;
-    mbarrier_wait_parity(&full[s], phase);
-    const Vec<T, V>* sx = reinterpret_cast<const Vec<T, V>*>(stage_mem + static_cast<std::size_t>(s) * kSources * row_bytes);
+    ring.wait();
+    const Vec<T, V>* sx = reinterpret_cast<const Vec<T, V>*>(ring.current(0));
     C h[K][V];
     C sum = C(0);
 #pragma unroll
     for (int j = 0; j < K; ++j) {
       const Vec<T, V> a = ok[j] ? sx[j * nt + t] : Vec<T, V>{};
       Vec<T, V> r{};
-      if constexpr (kResidual) r = ok[j] ? reinterpret_cast<const Vec<T, V>*>(reinterpret_cast<const unsigned char*>(sx) + row_bytes)[j * nt + t] : Vec<T, V>{};
+      if constexpr (kResidual) r = ok[j] ? reinterpret_cast<const Vec<T, V>*>(ring.current(1))[j * nt + t] : Vec<T, V>{};
 #pragma unroll
       for (int e = 0; e < V; ++e) {
         // with the residual, h is rounded to T (it is also an output) before it is normalized
@@ -120,13 +117,11 @@ __global__ void __launch_bounds__(norm::kTmaMaxThreads, norm::kTmaMinBlocks) nor
     sum = block_allreduce_flat(sum, MergeScalarSum<C>{}, red[rb]);
     rb ^= 1;
     if (t == 0 && i + stages < sl.my_rows) {
-      fence_proxy_async_shared();
-      refill(s, i + stages);
+      const void* src[kSources];
+      sources(i + stages, src);
+      ring.refill_current(src);
     }
-    if (++s == stages) {
-      s = 0;
-      phase ^= 1u;
-    }
+    ring.advance();
     C mean = C(0), rstd;
     if constexpr (kLayer) {
       // exact two-pass statistics of the block's slice from the registers; a cluster merges
@@ -144,7 +139,7 @@ __global__ void __launch_bounds__(norm::kTmaMaxThreads, norm::kTmaMinBlocks) nor
       C m2 = block_allreduce_flat(sq, MergeScalarSum<C>{}, red[rb]);
       rb ^= 1;
       if (p.cluster > 1) {
-        const unsigned long long* got = cluster_push_exchange(push, pack_float2(mean, m2), rank, p.cluster, xk);
+        const unsigned long long* got = cluster_push_exchange(push, pack_float2(mean, m2), sl.rank, p.cluster, xk);
         C ms = C(0);
         for (int r = 0; r < p.cluster; ++r) ms += unpack_lo(got[r]);
         const C cm = ms / static_cast<C>(p.cluster);
@@ -160,7 +155,7 @@ __global__ void __launch_bounds__(norm::kTmaMaxThreads, norm::kTmaMinBlocks) nor
       rstd = norm_rsqrt(m2 * inv_n + eps);
     } else {
       if (p.cluster > 1) {
-        const unsigned long long* got = cluster_push_exchange(push, pack_float2(sum, C(0)), rank, p.cluster, xk);
+        const unsigned long long* got = cluster_push_exchange(push, pack_float2(sum, C(0)), sl.rank, p.cluster, xk);
         sum = C(0);
         for (int r = 0; r < p.cluster; ++r) sum += unpack_lo(got[r]);
       }
@@ -198,7 +193,7 @@ template <class T>
 Status launch_norm_fwd_tma_lean(const norm::NormParams& p, cudaStream_t s) {
   const std::int64_t slice_bytes = p.n / p.cluster * static_cast<std::int64_t>(sizeof(T));
   const std::size_t smem = norm::tma_lean_smem_bytes(slice_bytes, p.stages, p.add_residual);
-  constexpr int K = norm::kTmaVecsPerThread;
+  constexpr int K = rows::kTmaVecsPerThread;
   if constexpr (sizeof(T) > 4) {
     return Status(Code::kInternal, "norm tma_lean: f64 rows stay in the in-register kernels");
   } else {
