@@ -26,14 +26,15 @@ namespace baracuda::kernels::gumbel {
 
 using rowop::RowOpParams;
 
-// The Gumbel(0, 1) noise of logical element i (gumbel_softmax.hpp gives the mapping).
+// Philox4x32-10 block n of (seed, offset): the words of logical elements 4n .. 4n + 3.
+__device__ __forceinline__ uint4 noise_block(std::uint64_t seed, std::uint64_t offset, std::uint64_t n) {
+  return philox4x32_10(make_uint4(static_cast<unsigned>(n), static_cast<unsigned>(n >> 32),
+                                  static_cast<unsigned>(offset), static_cast<unsigned>(offset >> 32)),
+                       make_uint2(static_cast<unsigned>(seed), static_cast<unsigned>(seed >> 32)));
+}
+// Gumbel(0, 1) from one 32-bit word.
 template <class C>
-__device__ __forceinline__ C noise(std::uint64_t seed, std::uint64_t offset, std::int64_t i) {
-  const auto n = static_cast<std::uint64_t>(i) >> 2;
-  const uint4 r = philox4x32_10(make_uint4(static_cast<unsigned>(n), static_cast<unsigned>(n >> 32),
-                                           static_cast<unsigned>(offset), static_cast<unsigned>(offset >> 32)),
-                                make_uint2(static_cast<unsigned>(seed), static_cast<unsigned>(seed >> 32)));
-  const unsigned w = (i & 3) == 0 ? r.x : (i & 3) == 1 ? r.y : (i & 3) == 2 ? r.z : r.w;
+__device__ __forceinline__ C gumbel_of_word(unsigned w) {
   if constexpr (sizeof(C) == 8) {
     const double u = (static_cast<double>(w) + 0.5) * 0x1p-32;
     return -log(-log(u));
@@ -41,6 +42,13 @@ __device__ __forceinline__ C noise(std::uint64_t seed, std::uint64_t offset, std
     const float u = (static_cast<float>(w >> 9) + 0.5f) * 0x1p-23f;
     return -logf(-logf(u));
   }
+}
+// The Gumbel(0, 1) noise of logical element i (gumbel_softmax.hpp gives the mapping).
+template <class C>
+__device__ __forceinline__ C noise(std::uint64_t seed, std::uint64_t offset, std::int64_t i) {
+  const uint4 r = noise_block(seed, offset, static_cast<std::uint64_t>(i) >> 2);
+  const unsigned w = (i & 3) == 0 ? r.x : (i & 3) == 1 ? r.y : (i & 3) == 2 ? r.z : r.w;
+  return gumbel_of_word<C>(w);
 }
 
 // z = (x + g) / tau; g from in1 (the noise tensor) or drawn from (seed, offset, index).
@@ -53,6 +61,27 @@ struct Perturb {
   __device__ __forceinline__ C operator()(C x, C g, std::int64_t k) const {
     if (draw) g = noise<C>(seed, offset, base + k * inner);
     return (x + g) / tau;
+  }
+  // The V consecutive elements k0 .. k0 + V - 1 of a register row: where they are
+  // consecutive logical elements from a multiple of 4, one Philox block serves 4 of them
+  // (the same words as noise(), a quarter of the Philox work); else element by element.
+  template <int V>
+  __device__ __forceinline__ void map_vec(C (&x)[V], const C (&g)[V], std::int64_t k0) const {
+    const std::int64_t i0 = base + k0 * inner;
+    if constexpr (V % 4 == 0) {
+      if (draw && inner == 1 && (i0 & 3) == 0) {
+#pragma unroll
+        for (int q = 0; q < V / 4; ++q) {
+          const uint4 r = noise_block(seed, offset, static_cast<std::uint64_t>(i0) / 4 + q);
+          const unsigned w[4] = {r.x, r.y, r.z, r.w};
+#pragma unroll
+          for (int e = 0; e < 4; ++e) x[4 * q + e] = (x[4 * q + e] + gumbel_of_word<C>(w[e])) / tau;
+        }
+        return;
+      }
+    }
+#pragma unroll
+    for (int e = 0; e < V; ++e) x[e] = (*this)(x[e], g[e], k0 + e);
   }
 };
 

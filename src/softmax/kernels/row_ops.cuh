@@ -88,15 +88,28 @@ struct RegRow {
     if constexpr (kTwo) return b[j][i];
     else return C(0);
   }
+  // A transform with map_vec<V>(a, b, k0) takes a whole vector at once (gumbel: one Philox
+  // block for 4 elements); vectors are all in or all out of the row (len % V == 0).
   template <class Xf>
   __device__ __forceinline__ void map(const Xf& xf) {
 #pragma unroll
-    for (int j = 0; j < K; ++j)
+    for (int j = 0; j < K; ++j) {
+      if constexpr (V > 1 && requires(C (&x)[V], const C (&g)[V]) { xf.template map_vec<V>(x, g, std::int64_t{0}); }) {
+        const std::int64_t e0 = elem(j, 0);
+        if (e0 < len) {
+          C g[V];
 #pragma unroll
-      for (int i = 0; i < V; ++i) {
-        const std::int64_t e = elem(j, i);
-        if (e < len) a[j][i] = xf(a[j][i], bv(j, i), e);
+          for (int i = 0; i < V; ++i) g[i] = bv(j, i);
+          xf.template map_vec<V>(a[j], g, e0);
+        }
+      } else {
+#pragma unroll
+        for (int i = 0; i < V; ++i) {
+          const std::int64_t e = elem(j, i);
+          if (e < len) a[j][i] = xf(a[j][i], bv(j, i), e);
+        }
       }
+    }
   }
   // acc = f(acc, a, b, k) over the thread's elements
   template <class R, class F>
