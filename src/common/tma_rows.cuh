@@ -15,6 +15,7 @@
 
 #include "baracuda/core/status.hpp"
 #include "common/bulk_copy.cuh"
+#include "common/cluster_push.cuh"
 #include "common/tma_rows.hpp"
 
 namespace baracuda::kernels {
@@ -99,7 +100,45 @@ struct BulkRowRing {
       phase ^= 1u;
     }
   }
+  // Thread 0: rows 0 .. stages - 1 of the block's `rows` into the slots; sources(i, src)
+  // names row i's kSources slices.
+  template <class F>
+  __device__ __forceinline__ void start(std::int64_t rows, const F& sources) const {
+    for (int i = 0; i < stages && i < rows; ++i) {
+      const void* src[kSources];
+      sources(static_cast<std::int64_t>(i), src);
+      fill(i, src);
+    }
+  }
+  // Thread 0 (see refill_current): row i + stages into the current slot, if there is one.
+  template <class F>
+  __device__ __forceinline__ void refill_after(std::int64_t i, std::int64_t rows, const F& sources) const {
+    if (i + stages >= rows) return;
+    const void* src[kSources];
+    sources(i + stages, src);
+    refill_current(src);
+  }
 };
+
+// The static shared memory of a bulk-copy row kernel: the ring's barriers, the alternating
+// block-reduction buffers (common/block_reduce.cuh's block_allreduce_flat) and the cluster
+// push state.
+struct TmaRowShared {
+  std::uint64_t full[rows::kTmaMaxStages];
+  float red[2][rows::kTmaMaxThreads / 32];
+  ClusterPushState push;
+};
+// Every thread: the ring's barriers set up, then a block barrier, or with a cluster the
+// push barriers and a cluster barrier (common/cluster_push.cuh); then thread 0 fills the
+// first stages.
+template <int kSources, class F>
+__device__ __forceinline__ void tma_row_begin(TmaRowShared& sh, const BulkRowRing<kSources>& ring, int cluster,
+                                              std::int64_t rows, const F& sources) {
+  if (threadIdx.x == 0) ring.init();
+  if (cluster > 1) cluster_push_init(sh.push);
+  else __syncthreads();
+  if (threadIdx.x == 0) ring.start(rows, sources);
+}
 
 // Launches a persistent row kernel: dynamic shared memory opted into, clusters of p.cluster
 // blocks (more than 8 opted into as non-portable), and with clusters the grid trimmed to the

@@ -51,9 +51,7 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) nor
   constexpr int V = 16 / static_cast<int>(sizeof(T));
   constexpr int kSources = kResidual ? 2 : 1;
   extern __shared__ __align__(128) unsigned char stage_mem[];
-  __shared__ std::uint64_t full[rows::kTmaMaxStages];
-  __shared__ C red[2][rows::kTmaMaxThreads / 32];
-  __shared__ ClusterPushState push;
+  __shared__ TmaRowShared sh;
   const int t = static_cast<int>(threadIdx.x), nt = static_cast<int>(blockDim.x);
   const int stages = p.stages;
   const TmaSlice sl = tma_slice(p.rows, p.n, p.cluster, static_cast<int>(sizeof(T)));
@@ -73,21 +71,13 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) nor
     if (ok[j] && p.has_weight) wv[j] = load_elems<T, V>(static_cast<const T*>(p.fwd.weight), sl.off + static_cast<std::int64_t>(q) * V);
     if (ok[j] && p.has_bias) bv[j] = load_elems<T, V>(static_cast<const T*>(p.fwd.bias), sl.off + static_cast<std::int64_t>(q) * V);
   }
-  BulkRowRing<kSources> ring{stage_mem, full, stages, row_bytes};
-  if (t == 0) ring.init();
-  if (p.cluster > 1) cluster_push_init(push);
-  else __syncthreads();
+  BulkRowRing<kSources> ring{stage_mem, sh.full, stages, row_bytes};
   auto sources = [&](std::int64_t i, const void* (&src)[kSources]) {  // this block's row i
     const std::int64_t row = sl.first + i * sl.step;
     src[0] = static_cast<const T*>(p.fwd.x) + tma_row_offset(p, 1, row) + sl.off;
     if constexpr (kResidual) src[1] = static_cast<const T*>(p.fwd.residual) + tma_row_offset(p, 2, row) + sl.off;
   };
-  if (t == 0)
-    for (int i = 0; i < stages && i < sl.my_rows; ++i) {
-      const void* src[kSources];
-      sources(i, src);
-      ring.fill(i, src);
-    }
+  tma_row_begin(sh, ring, p.cluster, sl.my_rows, sources);
 
   const C inv_n = static_cast<C>(p.inv_n);
   const C inv_slice = C(1) / static_cast<C>(sl.n);
@@ -114,13 +104,9 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) nor
     }
     // The block's sum (LayerNorm) or sum of squares (RMSNorm). Its barrier also means every
     // thread holds its part of the row in registers: the stage can be refilled.
-    sum = block_allreduce_flat(sum, MergeScalarSum<C>{}, red[rb]);
+    sum = block_allreduce_flat(sum, MergeScalarSum<C>{}, sh.red[rb]);
     rb ^= 1;
-    if (t == 0 && i + stages < sl.my_rows) {
-      const void* src[kSources];
-      sources(i + stages, src);
-      ring.refill_current(src);
-    }
+    if (t == 0) ring.refill_after(i, sl.my_rows, sources);
     ring.advance();
     C mean = C(0), rstd;
     if constexpr (kLayer) {
@@ -136,10 +122,10 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) nor
           const C d = h[j][e] - mean;
           sq += ok[j] ? d * d : C(0);
         }
-      C m2 = block_allreduce_flat(sq, MergeScalarSum<C>{}, red[rb]);
+      C m2 = block_allreduce_flat(sq, MergeScalarSum<C>{}, sh.red[rb]);
       rb ^= 1;
       if (p.cluster > 1) {
-        const unsigned long long* got = cluster_push_exchange(push, pack_float2(mean, m2), sl.rank, p.cluster, xk);
+        const unsigned long long* got = cluster_push_exchange(sh.push, pack_float2(mean, m2), sl.rank, p.cluster, xk);
         C ms = C(0);
         for (int r = 0; r < p.cluster; ++r) ms += unpack_lo(got[r]);
         const C cm = ms / static_cast<C>(p.cluster);
@@ -155,7 +141,7 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) nor
       rstd = norm_rsqrt(m2 * inv_n + eps);
     } else {
       if (p.cluster > 1) {
-        const unsigned long long* got = cluster_push_exchange(push, pack_float2(sum, C(0)), sl.rank, p.cluster, xk);
+        const unsigned long long* got = cluster_push_exchange(sh.push, pack_float2(sum, C(0)), sl.rank, p.cluster, xk);
         sum = C(0);
         for (int r = 0; r < p.cluster; ++r) sum += unpack_lo(got[r]);
       }

@@ -53,9 +53,7 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) sof
   constexpr int V = 16 / static_cast<int>(sizeof(T));
   constexpr int kSources = kBwd ? 2 : 1;
   extern __shared__ __align__(128) unsigned char stage_mem[];
-  __shared__ std::uint64_t full[rows::kTmaMaxStages];
-  __shared__ C red[2][rows::kTmaMaxThreads / 32];
-  __shared__ ClusterPushState push;
+  __shared__ TmaRowShared sh;
   const int t = static_cast<int>(threadIdx.x), nt = static_cast<int>(blockDim.x);
   const int stages = p.stages;
   const TmaSlice sl = tma_slice(p.rows, p.len, p.cluster, static_cast<int>(sizeof(T)));
@@ -63,33 +61,21 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) sof
   bool ok[K];
 #pragma unroll
   for (int j = 0; j < K; ++j) ok[j] = j * nt + t < nvec;
-  BulkRowRing<kSources> ring{stage_mem, full, stages, sl.bytes};
-  if (t == 0) ring.init();
-  if (p.cluster > 1) cluster_push_init(push);
-  else __syncthreads();
+  BulkRowRing<kSources> ring{stage_mem, sh.full, stages, sl.bytes};
   auto sources = [&](std::int64_t i, const void* (&src)[kSources]) {  // this block's row i
     const std::int64_t row = sl.first + i * sl.step;
     src[0] = static_cast<const T*>(p.in0) + tma_row_offset(p, 1, row) + sl.off;
     if constexpr (kBwd) src[1] = static_cast<const T*>(p.in1) + tma_row_offset(p, 2, row) + sl.off;
   };
-  if (t == 0)
-    for (int i = 0; i < stages && i < sl.my_rows; ++i) {
-      const void* src[kSources];
-      sources(i, src);
-      ring.fill(i, src);
-    }
+  tma_row_begin(sh, ring, p.cluster, sl.my_rows, sources);
   const C ninf = -static_cast<C>(INFINITY);
   int rb = 0, xk = 0;
   // The block's barrier also means every thread holds its part of the row in registers:
   // thread 0 refills the stage right after the first block reduction of a row.
   auto reduce_and_refill = [&](C v, auto merge, std::int64_t i) {
-    v = block_allreduce_flat(v, merge, red[rb]);
+    v = block_allreduce_flat(v, merge, sh.red[rb]);
     rb ^= 1;
-    if (t == 0 && i + stages < sl.my_rows) {
-      const void* src[kSources];
-      sources(i + stages, src);
-      ring.refill_current(src);
-    }
+    if (t == 0) ring.refill_after(i, sl.my_rows, sources);
     ring.advance();
     return v;
   };
@@ -123,11 +109,11 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) sof
             if constexpr (!kLog) h[j][e] = ex;
           }
       }
-      s = block_allreduce_flat(s, MergeSum<C>{}, red[rb]);
+      s = block_allreduce_flat(s, MergeSum<C>{}, sh.red[rb]);
       rb ^= 1;
       C mx = m, sum = s;
       if (p.cluster > 1) {
-        const unsigned long long* got = cluster_push_exchange(push, pack_float2(m, s), sl.rank, p.cluster, xk);
+        const unsigned long long* got = cluster_push_exchange(sh.push, pack_float2(m, s), sl.rank, p.cluster, xk);
         mx = ninf;
         for (int r = 0; r < p.cluster; ++r) mx = nan_max(mx, unpack_lo(got[r]));
         const int lane = t & 31;
@@ -181,7 +167,7 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) sof
       }
       s = reduce_and_refill(s, MergeSum<C>{}, i);
       if (p.cluster > 1) {
-        const unsigned long long* got = cluster_push_exchange(push, pack_float2(s, C(0)), sl.rank, p.cluster, xk);
+        const unsigned long long* got = cluster_push_exchange(sh.push, pack_float2(s, C(0)), sl.rank, p.cluster, xk);
         s = C(0);
         for (int r = 0; r < p.cluster; ++r) s += unpack_lo(got[r]);
       }
