@@ -8,6 +8,8 @@
 //   column_split                   any axis stride, too few rows for a thread each: the axis
 //                                  cut into segments (three passes, the input read twice)
 //   column                         any axis stride: one thread per row walking the axis
+//   cub                            cumsum of one contiguous f32 / f64 row by CUB's
+//                                  DeviceScan (not yet measured on the H200: last until it is)
 // The tile kernels need the axis to be unit-stride in every operand; the vec16 ones also a
 // length that is a multiple of the input's 16-byte vector and 16-byte aligned rows, and an
 // op with one input (the forward kinds and cumsum's backward).
@@ -232,6 +234,16 @@ Setup setup_for(ScanImpl impl, bool vec, const Operands& o, const DeviceCaps& ca
     if ((p.rows + 255) / 256 > kMaxGrid) r.rejection = "rows = " + std::to_string(p.rows) + " exceed the grid";
     return r;
   }
+  if (impl == ScanImpl::kCub) {
+    const DType t = o.ref().dtype;
+    if (p.op != ScanOp::kSum) r.rejection = std::string("cub scans cumsum only, not ") + scan_kind_name(o.kind);
+    else if (t != DType::kF32 && t != DType::kF64) r.rejection = "cub scans f32 / f64, not " + std::string(dtype_name(t));
+    else if (p.rows != 1) r.rejection = "rows = " + std::to_string(p.rows) + ": cub scans one row";
+    else if (p.axis_stride[0] != 1 || p.axis_stride[2] != 1) r.rejection = "cub needs unit-stride operands along the axis";
+    if (!r.rejection.empty()) return r;
+    r.workspace = round_up(cub_cumsum_workspace(t, p.len, p.reverse), kWorkspaceAlignment);
+    return r;
+  }
   r.rejection = row_rejection(o, p, vec);
   if (!r.rejection.empty()) return r;
   p.vec = vec ? vec_of(o) : 1;
@@ -280,6 +292,7 @@ constexpr ImplInfo kImpls[] = {
     {ScanImpl::kLookback, true, "lookback_vec16"},  {ScanImpl::kLookback, false, "lookback"},
     {ScanImpl::kBlockRow, true, "block_row_vec16"}, {ScanImpl::kBlockRow, false, "block_row"},
     {ScanImpl::kColumnSplit, false, "column_split"}, {ScanImpl::kColumn, false, "column"},
+    {ScanImpl::kCub, false, "cub"},
 };
 constexpr int kNumImpls = sizeof(kImpls) / sizeof(kImpls[0]);
 
@@ -292,10 +305,10 @@ KernelSku sku_of(const Operands& o, const ImplInfo& info) {
   s.out = o.op[0]->dtype;
   const DType t = o.ref().dtype;
   s.compute = s.precision.accumulator = is_integer(t) ? DType::kI64 : t == DType::kF64 ? DType::kF64 : DType::kF32;
-  // the look-back adds a floating carry in the order predecessors finish
+  // the look-backs (ours, CUB's) add a floating carry in the order predecessors finish
   const ScanOp op = op_of(o);
   const bool exact = is_integer(t) || op == ScanOp::kMax || op == ScanOp::kMin;
-  s.precision.deterministic = info.impl != ScanImpl::kLookback || exact;
+  s.precision.deterministic = (info.impl != ScanImpl::kLookback && info.impl != ScanImpl::kCub) || exact;
   return s;
 }
 
@@ -363,6 +376,7 @@ struct ScanTable {
   static Status launch(ScanParams p, const Desc& d, const Args& a, Workspace ws, cudaStream_t s) {
     set_pointers(p, a);
     p.workspace = ws.data;
+    if (p.impl == ScanImpl::kCub) return launch_cub_cumsum(operands_of(d).ref().dtype, p, ws.bytes, s);
     return launch_dtype(operands_of(d).ref().dtype, p, s);
   }
 };

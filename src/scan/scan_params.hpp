@@ -18,6 +18,9 @@
 //               rescans each segment from its prefix (the input read twice; deterministic).
 //  * kColumn:   any axis stride: one thread per row walking the axis (coalesced across rows
 //               when the innermost kept dim is dense).
+//  * kCub:      cumsum of one contiguous f32 / f64 row (either direction) by
+//               cub::DeviceScan::InclusiveSum (cub_scan.cu); its temporary storage is the
+//               workspace.
 // The row kernels need axis_stride == 1; `vec` (elements per 16-byte vector of the input,
 // or 1) and K (vectors per thread, scan_k) size the per-thread registers.
 #pragma once
@@ -31,7 +34,7 @@ typedef struct CUstream_st* cudaStream_t;
 
 namespace baracuda::scan {
 
-enum class ScanImpl : std::uint8_t { kWarpRow, kBlockRow, kLookback, kColumnSplit, kColumn };
+enum class ScanImpl : std::uint8_t { kWarpRow, kBlockRow, kLookback, kColumnSplit, kColumn, kCub };
 // The combine a kernel runs: the forward kinds, and the three backward scans that are not a
 // plain (reversed) cumsum.
 enum class ScanOp : std::uint8_t { kSum, kProd, kMax, kMin, kLse, kProdBwd, kMaxMinBwd, kLseBwd };
@@ -109,5 +112,10 @@ BARACUDA_SCAN_FLOAT_SPECS(kF32)
 BARACUDA_SCAN_FLOAT_SPECS(kF16)
 BARACUDA_SCAN_FLOAT_SPECS(kBF16)
 #undef BARACUDA_SCAN_FLOAT_SPECS
+
+// kCub (cub_scan.cu): the workspace CUB asks for (a bound when no device answers), and the
+// launch (ws_bytes: the workspace given).
+std::size_t cub_cumsum_workspace(DType t, std::int64_t len, bool reverse);
+Status launch_cub_cumsum(DType t, const ScanParams& p, std::size_t ws_bytes, cudaStream_t s);
 
 }  // namespace baracuda::scan

@@ -202,6 +202,43 @@ TEST(ScanDispatch, DeterministicExcludesFloatLookback) {
   EXPECT_GT(q->workspace_size(), 0u);
 }
 
+// cub (forced; last in the order until it is measured): cumsum of one contiguous f32 / f64
+// row, either direction and the backward; a workspace for CUB's tile states (here, without
+// a device, the plan's bound); never deterministic for floats; other kinds, dtypes, several
+// rows and strided axes refused.
+TEST(ScanDispatch, CubCumsum) {
+  PlanPreference cub;
+  cub.force_sku = "*.cub[*";
+  const std::int64_t n = std::int64_t{1} << 28;
+  for (DType t : {DType::kF32, DType::kF64})
+    for (bool reverse : {false, true}) {
+      auto one = contig(t, {1, n});
+      auto p = ScanPlan::select_for_caps(caps(90), ScanDescriptor{one, one, {}, -1, ScanKind::kCumsum, reverse}, cub);
+      ASSERT_TRUE(p.has_value()) << p.error().to_string();
+      EXPECT_EQ(p->sku().impl, "cub");
+      EXPECT_FALSE(p->sku().precision.deterministic);
+      EXPECT_GE(p->workspace_size(), static_cast<std::size_t>(n / 3072) * 8);  // CUB's sm_90 f32 tiles, 8 bytes each
+      EXPECT_EQ(p->workspace_size() % kWorkspaceAlignment, 0u);
+    }
+  auto rank1 = contig(DType::kF32, {1000});
+  EXPECT_TRUE(ScanBackwardPlan::select_for_caps(caps(90), ScanBackwardDescriptor{rank1, rank1, rank1, {}, rank1}, cub)
+                  .has_value());
+  auto refused = [&](const ScanDescriptor& d) { return !ScanPlan::select_for_caps(caps(90), d, cub).has_value(); };
+  auto bf = contig(DType::kBF16, {1, 4096}), two = contig(DType::kF32, {2, 4096});
+  auto strided = TensorLayout::strided(DType::kF32, {4096}, {2});
+  auto f = contig(DType::kF32, {1, 4096}), idx = contig(DType::kI64, {1, 4096});
+  EXPECT_TRUE(refused({bf, bf}));
+  EXPECT_TRUE(refused({two, two}));
+  EXPECT_TRUE(refused({f, f, idx, -1, ScanKind::kCummax}));
+  EXPECT_TRUE(refused({strided, contig(DType::kF32, {4096})}));  // one row, a strided axis
+  PlanPreference det = cub;
+  det.deterministic = true;
+  EXPECT_FALSE(ScanPlan::select_for_caps(caps(90), {f, f}, det).has_value());
+  // the default stays the look-back
+  auto one = contig(DType::kF32, {1, n});
+  EXPECT_EQ(chosen(90, {one, one}), "lookback_vec16");
+}
+
 TEST(ScanDispatch, BackwardKinds) {
   auto l = contig(DType::kF32, {64, 1000});
   auto il = contig(DType::kI64, {64, 1000});
