@@ -30,6 +30,24 @@ constexpr int tma_blocks_per_sm(int threads) {
   return by_regs < 1 ? 1 : by_regs > 4 ? 4 : by_regs;
 }
 
+// Dynamic shared memory of a block: `fixed` slices kept for the whole kernel, then `stages`
+// stages of `sources` slices.
+constexpr std::int64_t tma_row_smem_bytes(std::int64_t slice_bytes, int stages, int sources, int fixed) {
+  return (fixed + static_cast<std::int64_t>(stages) * sources) * slice_bytes;
+}
+
+// Why a bulk-copy row kernel cannot take these rows ("" when it can): `arch` names the
+// device for the sm_90 requirement.
+inline std::string tma_row_refusal(int sm, const std::string& arch, int esize, std::int64_t rows, std::int64_t row_bytes) {
+  if (sm < 90) return "bulk copies need sm90+, device is " + arch;
+  if (esize > 4) return "f64 rows stay in the in-register kernels";
+  if (rows == 0) return "no rows";
+  if (rows > 0x7fffffff) return "rows = " + std::to_string(rows) + " >= 2^31 (32-bit row indexing)";
+  if (row_bytes < 4096)
+    return "rows of " + std::to_string(row_bytes) + " bytes < 4096 (the in-register kernels keep enough in flight)";
+  return "";
+}
+
 struct TmaRowShape {
   int cluster = 1, threads = 0, stages = 0;
   std::int64_t grid = 0;  // persistent blocks (a multiple of cluster)
@@ -38,10 +56,12 @@ struct TmaRowShape {
 // The smallest cluster whose slice fits `prefer_threads` threads, else kTmaMaxThreads, that
 // leaves two or more stages, at the most blocks an SM; "" or why none (`what`: the name of
 // the length in the text). nvec: vectors a row;
-// slice bytes = n / cluster * esize; optin: the per-block dynamic shared memory limit.
+// slice bytes = n / cluster * esize; optin: the per-block dynamic shared memory limit (0:
+// unknown, 227 KiB).
 inline std::string tma_row_shape(TmaRowShape& out, std::int64_t n, std::int64_t nvec, int esize, int sources, int fixed,
                                  std::int64_t rows, int sms, std::int64_t optin, int prefer_threads,
                                  const char* what) {
+  if (optin <= 0) optin = 227 * 1024;
   for (int limit : {prefer_threads, kTmaMaxThreads}) {
     for (int cluster : {1, 2, 4, 8, 16}) {
       const std::int64_t per_thread = (nvec / cluster + kTmaVecsPerThread - 1) / kTmaVecsPerThread;
@@ -52,7 +72,7 @@ inline std::string tma_row_shape(TmaRowShape& out, std::int64_t n, std::int64_t 
         // 228 KiB of shared memory an SM, 1 KiB of it reserved per block, ~1 KiB static
         const std::int64_t per_block = std::min<std::int64_t>(228 * 1024 / bps - 2048, optin - 1024);
         int stages = 0;
-        while (stages < kTmaMaxStages && (fixed + (stages + 1) * sources) * slice_bytes <= per_block) ++stages;
+        while (stages < kTmaMaxStages && tma_row_smem_bytes(slice_bytes, stages + 1, sources, fixed) <= per_block) ++stages;
         if (stages < 2) continue;
         out.cluster = cluster;
         out.threads = threads;

@@ -34,18 +34,11 @@ enum class NormImpl : std::uint8_t { kWarpRow, kBlockRow, kClusterRow, kSplitRow
 using rows::kTmaMaxStages;
 using rows::kTmaMaxThreads;
 using rows::kTmaVecsPerThread;
-// Dynamic shared memory of a tma_row forward block (kernels/norm_tma.cuh): weight and bias
-// (both slots when either is used), then `stages` x (x[, residual]).
-constexpr std::size_t tma_smem_bytes(std::int64_t row_bytes, int stages, bool params, bool residual) {
-  return static_cast<std::size_t>((params ? 2 * row_bytes : 0) + stages * (residual ? 2 : 1) * row_bytes);
-}
 // kTmaLean (forward, sm_90, kernels/norm_tma_lean.cuh): tma_row's scheme with compile-time
-// LayerNorm / RMSNorm and residual, weight and bias in registers (no shared-memory slots),
-// the smallest cluster whose slice fits kTmaPreferThreads threads (two blocks an SM), and
-// one push exchange (common/cluster_push.cuh) per row across a cluster.
-constexpr std::size_t tma_lean_smem_bytes(std::int64_t row_bytes, int stages, bool residual) {
-  return static_cast<std::size_t>(stages * (residual ? 2 : 1) * row_bytes);
-}
+// LayerNorm / RMSNorm and residual, weight and bias in registers (no shared-memory slices),
+// the smallest cluster whose slice fits rows::kTmaPreferThreads threads (two blocks an SM),
+// and one push exchange (common/cluster_push.cuh) per row across a cluster. Shared memory
+// of both: rows::tma_row_smem_bytes (tma_row keeps weight and bias in two fixed slices).
 struct NormParams {
   NormArgs fwd;          // the forward's pointers (the plan's args, as given)
   NormBackwardArgs bwd;  // the backward's

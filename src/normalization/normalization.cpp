@@ -200,14 +200,9 @@ void tma_setup(Setup& r, const NormShape& s, const DeviceCaps& caps, bool lean) 
   const std::int64_t esize = static_cast<std::int64_t>(dtype_size(s.dtype()));
   const std::int64_t row_bytes = p.n * esize, nvec = p.n / p.vec;
   if (s.bwd) r.rejection = "tma_row is forward only (its backward measured 0.47-0.67x PyTorch on the H200)";
-  else if (caps.sm < 90) r.rejection = "bulk copies need sm90+, device is " + caps.arch_name();
-  else if (esize > 4) r.rejection = "f64 rows stay in the in-register kernels";
-  else if (p.rows == 0) r.rejection = "no rows";
-  else if (p.rows > 0x7fffffff) r.rejection = "rows = " + std::to_string(p.rows) + " >= 2^31 (32-bit row indexing)";
-  else if (row_bytes < 4096) r.rejection = "rows of " + std::to_string(row_bytes) + " bytes < 4096 (the in-register kernels keep enough in flight)";
+  else r.rejection = rows::tma_row_refusal(caps.sm, caps.arch_name(), static_cast<int>(esize), p.rows, row_bytes);
   if (!r.rejection.empty()) return;
   const bool residual = s.rows.size() > 2;
-  const std::int64_t optin = caps.smem_per_block_optin > 0 ? static_cast<std::int64_t>(caps.smem_per_block_optin) : 227 * 1024;
   // One register bucket, k = 4 (128 registers): a k = 2 bucket at 64 registers (512
   // threads, 2 blocks an SM) measured slower on the H200 (session 8: rms_norm 16384x8192
   // bf16 0.1705 ms against 0.1560, layer_norm 0.2223 against 0.1948; 131072 rows equal).
@@ -215,8 +210,8 @@ void tma_setup(Setup& r, const NormShape& s, const DeviceCaps& caps, bool lean) 
   // prefers blocks of kTmaPreferThreads (two an SM).
   rows::TmaRowShape shape;
   r.rejection = rows::tma_row_shape(shape, p.n, nvec, static_cast<int>(esize), residual ? 2 : 1,
-                                    !lean && !s.vecs.empty() ? 2 : 0, p.rows, std::max(1, caps.sm_count), optin,
-                                    lean ? rows::kTmaPreferThreads : kTmaMaxThreads, "normalized size");
+                                    !lean && !s.vecs.empty() ? 2 : 0, p.rows, std::max(1, caps.sm_count),
+                                    static_cast<std::int64_t>(caps.smem_per_block_optin), lean ? rows::kTmaPreferThreads : kTmaMaxThreads, "normalized size");
   p.k = kTmaVecsPerThread;
   p.threads = shape.threads;
   p.stages = shape.stages;

@@ -125,20 +125,14 @@ using rows::kMaxGrid;
 void tma_setup(Setup& r, const Operands& o, const DeviceCaps& caps) {
   SoftmaxParams& p = r.params;
   const int esize = elem_bytes(o);
-  if (caps.sm < 90) r.rejection = "bulk copies need sm90+, device is " + caps.arch_name();
-  else if (esize > 4) r.rejection = "f64 rows stay in the in-register kernels";
-  else r.rejection = row_rejection(o, p, true);
-  if (!r.rejection.empty()) return;
-  if (p.rows == 0) r.rejection = "no rows";
-  else if (p.rows > 0x7fffffff) r.rejection = "rows = " + std::to_string(p.rows) + " >= 2^31 (32-bit row indexing)";
-  else if (p.len * esize < 4096)
-    r.rejection = "rows of " + std::to_string(p.len * esize) + " bytes < 4096 (the in-register kernels keep enough in flight)";
+  r.rejection = rows::tma_row_refusal(caps.sm, caps.arch_name(), esize, p.rows, p.len * esize);
+  if (r.rejection.empty()) r.rejection = row_rejection(o, p, true);
   if (!r.rejection.empty()) return;
   p.vec = 16 / esize;
-  const std::int64_t optin = caps.smem_per_block_optin > 0 ? static_cast<std::int64_t>(caps.smem_per_block_optin) : 227 * 1024;
   rows::TmaRowShape shape;
-  r.rejection = rows::tma_row_shape(shape, p.len, p.len / p.vec, esize, o.bwd ? 2 : 1, 0, p.rows,
-                                    std::max(1, caps.sm_count), optin, rows::kTmaPreferThreads, "row length");
+  r.rejection = rows::tma_row_shape(shape, p.len, p.len / p.vec, esize, o.bwd ? 2 : 1, 0, p.rows, std::max(1, caps.sm_count),
+                                    static_cast<std::int64_t>(caps.smem_per_block_optin), rows::kTmaPreferThreads,
+                                    "row length");
   p.k = rows::kTmaVecsPerThread;
   p.threads = shape.threads;
   p.cluster = shape.cluster;

@@ -189,7 +189,8 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) nor
 template <class T>
 Status launch_norm_fwd_tma(const norm::NormParams& p, cudaStream_t s) {
   const std::int64_t slice_bytes = p.n / p.cluster * static_cast<std::int64_t>(sizeof(T));
-  const std::size_t smem = norm::tma_smem_bytes(slice_bytes, p.stages, p.has_weight || p.has_bias, p.add_residual);
+  const auto smem = static_cast<std::size_t>(
+      rows::tma_row_smem_bytes(slice_bytes, p.stages, p.add_residual ? 2 : 1, p.has_weight || p.has_bias ? 2 : 0));
   return launch_tma_row(norm_fwd_tma<T, rows::kTmaVecsPerThread>, p, smem, s, "norm tma_row");
 }
 

@@ -178,7 +178,7 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) nor
 template <class T>
 Status launch_norm_fwd_tma_lean(const norm::NormParams& p, cudaStream_t s) {
   const std::int64_t slice_bytes = p.n / p.cluster * static_cast<std::int64_t>(sizeof(T));
-  const std::size_t smem = norm::tma_lean_smem_bytes(slice_bytes, p.stages, p.add_residual);
+  const auto smem = static_cast<std::size_t>(rows::tma_row_smem_bytes(slice_bytes, p.stages, p.add_residual ? 2 : 1, 0));
   constexpr int K = rows::kTmaVecsPerThread;
   if constexpr (sizeof(T) > 4) {
     return Status(Code::kInternal, "norm tma_lean: f64 rows stay in the in-register kernels");

@@ -198,8 +198,8 @@ Status launch_softmax_tma(const softmax::SoftmaxParams& p, cudaStream_t s) {
     return Status(Code::kInternal, "softmax tma_row: f64 rows stay in the in-register kernels");
   } else {
     constexpr int K = rows::kTmaVecsPerThread;
-    const std::size_t smem =
-        static_cast<std::size_t>(p.stages) * (kBwd ? 2 : 1) * static_cast<std::size_t>(p.len / p.cluster) * sizeof(T);
+    const auto smem = static_cast<std::size_t>(rows::tma_row_smem_bytes(
+        p.len / p.cluster * static_cast<std::int64_t>(sizeof(T)), p.stages, kBwd ? 2 : 1, 0));
     if (p.log) return launch_tma_row(softmax_tma<T, K, kBwd, true>, p, smem, s, "softmax tma_row");
     return launch_tma_row(softmax_tma<T, K, kBwd, false>, p, smem, s, "softmax tma_row");
   }
