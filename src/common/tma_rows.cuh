@@ -143,9 +143,10 @@ __device__ __forceinline__ void tma_row_begin(TmaRowShared& sh, const BulkRowRin
 // Launches a persistent row kernel: dynamic shared memory opted into, clusters of p.cluster
 // blocks (more than 8 opted into as non-portable), and with clusters the grid trimmed to the
 // clusters that can be resident at once (blocks are persistent, a second wave would only
-// wait).
+// wait). `launched_grid`, when given, receives the grid launched.
 template <class Kernel, class P>
-Status launch_tma_row(Kernel kernel, const P& p, std::size_t smem, cudaStream_t s, const char* what) {
+Status launch_tma_row(Kernel kernel, const P& p, std::size_t smem, cudaStream_t s, const char* what,
+                      std::int64_t* launched_grid = nullptr) {
   cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
   if (e == cudaSuccess && p.cluster > 8) e = cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
   cudaLaunchConfig_t cfg = {};
@@ -168,6 +169,7 @@ Status launch_tma_row(Kernel kernel, const P& p, std::size_t smem, cudaStream_t 
   }
   if (e == cudaSuccess) e = cudaLaunchKernelEx(&cfg, kernel, p);
   if (e != cudaSuccess) return Status(Code::kCudaError, std::string(what) + ": " + cudaGetErrorString(e));
+  if (launched_grid != nullptr) *launched_grid = cfg.gridDim.x;
   return Status::ok();
 }
 

@@ -34,7 +34,8 @@ enum class NormImpl : std::uint8_t { kWarpRow, kBlockRow, kClusterRow, kSplitRow
 using rows::kTmaMaxStages;
 using rows::kTmaMaxThreads;
 using rows::kTmaVecsPerThread;
-// kTmaLean (forward, sm_90, kernels/norm_tma_lean.cuh): tma_row's scheme with compile-time
+// kTmaLean (sm_90; forward kernels/norm_tma_lean.cuh, backward norm_bwd_tma_lean.cuh, whose
+// units are its clusters): tma_row's scheme with compile-time
 // LayerNorm / RMSNorm and residual, weight and bias in registers (no shared-memory slices),
 // the smallest cluster whose slice fits rows::kTmaPreferThreads threads (two blocks an SM),
 // and one push exchange (common/cluster_push.cuh) per row across a cluster. Shared memory

@@ -3,8 +3,9 @@
 //   tma_row_vec16                  sm_90: persistent blocks, rows streamed into shared
 //                                  memory by bulk copies, several rows in flight
 //   tma_lean_vec16                 tma_row with compile-time kinds, parameters in registers
-//                                  and one push exchange per row over a cluster (not yet
-//                                  measured on the H200: after tma_row until it is)
+//                                  and one push exchange per row over a cluster (forward: not
+//                                  yet measured on the H200, after tma_row until it is); the
+//                                  only bulk-copy backward (kernels/norm_bwd_tma_lean.cuh)
 //   warp_row_vec16, warp_row       one warp per row (16-byte vectors / scalar loads)
 //   block_row_vec16, block_row     one block per row, the row in registers
 //   cluster_row_vec16              a cluster of 2..8 blocks per row (sm_90; bf16 rows up to
@@ -199,17 +200,18 @@ void tma_setup(Setup& r, const NormShape& s, const DeviceCaps& caps, bool lean) 
   NormParams& p = r.params;
   const std::int64_t esize = static_cast<std::int64_t>(dtype_size(s.dtype()));
   const std::int64_t row_bytes = p.n * esize, nvec = p.n / p.vec;
-  if (s.bwd) r.rejection = "tma_row is forward only (its backward measured 0.47-0.67x PyTorch on the H200)";
+  if (s.bwd && !lean) r.rejection = "tma_row is forward only (its backward measured 0.47-0.67x PyTorch on the H200)";
   else r.rejection = rows::tma_row_refusal(caps.sm, caps.arch_name(), static_cast<int>(esize), p.rows, row_bytes);
   if (!r.rejection.empty()) return;
-  const bool residual = s.rows.size() > 2;
+  // stage sources: x (and the residual) forward, grad_y and x backward
+  const bool two_sources = s.bwd || s.rows.size() > 2;
   // One register bucket, k = 4 (128 registers): a k = 2 bucket at 64 registers (512
   // threads, 2 blocks an SM) measured slower on the H200 (session 8: rms_norm 16384x8192
   // bf16 0.1705 ms against 0.1560, layer_norm 0.2223 against 0.1948; 131072 rows equal).
   // tma_row keeps weight and bias in two shared-memory slices; tma_lean in registers, and it
   // prefers blocks of kTmaPreferThreads (two an SM).
   rows::TmaRowShape shape;
-  r.rejection = rows::tma_row_shape(shape, p.n, nvec, static_cast<int>(esize), residual ? 2 : 1,
+  r.rejection = rows::tma_row_shape(shape, p.n, nvec, static_cast<int>(esize), two_sources ? 2 : 1,
                                     !lean && !s.vecs.empty() ? 2 : 0, p.rows, std::max(1, caps.sm_count),
                                     static_cast<std::int64_t>(caps.smem_per_block_optin), lean ? rows::kTmaPreferThreads : kTmaMaxThreads, "normalized size");
   p.k = kTmaVecsPerThread;
@@ -217,6 +219,13 @@ void tma_setup(Setup& r, const NormShape& s, const DeviceCaps& caps, bool lean) 
   p.stages = shape.stages;
   p.cluster = shape.cluster;
   p.grid = shape.grid;
+  if (s.bwd && r.rejection.empty()) {
+    // tma_lean backward (kernels/norm_bwd_tma_lean.cuh): each cluster is a unit whose column
+    // sums go to partial[unit][n], two planes
+    p.units = p.grid / p.cluster;
+    if (!s.vecs.empty())
+      r.workspace = rows::align_workspace(2 * static_cast<std::size_t>(p.units * p.n) * dtype_size(stats_dtype(s.dtype())));
+  }
 }
 
 Setup setup_for(NormImpl impl, bool vec, const NormShape& s, const DeviceCaps& caps) {

@@ -26,7 +26,11 @@ enum class RedOp : std::uint8_t {
   kArgmax, kArgmin, kAny, kAll, kCount
 };
 
-enum class ReduceImpl : std::uint8_t { kWarpRow, kBlockRow, kSplitRow, kColumn, kGeneric };
+// kColumnStream: sum over the leading dims of [rows, cols] (a unit-stride run of cols kept
+// elements) by the elementwise family's column reduction (elementwise/launch_column_reduce.hpp,
+// the bias gradient's kernel): slices = its row chunks, slice_len = rows per chunk, bx = its
+// block_cols.
+enum class ReduceImpl : std::uint8_t { kWarpRow, kBlockRow, kSplitRow, kColumn, kColumnStream, kGeneric };
 
 struct ReduceParams {
   RedOp op = RedOp::kSum;
@@ -49,6 +53,7 @@ struct ReduceParams {
   int bx = 32, by = 8;              // column mode block shape (bx * by = threads)
   std::int64_t slices = 1;          // slices per group (> 1: partials, then a finishing pass)
   std::int64_t slice_len = 0;       // elements per slice (a multiple of vec)
+  bool pdl = false;                 // kColumnStream: its second pass a programmatic dependent (sm_90)
   int norm_code = 2;                // kNorm: 0 (p = 0), 1, 2, 3 (general p)
   double p = 2.0;
   double correction = 1.0;

@@ -300,7 +300,7 @@ TEST(NormGpuRefusals, LayerNorm) {
   expect_run_refusals(rows, {&y, &mean, &rstd, &gx, &gw, &gb});
 }
 
-// RMSNorm backward on split_row (4 x 131072 bf16): a workspace one byte short (or null)
+// RMSNorm backward on split_row (4 x 131072 bf16, forced): a workspace one byte short (or null)
 // and unsafe aliasing are refused before the launch; outputs untouched.
 TEST(NormGpuRefusals, RMSNormBackwardSplit) {
   BARACUDA_REQUIRE_GPU();
@@ -310,7 +310,9 @@ TEST(NormGpuRefusals, RMSNormBackwardSplit) {
   RMSNormBackwardDescriptor bd;
   bd.grad_y = bd.x = bd.grad_x = x;
   bd.weight = bd.grad_weight = w;
-  auto bwd = RMSNormBackwardPlan::select(test_stream(), bd);
+  PlanPreference split;
+  split.force_sku = "*split_row*";  // sm_90 takes tma_lean by default
+  auto bwd = RMSNormBackwardPlan::select(test_stream(), bd, split);
   ASSERT_TRUE(bwd.has_value()) << bwd.error().to_string();
   EXPECT_NE(bwd->sku().impl.find("split_row"), std::string::npos) << bwd->sku().name();
   const std::size_t need = bwd->workspace_size();

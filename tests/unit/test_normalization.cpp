@@ -151,18 +151,20 @@ TEST(NormPlanSelect, RowLengths) {
   auto rms_res = rms_fwd(bf({16384, 8192}));
   rms_res.add_residual = true;
   EXPECT_EQ(impl_for<RMSNormPlan>(90, rms_res), "tma_row_vec16");
-  // backward: tma_row is disabled (slower than the in-register kernels on the H200)
-  EXPECT_EQ(impl_for<LayerNormBackwardPlan>(90, layer_bwd(bf({16384, 8192}))), "block_row_vec16");
+  // backward: tma_row is disabled (slower than the in-register kernels on the H200); the
+  // bulk-copy backward is tma_lean's
+  EXPECT_EQ(impl_for<LayerNormBackwardPlan>(90, layer_bwd(bf({16384, 8192}))), "tma_lean_vec16");
+  EXPECT_EQ(impl_for<LayerNormBackwardPlan>(80, layer_bwd(bf({16384, 8192}))), "block_row_vec16");
   EXPECT_EQ(impl_for<LayerNormPlan>(90, layer_fwd(bf({4096, 131072}))), "tma_row_vec16");
   EXPECT_EQ(impl_for<LayerNormPlan>(90, layer_fwd(bf({8, 262144}))), "tma_row_vec16");
   EXPECT_EQ(impl_for<LayerNormPlan>(90, layer_fwd(bf({8, 1 << 20}))), "split_row_vec16");
   EXPECT_EQ(impl_for<LayerNormPlan>(80, layer_fwd(bf({4096, 131072}))), "split_row_vec16");  // no clusters
   EXPECT_EQ(impl_for<RMSNormPlan>(90, rms_fwd(bf({4, 200003}))), "split_row");
-  EXPECT_EQ(impl_for<LayerNormBackwardPlan>(90, layer_bwd(bf({4096, 65536}))), "cluster_row_vec16");
-  EXPECT_EQ(impl_for<LayerNormBackwardPlan>(90, layer_bwd(bf({4096, 131072}))), "split_row_vec16");
-  EXPECT_EQ(impl_for<RMSNormBackwardPlan>(90, rms_bwd(bf({4096, 131072}))), "split_row_vec16");
-  // backward slices also hold f32 column accumulators: 262144 leaves no two stages
-  EXPECT_EQ(impl_for<RMSNormBackwardPlan>(90, rms_bwd(bf({8, 262144}))), "split_row_vec16");
+  EXPECT_EQ(impl_for<LayerNormBackwardPlan>(90, layer_bwd(bf({4096, 65536}))), "tma_lean_vec16");
+  EXPECT_EQ(impl_for<LayerNormBackwardPlan>(80, layer_bwd(bf({4096, 65536}))), "block_row_vec16");
+  EXPECT_EQ(impl_for<LayerNormBackwardPlan>(90, layer_bwd(bf({4096, 131072}))), "tma_lean_vec16");
+  EXPECT_EQ(impl_for<LayerNormBackwardPlan>(80, layer_bwd(bf({4096, 131072}))), "split_row_vec16");
+  EXPECT_EQ(impl_for<RMSNormBackwardPlan>(90, rms_bwd(bf({8, 262144}))), "tma_lean_vec16");
   EXPECT_EQ(impl_for<RMSNormBackwardPlan>(90, rms_bwd(bf({8, 1 << 22}))), "split_row_vec16");
   EXPECT_EQ(impl_for<LayerNormBackwardPlan>(90, layer_bwd(bf({3, 200003}))), "split_row");
   // split_row forward: 4096 rows x 16 slices (512 threads x 2 x 8) of f32 Welford (12 bytes)
@@ -180,8 +182,9 @@ TEST(NormPlanSelect, RowLengths) {
   EXPECT_EQ(bsplit->workspace_size(), 2u * units * 131072u * 4u + 4096u * 16u * 8u);
 }
 
-// tma_lean (forced; after tma_row in the order until it is measured): every 16-bit and f32
-// row of 4 KiB or more that tma_row takes, sm_90 only, no workspace, f64 and backward refused.
+// tma_lean (forward forced: after tma_row in the order until it is measured): every 16-bit
+// and f32 row of 4 KiB or more that tma_row takes, sm_90 only, no workspace, f64 refused. The
+// backward (the default where it fits): the parameter partials of its units (clusters).
 TEST(NormPlanSelect, TmaLean) {
   auto bf = [](std::initializer_list<std::int64_t> s) { return TensorLayout::contiguous(DType::kBF16, s); };
   PlanPreference lean;
@@ -205,7 +208,25 @@ TEST(NormPlanSelect, TmaLean) {
   EXPECT_FALSE(LayerNormPlan::select_for_caps(caps(80), layer_fwd(bf({16384, 8192})), lean).has_value());
   EXPECT_FALSE(LayerNormPlan::select_for_caps(caps(90), layer_fwd(TensorLayout::contiguous(DType::kF64, {64, 8192})), lean)
                    .has_value());
-  EXPECT_FALSE(LayerNormBackwardPlan::select_for_caps(caps(90), layer_bwd(bf({16384, 8192})), lean).has_value());
+  const auto caps90 = caps(90);
+  const std::size_t sms = static_cast<std::size_t>(caps90.sm_count);
+  // 16384 x 8192 bf16: 256 threads x 4 vectors, two blocks an SM, no cluster
+  auto b = LayerNormBackwardPlan::select_for_caps(caps90, layer_bwd(bf({16384, 8192})), lean);
+  ASSERT_TRUE(b.has_value()) << b.error().to_string();
+  EXPECT_EQ(b->sku().name(), "layer_norm.bwd.tma_lean_vec16[bf16,f32].sm90+");
+  EXPECT_EQ(b->workspace_size(), 2u * (2u * sms) * 8192u * 4u);
+  // 4096 x 131072 bf16: clusters of 16, units = clusters
+  auto b16 = RMSNormBackwardPlan::select_for_caps(caps90, rms_bwd(bf({4096, 131072})), lean);
+  ASSERT_TRUE(b16.has_value()) << b16.error().to_string();
+  EXPECT_EQ(b16->workspace_size(), 2u * (2u * sms / 16u) * 131072u * 4u);
+  // no parameter gradients, no workspace
+  auto plain = rms_bwd(bf({16384, 8192}));
+  plain.has_weight = false;
+  auto b0 = RMSNormBackwardPlan::select_for_caps(caps90, plain, lean);
+  ASSERT_TRUE(b0.has_value()) << b0.error().to_string();
+  EXPECT_EQ(b0->workspace_size(), 0u);
+  EXPECT_FALSE(LayerNormBackwardPlan::select_for_caps(caps(80), layer_bwd(bf({16384, 8192})), lean).has_value());
+  EXPECT_FALSE(LayerNormBackwardPlan::select_for_caps(caps(90), layer_bwd(bf({16384, 1024})), lean).has_value());
   EXPECT_FALSE(LayerNormPlan::select_for_caps(caps(90), layer_fwd(bf({16384, 1024})), lean).has_value());  // 2 KiB rows
   // the default stays tma_row
   EXPECT_EQ(impl_for<LayerNormPlan>(90, layer_fwd(bf({16384, 8192}))), "tma_row_vec16");

@@ -210,11 +210,16 @@ TEST(ReduceDispatch, PicksByLayout) {
   EXPECT_EQ(chosen(rd(TensorLayout::contiguous(bf, {2048, 3001}), ReduceAxes::of({1}))), "block_row");
   EXPECT_EQ(chosen(rd(TensorLayout::contiguous(bf, {4, 131072}), ReduceAxes::of({1}))), "split_row_vec16");
   EXPECT_EQ(chosen(rd(TensorLayout::contiguous(DType::kF32, {1LL << 28}), ReduceAxes::all())), "split_row_vec16");
-  EXPECT_EQ(chosen(rd(TensorLayout::contiguous(bf, {16384, 8192}), ReduceAxes::of({0}))), "column_vec16");
+  // sums over the leading dims: the elementwise column reduction; other ops the column kernel
+  EXPECT_EQ(chosen(rd(TensorLayout::contiguous(bf, {16384, 8192}), ReduceAxes::of({0}))), "column_stream_vec16");
+  EXPECT_EQ(chosen(rd(TensorLayout::contiguous(bf, {16384, 8192}), ReduceAxes::of({0}), false, ReduceKind::kMean)),
+            "column_vec16");
+  EXPECT_EQ(chosen(rd(TensorLayout::contiguous(bf, {4, 16384, 8192}), ReduceAxes::of({1}))), "column_vec16");  // outer kept dim
   EXPECT_EQ(chosen(rd(TensorLayout::contiguous(bf, {64, 100, 7}), ReduceAxes::of({1}))), "column");
   EXPECT_EQ(chosen(rd(TensorLayout::contiguous(bf, {8, 16, 32}), ReduceAxes::of({0, 2}))), "generic");
   // middle axes that merge: [8, (16, 32), 4] -> one reduced dim of stride 4 (column)
   EXPECT_EQ(chosen(rd(TensorLayout::contiguous(DType::kF32, {8, 16, 32, 4}), ReduceAxes::of({1, 2}))), "column_vec16");
+  EXPECT_EQ(chosen(rd(TensorLayout::contiguous(DType::kF32, {16, 32, 4}), ReduceAxes::of({0, 1}))), "column_stream_vec16");
   // several trailing axes collapse into one row
   EXPECT_EQ(chosen(rd(TensorLayout::contiguous(DType::kF32, {8, 16, 32}), ReduceAxes::of({1, 2}))), "warp_row_vec16");
 }
@@ -231,6 +236,22 @@ TEST(ReduceDispatch, SplitWorkspaceAndDeterministic) {
   auto q = ReducePlan::select_for_caps(sm90(), d, pref);
   ASSERT_TRUE(q.has_value());
   EXPECT_EQ(q->sku().impl, "block_row_vec16");
+}
+
+// column_stream: the column reduction's row chunks (about three waves of 4 blocks an SM of
+// 16 column vectors) as slices, their f32 partial sums in the workspace.
+TEST(ReduceDispatch, ColumnStreamWorkspace) {
+  auto d = rd(TensorLayout::contiguous(DType::kBF16, {16384, 8192}), ReduceAxes::of({0}));
+  auto p = ReducePlan::select_for_caps(sm90(), d);
+  ASSERT_TRUE(p.has_value()) << p.error().to_string();
+  EXPECT_EQ(p->sku().name().find("sum.fwd.column_stream_vec16[bf16,bf16"), 0u) << p->sku().name();
+  const std::size_t chunks = 132 * 4 * 3 / 64;  // 64 column blocks of 16 vectors
+  EXPECT_EQ(p->workspace_size(), chunks * 8192u * 4u);
+  PlanPreference pref;
+  pref.max_workspace_bytes = 0;
+  auto q = ReducePlan::select_for_caps(sm90(), d, pref);
+  ASSERT_TRUE(q.has_value());
+  EXPECT_NE(q->sku().impl, "column_stream_vec16");
 }
 
 TEST(ReduceDispatch, OtherPlans) {

@@ -242,6 +242,7 @@ Status launch_op(const ReduceParams& p, cudaStream_t s) {
       else column_kernel<T, Op, 1><<<grid, 256, 0, s>>>(p);
       break;
     }
+    case ReduceImpl::kColumnStream: return Status(Code::kInternal, "reduce: column_stream runs the elementwise column reduction");
     case ReduceImpl::kGeneric: {
       const auto grid = static_cast<unsigned>(p.groups * p.slices);
       generic_kernel<T, Op><<<grid, threads, 0, s>>>(p);
