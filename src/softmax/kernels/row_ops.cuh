@@ -10,7 +10,8 @@
 //    type; `map` applies the op's input transform once (gumbel: z = (x + g) / tau).
 //  * LoopRow: the row in memory, thread t walking elements t, t + nt, ... with the axis
 //    strides (any stride, any length); the transform is applied at every read, each pass
-//    re-reads the row (L2 for rows that fit).
+//    re-reads the row (L2 for rows that fit). A transform that maps 4 elements at once
+//    (gumbel's Philox blocks) walks unit-stride rows by quads of consecutive elements.
 //  * Scope<warp>: warp_allreduce (one warp per row); Scope<block>: block_allreduce. Both
 //    fixed trees: every thread of the row gets the same bits, so the ops' data-dependent
 //    loops (sparsemax's Newton steps) stay uniform and the result is deterministic.
@@ -44,6 +45,11 @@ struct Scope {
     if constexpr (kWarp) return warp_allreduce(v, merge);
     else return block_allreduce(v, merge, identity, reinterpret_cast<R*>(smem));
   }
+  // Before a reduction of a wider type than the last one (whose result slot it would overlap).
+  __device__ __forceinline__ void sync() const {
+    if constexpr (kWarp) __syncwarp();
+    else __syncthreads();
+  }
 };
 
 // The identity transform of an input element (a: in0, b: in1, k: element along the row).
@@ -55,7 +61,7 @@ struct NoTransform {
 };
 // Base of the ops that read their inputs as they are.
 struct Untransformed {
-  template <class C>
+  template <class T>
   static __device__ __forceinline__ NoTransform transform(const RowOpParams&, std::int64_t) {
     return {};
   }
@@ -64,6 +70,7 @@ struct Untransformed {
 template <class T, int V, int K, bool kTwo>
 struct RegRow {
   using C = Compute<T>;
+  static constexpr bool kInRegisters = true;
   C a[K][V];
   C b[kTwo ? K : 1][V];
   std::int64_t len;
@@ -141,6 +148,7 @@ struct RegRow {
 template <class T, class Xf>
 struct LoopRow {
   using C = Compute<T>;
+  static constexpr bool kInRegisters = false;
   const T* p0;
   const T* p1;  // may be null (b = 0)
   std::int64_t s0, s1, len;
@@ -150,8 +158,29 @@ struct LoopRow {
     b = p1 ? to_compute(p1[k * s1]) : C(0);
     a = xf(to_compute(p0[k * s0]), b, k);
   }
+  // A transform with map_vec<4> (gumbel: one Philox block for 4 elements) on unit-stride rows
+  // of a multiple of 4 elements: thread t walks quads t, t + nt, ... (elements 4q .. 4q + 3).
+  static constexpr bool kQuadXf = requires(const Xf& x, C (&v)[4], const C (&g)[4]) { x.template map_vec<4>(v, g, std::int64_t{0}); };
+  __device__ __forceinline__ bool by_quads() const { return kQuadXf && s0 == 1 && (p1 == nullptr || s1 == 1) && len % 4 == 0; }
+  __device__ __forceinline__ void quad(std::int64_t q, C (&a)[4], C (&b)[4]) const {
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      b[e] = p1 ? to_compute(p1[4 * q + e]) : C(0);
+      a[e] = to_compute(p0[4 * q + e]);
+    }
+    if constexpr (kQuadXf) xf.template map_vec<4>(a, b, 4 * q);
+  }
   template <class R, class F>
   __device__ __forceinline__ R fold(R acc, const F& f) const {
+    if (by_quads()) {
+      for (std::int64_t q = t; q < len / 4; q += nt) {
+        C a[4], b[4];
+        quad(q, a, b);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc = f(acc, a[e], b[e], 4 * q + e);
+      }
+      return acc;
+    }
     for (std::int64_t k = t; k < len; k += nt) {
       C a, b;
       values(k, a, b);
@@ -161,6 +190,15 @@ struct LoopRow {
   }
   template <class F>
   __device__ __forceinline__ void write(T* out, std::int64_t stride, const F& f) const {
+    if (by_quads()) {
+      for (std::int64_t q = t; q < len / 4; q += nt) {
+        C a[4], b[4];
+        quad(q, a, b);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) out[(4 * q + e) * stride] = from_compute<T>(f(a[e], b[e], 4 * q + e));
+      }
+      return;
+    }
     for (std::int64_t k = t; k < len; k += nt) {
       C a, b;
       values(k, a, b);
@@ -171,7 +209,7 @@ struct LoopRow {
 
 // One kernel per (op, dtype, mode, bucket). Op provides
 //   static constexpr bool kTwo;                              // reads in1
-//   template <class C> static Xf transform(const RowOpParams&, std::int64_t row);
+//   template <class T> static Xf transform(const RowOpParams&, std::int64_t row);  // T: the dtype
 //   template <class T, class Row, class S> static void run(const RowOpParams&, const Row&, S,
 //       T* out, std::int64_t out_stride, T* out2, std::int64_t out2_stride);
 template <class Op, class T, int V, int K, Mode M>
@@ -198,7 +236,7 @@ rowop_kernel(RowOpParams p) {
   T* out = static_cast<T*>(p.out) + row_offset(p, 0, row);
   T* out2 = p.out2 ? static_cast<T*>(p.out2) + row_offset(p, 3, row) : nullptr;
   const Scope<M == Mode::kWarp> scope{smem};
-  const auto xf = Op::template transform<C>(p, row);
+  const auto xf = Op::template transform<T>(p, row);
   if constexpr (M == Mode::kLoop) {
     const LoopRow<T, decltype(xf)> r{p0, p1, p.axis_stride[1], p.axis_stride[2], p.len, t, nt, xf};
     Op::run(p, r, scope, out, p.axis_stride[0], out2, p.axis_stride[3]);
