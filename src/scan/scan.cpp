@@ -1,6 +1,10 @@
 // ScanPlan / ScanBackwardPlan: validation, the ordered candidates and their launch shapes.
 // Candidates, best first (kernels: kernels/scan.cuh; seam: scan_params.hpp):
 //   warp_row_vec16, warp_row       one warp per row (rows of at most 2048 elements)
+//   cub                            cumsum of one contiguous f32 / f64 row by CUB's
+//                                  DeviceScan (H100 session 12, f32 1 x 2^28: 0.873 ms against
+//                                  the look-back's 1.351); not deterministic: skipped when
+//                                  PlanPreference::deterministic asks for it
 //   lookback_vec16, lookback       single-pass decoupled look-back over tiles of every row
 //                                  (workspace: a ticket, flags and two states per tile); for
 //                                  long rows too few to fill the device one block per row
@@ -8,8 +12,6 @@
 //   column_split                   any axis stride, too few rows for a thread each: the axis
 //                                  cut into segments (three passes, the input read twice)
 //   column                         any axis stride: one thread per row walking the axis
-//   cub                            cumsum of one contiguous f32 / f64 row by CUB's
-//                                  DeviceScan (not yet measured on the H200: last until it is)
 // The tile kernels need the axis to be unit-stride in every operand; the vec16 ones also a
 // length that is a multiple of the input's 16-byte vector and 16-byte aligned rows, and an
 // op with one input (the forward kinds and cumsum's backward).
@@ -289,10 +291,10 @@ struct ImplInfo {
 };
 constexpr ImplInfo kImpls[] = {
     {ScanImpl::kWarpRow, true, "warp_row_vec16"},   {ScanImpl::kWarpRow, false, "warp_row"},
+    {ScanImpl::kCub, false, "cub"},
     {ScanImpl::kLookback, true, "lookback_vec16"},  {ScanImpl::kLookback, false, "lookback"},
     {ScanImpl::kBlockRow, true, "block_row_vec16"}, {ScanImpl::kBlockRow, false, "block_row"},
     {ScanImpl::kColumnSplit, false, "column_split"}, {ScanImpl::kColumn, false, "column"},
-    {ScanImpl::kCub, false, "cub"},
 };
 constexpr int kNumImpls = sizeof(kImpls) / sizeof(kImpls[0]);
 

@@ -2,13 +2,16 @@
 // shapes. Candidates, best first (kernels: kernels/softmax.cuh; seam: softmax_params.hpp):
 //   warp_row_vec16, warp_row       one warp per row (16-byte vectors / scalar loads)
 //   block_row_vec16, block_row     one block per row, the row in registers
+//   tma_row_vec16                  sm_90: persistent blocks, rows streamed into shared
+//                                  memory by bulk copies, long rows split over a cluster with
+//                                  one push exchange a row (H100 session 12, bf16
+//                                  4096x131072: forward 0.960 ms against cluster_row's 1.471,
+//                                  backward 1.129 against 2.226; at 16384x8192 block_row,
+//                                  earlier in the order, is as fast)
 //   cluster_row_vec16              a cluster of 2..8 blocks per row (sm_90), in registers
 //   split_row_vec16, split_row     any length: statistics of slices in the workspace, then
 //                                  a second pass (the input read twice)
 //   column                         any axis stride: one thread per row walking the axis
-//   tma_row_vec16                  sm_90: persistent blocks, rows streamed into shared
-//                                  memory by bulk copies (not yet measured on the H200:
-//                                  last in the order until it is)
 // The row kernels need the axis to be unit-stride in every operand; the vec16 ones also a
 // length that is a multiple of the vector and 16-byte aligned rows.
 #include <algorithm>
@@ -210,9 +213,9 @@ struct ImplInfo {
 constexpr ImplInfo kImpls[] = {
     {SoftmaxImpl::kWarpRow, true, "warp_row_vec16"},       {SoftmaxImpl::kWarpRow, false, "warp_row"},
     {SoftmaxImpl::kBlockRow, true, "block_row_vec16"},     {SoftmaxImpl::kBlockRow, false, "block_row"},
+    {SoftmaxImpl::kTmaRow, true, "tma_row_vec16"},
     {SoftmaxImpl::kClusterRow, true, "cluster_row_vec16"}, {SoftmaxImpl::kSplitRow, true, "split_row_vec16"},
     {SoftmaxImpl::kSplitRow, false, "split_row"},          {SoftmaxImpl::kColumn, false, "column"},
-    {SoftmaxImpl::kTmaRow, true, "tma_row_vec16"},
 };
 
 KernelSku sku_of(const Operands& o, const ImplInfo& info) {

@@ -45,6 +45,7 @@ std::vector<ReduceCase> reduce_cases(DType t) {
       {"axis_first", c({1000, 48}), A::of({0})},
       {"axis_first_long", c({65536, 16}), A::of({0})},
       {"axis_first_odd", c({777, 5}), A::of({0})},
+      {"axis_first_wide", c({1500, 4096}), A::of({0})},  // column_stream: blocks of 16 vectors, row chunks
       {"axis_middle", c({4, 37, 19}), A::of({1})},
       {"axis_middle_long", c({3, 5000, 8}), A::of({1})},
       {"several", c({6, 5, 4, 3}), A::of({0, 2})},

@@ -150,13 +150,13 @@ TEST(NormPlanSelect, RowLengths) {
   EXPECT_EQ(tma->workspace_size(), 0u);
   auto rms_res = rms_fwd(bf({16384, 8192}));
   rms_res.add_residual = true;
-  EXPECT_EQ(impl_for<RMSNormPlan>(90, rms_res), "tma_row_vec16");
+  EXPECT_EQ(impl_for<RMSNormPlan>(90, rms_res), "tma_lean_vec16");
   // backward: tma_row is disabled (slower than the in-register kernels on the H200); the
   // bulk-copy backward is tma_lean's
   EXPECT_EQ(impl_for<LayerNormBackwardPlan>(90, layer_bwd(bf({16384, 8192}))), "tma_lean_vec16");
   EXPECT_EQ(impl_for<LayerNormBackwardPlan>(80, layer_bwd(bf({16384, 8192}))), "block_row_vec16");
-  EXPECT_EQ(impl_for<LayerNormPlan>(90, layer_fwd(bf({4096, 131072}))), "tma_row_vec16");
-  EXPECT_EQ(impl_for<LayerNormPlan>(90, layer_fwd(bf({8, 262144}))), "tma_row_vec16");
+  EXPECT_EQ(impl_for<LayerNormPlan>(90, layer_fwd(bf({4096, 131072}))), "tma_lean_vec16");
+  EXPECT_EQ(impl_for<LayerNormPlan>(90, layer_fwd(bf({8, 262144}))), "tma_lean_vec16");
   EXPECT_EQ(impl_for<LayerNormPlan>(90, layer_fwd(bf({8, 1 << 20}))), "split_row_vec16");
   EXPECT_EQ(impl_for<LayerNormPlan>(80, layer_fwd(bf({4096, 131072}))), "split_row_vec16");  // no clusters
   EXPECT_EQ(impl_for<RMSNormPlan>(90, rms_fwd(bf({4, 200003}))), "split_row");
@@ -182,15 +182,22 @@ TEST(NormPlanSelect, RowLengths) {
   EXPECT_EQ(bsplit->workspace_size(), 2u * units * 131072u * 4u + 4096u * 16u * 8u);
 }
 
-// tma_lean (forward forced: after tma_row in the order until it is measured): every 16-bit
-// and f32 row of 4 KiB or more that tma_row takes, sm_90 only, no workspace, f64 refused. The
-// backward (the default where it fits): the parameter partials of its units (clusters).
+// tma_lean (first in the order): every 16-bit and f32 row of 4 KiB or more that tma_row
+// takes but LayerNorm rows of one block without the residual (tma_row's), sm_90 only, no
+// forward workspace, f64 refused. The backward: the parameter partials of its units (clusters).
 TEST(NormPlanSelect, TmaLean) {
   auto bf = [](std::initializer_list<std::int64_t> s) { return TensorLayout::contiguous(DType::kBF16, s); };
   PlanPreference lean;
   lean.force_sku = "*tma_lean_vec16*";
   for (auto shape : {std::vector<std::int64_t>{16384, 8192}, {4096, 131072}, {8, 262144}, {300, 65536}, {9, 4096}}) {
     LayerNormDescriptor d = layer_fwd(TensorLayout::contiguous(DType::kBF16, shape));
+    if (shape[1] <= 8192) {  // one block a row: refused without the residual, taken with it
+      auto refused = LayerNormPlan::select_for_caps(caps(90), d, lean);
+      ASSERT_FALSE(refused.has_value());
+      EXPECT_NE(refused.error().to_string().find("tma_row measured faster"), std::string::npos) << refused.error().to_string();
+      d.add_residual = true;
+      d.residual = d.residual_out = d.x;
+    }
     auto p = LayerNormPlan::select_for_caps(caps(90), d, lean);
     ASSERT_TRUE(p.has_value()) << d.to_string() << ": " << p.error().to_string();
     EXPECT_EQ(p->sku().impl, "tma_lean_vec16");
@@ -228,8 +235,9 @@ TEST(NormPlanSelect, TmaLean) {
   EXPECT_FALSE(LayerNormBackwardPlan::select_for_caps(caps(80), layer_bwd(bf({16384, 8192})), lean).has_value());
   EXPECT_FALSE(LayerNormBackwardPlan::select_for_caps(caps(90), layer_bwd(bf({16384, 1024})), lean).has_value());
   EXPECT_FALSE(LayerNormPlan::select_for_caps(caps(90), layer_fwd(bf({16384, 1024})), lean).has_value());  // 2 KiB rows
-  // the default stays tma_row
+  // tma_row stays LayerNorm's one-block rows
   EXPECT_EQ(impl_for<LayerNormPlan>(90, layer_fwd(bf({16384, 8192}))), "tma_row_vec16");
+  EXPECT_EQ(impl_for<RMSNormPlan>(90, rms_fwd(bf({16384, 8192}))), "tma_lean_vec16");
 }
 
 using test::Refusal;

@@ -164,7 +164,9 @@ TEST(ScanDispatch, RowLengthsAndAxes) {
     auto big = contig(DType::kF32, {16384, 8192});
     EXPECT_EQ(chosen(sm, {big, big}), "block_row_vec16");
     auto one = contig(DType::kF32, {1, std::int64_t{1} << 28});
-    EXPECT_EQ(chosen(sm, {one, one}), "lookback_vec16");
+    EXPECT_EQ(chosen(sm, {one, one}), "cub");  // one f32 row: CUB's scan
+    auto one16 = contig(DType::kBF16, {1, std::int64_t{1} << 28});
+    EXPECT_EQ(chosen(sm, {one16, one16}), "lookback_vec16");
     auto mid = contig(DType::kBF16, {4096, 1024});
     EXPECT_EQ(chosen(sm, {mid, mid}), "warp_row_vec16");
     auto odd = contig(DType::kF32, {100, 7});
@@ -202,7 +204,7 @@ TEST(ScanDispatch, DeterministicExcludesFloatLookback) {
   EXPECT_GT(q->workspace_size(), 0u);
 }
 
-// cub (forced; last in the order until it is measured): cumsum of one contiguous f32 / f64
+// cub (first for one contiguous f32 / f64 row, session 12): cumsum of one contiguous f32 / f64
 // row, either direction and the backward; a workspace for CUB's tile states (here, without
 // a device, the plan's bound); never deterministic for floats; other kinds, dtypes, several
 // rows and strided axes refused.
@@ -234,9 +236,14 @@ TEST(ScanDispatch, CubCumsum) {
   PlanPreference det = cub;
   det.deterministic = true;
   EXPECT_FALSE(ScanPlan::select_for_caps(caps(90), {f, f}, det).has_value());
-  // the default stays the look-back
+  // the default for one f32 row, unless determinism is asked for
   auto one = contig(DType::kF32, {1, n});
-  EXPECT_EQ(chosen(90, {one, one}), "lookback_vec16");
+  EXPECT_EQ(chosen(90, {one, one}), "cub");
+  PlanPreference det_only;
+  det_only.deterministic = true;
+  auto other = ScanPlan::select_for_caps(caps(90), ScanDescriptor{one, one}, det_only);
+  ASSERT_TRUE(other.has_value());
+  EXPECT_NE(other->sku().impl, "cub");
 }
 
 TEST(ScanDispatch, BackwardKinds) {

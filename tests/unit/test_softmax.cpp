@@ -104,10 +104,12 @@ TEST(SoftmaxPlanSelect, RowLengthsAndAxes) {
   EXPECT_EQ(impl_for(90, fwd(bf({4096, 7}))), "warp_row");
   EXPECT_EQ(impl_for(90, fwd(bf({16384, 8192}))), "block_row_vec16");
   EXPECT_EQ(impl_for(90, bwd(bf({16384, 8192}))), "block_row_vec16");
-  EXPECT_EQ(impl_for(90, fwd(bf({4096, 131072}))), "cluster_row_vec16");
-  EXPECT_EQ(impl_for(90, bwd(bf({4096, 131072}))), "cluster_row_vec16");
-  EXPECT_EQ(impl_for(90, fwd(bf({8, 262144}))), "cluster_row_vec16");
-  EXPECT_EQ(impl_for(90, bwd(bf({8, 262144}))), "split_row_vec16");  // 2 x 128 bytes a thread: 8 x 16384
+  // rows past one block: bulk-copy rows over a cluster (tma_row), else cluster_row
+  EXPECT_EQ(impl_for(90, fwd(bf({4096, 131072}))), "tma_row_vec16");
+  EXPECT_EQ(impl_for(90, bwd(bf({4096, 131072}))), "tma_row_vec16");
+  EXPECT_EQ(impl_for(90, fwd(bf({8, 262144}))), "tma_row_vec16");
+  EXPECT_EQ(impl_for(90, bwd(bf({8, 262144}))), "tma_row_vec16");  // 16 x 512 threads, 3 stages of 64 KiB
+  EXPECT_EQ(impl_for(90, fwd(TensorLayout::contiguous(DType::kF32, {64, 262144}))), "cluster_row_vec16");
   EXPECT_EQ(impl_for(80, fwd(bf({4096, 131072}))), "split_row_vec16");  // no clusters before sm90
   EXPECT_EQ(impl_for(90, fwd(bf({4, 1 << 22}))), "split_row_vec16");
   EXPECT_EQ(impl_for(90, fwd(bf({4, 65537}))), "split_row");
@@ -127,12 +129,12 @@ TEST(SoftmaxPlanSelect, RowLengthsAndAxes) {
   ASSERT_EQ(reports.size(), 9u);
   EXPECT_NE(reports[0].rejection.find("y stride along axis 1 = 49 (row kernels need 1)"), std::string::npos)
       << reports[0].rejection;
-  EXPECT_NE(reports[4].rejection.find("thread-block clusters need sm90+"), std::string::npos) << reports[4].rejection;
-  EXPECT_TRUE(reports[7].rejection.empty());
-  EXPECT_NE(reports[8].rejection.find("bulk copies need sm90+"), std::string::npos) << reports[8].rejection;
+  EXPECT_NE(reports[4].rejection.find("bulk copies need sm90+"), std::string::npos) << reports[4].rejection;
+  EXPECT_NE(reports[5].rejection.find("thread-block clusters need sm90+"), std::string::npos) << reports[5].rejection;
+  EXPECT_TRUE(reports[8].rejection.empty());
 }
 
-// tma_row (forced; last in the order until it is measured): 16-bit and f32 rows of 4 KiB or
+// tma_row (forced; the default only past one block, where it is first): 16-bit and f32 rows of 4 KiB or
 // more, unit-stride vectors, sm_90; f64, short rows and strided axes refused; no workspace.
 TEST(SoftmaxPlanSelect, TmaRow) {
   auto fwd = [](TensorLayout l, int axis = -1) { return SoftmaxDescriptor{l, l, axis}; };
@@ -156,9 +158,9 @@ TEST(SoftmaxPlanSelect, TmaRow) {
   EXPECT_FALSE(SoftmaxPlan::select_for_caps(caps(90), fwd(bf({64, 1024})), tma).has_value());       // 2 KiB rows
   EXPECT_FALSE(SoftmaxPlan::select_for_caps(caps(90), fwd(bf({8, 8192, 4}), 1), tma).has_value());  // strided axis
   EXPECT_FALSE(SoftmaxPlan::select_for_caps(caps(90), fwd(bf({8, 8195})), tma).has_value());  // not whole vectors
-  // the defaults are unchanged
+  // rows of one block stay on block_row (as fast on the H100, session 12)
   EXPECT_EQ(impl_for(90, fwd(bf({16384, 8192}))), "block_row_vec16");
-  EXPECT_EQ(impl_for(90, bwd(bf({4096, 131072}))), "cluster_row_vec16");
+  EXPECT_EQ(impl_for(90, bwd(bf({4096, 131072}))), "tma_row_vec16");
 }
 
 }  // namespace

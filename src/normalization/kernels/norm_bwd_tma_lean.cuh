@@ -159,11 +159,9 @@ Status launch_norm_bwd_tma_lean(const norm::NormParams& p, cudaStream_t s) {
     std::int64_t grid = p.grid;
     if (p.layer) BARACUDA_TRY(launch_tma_row(norm_bwd_tma_lean<T, K, true>, p, smem, s, "norm tma_lean backward", &grid));
     else BARACUDA_TRY(launch_tma_row(norm_bwd_tma_lean<T, K, false>, p, smem, s, "norm tma_lean backward", &grid));
-    if (!p.has_weight && !p.has_bias) return Status::ok();
     norm::NormParams q = p;
     q.units = grid / p.cluster;
-    norm_param_grads<T><<<dim3(static_cast<unsigned>((p.n + 255) / 256), 2), 256, 0, s>>>(q);
-    return row_launch_status("norm_param_grads");
+    return launch_norm_param_grads<T>(q, s);
   }
 }
 
