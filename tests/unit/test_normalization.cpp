@@ -161,7 +161,7 @@ TEST(NormPlanSelect, RowLengths) {
   EXPECT_EQ(impl_for<LayerNormPlan>(80, layer_fwd(bf({4096, 131072}))), "split_row_vec16");  // no clusters
   EXPECT_EQ(impl_for<RMSNormPlan>(90, rms_fwd(bf({4, 200003}))), "split_row");
   EXPECT_EQ(impl_for<LayerNormBackwardPlan>(90, layer_bwd(bf({4096, 65536}))), "tma_lean_vec16");
-  EXPECT_EQ(impl_for<LayerNormBackwardPlan>(80, layer_bwd(bf({4096, 65536}))), "block_row_vec16");
+  EXPECT_EQ(impl_for<LayerNormBackwardPlan>(80, layer_bwd(bf({4096, 65536}))), "split_row_vec16");
   EXPECT_EQ(impl_for<LayerNormBackwardPlan>(90, layer_bwd(bf({4096, 131072}))), "tma_lean_vec16");
   EXPECT_EQ(impl_for<LayerNormBackwardPlan>(80, layer_bwd(bf({4096, 131072}))), "split_row_vec16");
   EXPECT_EQ(impl_for<RMSNormBackwardPlan>(90, rms_bwd(bf({8, 262144}))), "tma_lean_vec16");

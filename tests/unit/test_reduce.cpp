@@ -244,7 +244,7 @@ TEST(ReduceDispatch, ColumnStreamWorkspace) {
   auto d = rd(TensorLayout::contiguous(DType::kBF16, {16384, 8192}), ReduceAxes::of({0}));
   auto p = ReducePlan::select_for_caps(sm90(), d);
   ASSERT_TRUE(p.has_value()) << p.error().to_string();
-  EXPECT_EQ(p->sku().name().find("sum.fwd.column_stream_vec16[bf16,bf16"), 0u) << p->sku().name();
+  EXPECT_EQ(p->sku().name().find("sum.fwd.column_stream_vec16[bf16,f32"), 0u) << p->sku().name();
   const std::size_t chunks = 132 * 4 * 3 / 64;  // 64 column blocks of 16 vectors
   EXPECT_EQ(p->workspace_size(), chunks * 8192u * 4u);
   PlanPreference pref;

@@ -109,7 +109,7 @@ TEST(SoftmaxPlanSelect, RowLengthsAndAxes) {
   EXPECT_EQ(impl_for(90, bwd(bf({4096, 131072}))), "tma_row_vec16");
   EXPECT_EQ(impl_for(90, fwd(bf({8, 262144}))), "tma_row_vec16");
   EXPECT_EQ(impl_for(90, bwd(bf({8, 262144}))), "tma_row_vec16");  // 16 x 512 threads, 3 stages of 64 KiB
-  EXPECT_EQ(impl_for(90, fwd(TensorLayout::contiguous(DType::kF32, {64, 262144}))), "cluster_row_vec16");
+  EXPECT_EQ(impl_for(90, fwd(TensorLayout::contiguous(DType::kF32, {64, 262144}))), "split_row_vec16");  // past tma_row and cluster_row
   EXPECT_EQ(impl_for(80, fwd(bf({4096, 131072}))), "split_row_vec16");  // no clusters before sm90
   EXPECT_EQ(impl_for(90, fwd(bf({4, 1 << 22}))), "split_row_vec16");
   EXPECT_EQ(impl_for(90, fwd(bf({4, 65537}))), "split_row");
