@@ -194,6 +194,13 @@ NormParams base_params(const NormShape& s) {
 }
 
 using Setup = rows::RowSetup<NormParams>;
+
+// The backward's parameter partials: two planes (grad_weight, grad_bias) of units x n
+// accumulators, none without parameter gradients.
+std::size_t param_partial_bytes(const NormParams& p, const NormShape& s) {
+  if (s.vecs.empty()) return 0;
+  return rows::align_workspace(2 * static_cast<std::size_t>(p.units * p.n) * dtype_size(stats_dtype(s.dtype())));
+}
 using rows::kMaxGrid;
 using rows::round_up32;
 
@@ -232,8 +239,7 @@ void tma_setup(Setup& r, const NormShape& s, const DeviceCaps& caps, bool lean) 
     // tma_lean backward (kernels/norm_bwd_tma_lean.cuh): each cluster is a unit whose column
     // sums go to partial[unit][n], two planes
     p.units = p.grid / p.cluster;
-    if (!s.vecs.empty())
-      r.workspace = rows::align_workspace(2 * static_cast<std::size_t>(p.units * p.n) * dtype_size(stats_dtype(s.dtype())));
+    r.workspace = param_partial_bytes(p, s);
   }
 }
 
@@ -317,10 +323,7 @@ Setup setup_for(NormImpl impl, bool vec, const NormShape& s, const DeviceCaps& c
     const std::int64_t sms = std::max(1, caps.sm_count);
     std::int64_t units = impl == NormImpl::kWarpRow ? sms * 16 : impl == NormImpl::kBlockRow ? sms * 2 : std::max<std::int64_t>(1, sms * 2 / p.cluster);
     p.units = std::max<std::int64_t>(1, std::min(units, p.rows));
-    const bool grads = !s.vecs.empty();
-    if (grads) {
-      r.workspace = rows::align_workspace(2 * static_cast<std::size_t>(p.units * p.n) * dtype_size(stats_dtype(s.dtype())));
-    }
+    r.workspace = param_partial_bytes(p, s);
   }
   if (impl == NormImpl::kSplitRow) {
     // one statistic per (row, slice) after the parameter partials: Sum2 (backward) or

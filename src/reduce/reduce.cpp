@@ -492,11 +492,13 @@ constexpr std::int64_t kMaxGrid = 0x7fffffff;
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 int round_up32(std::int64_t n) { return static_cast<int>(std::clamp<std::int64_t>((n + 31) / 32 * 32, 32, 256)); }
 
-void set_workspace(Setup& r, const Problem& pr) {
-  const ReduceParams& p = r.params;
-  if (p.slices <= 1) return;
+// groups x slices accumulators (the partials of split plans and column_stream's chunks).
+std::size_t partial_bytes(const Problem& pr, const ReduceParams& p) {
   const std::size_t bytes = static_cast<std::size_t>(p.groups * p.slices) * acc_bytes(pr);
-  r.workspace = (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
+  return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
+}
+void set_workspace(Setup& r, const Problem& pr) {
+  if (r.params.slices > 1) r.workspace = partial_bytes(pr, r.params);
 }
 
 Setup setup_for(ReduceImpl impl, bool vec, const Problem& pr, const DeviceCaps& caps) {
@@ -547,8 +549,7 @@ Setup setup_for(ReduceImpl impl, bool vec, const Problem& pr, const DeviceCaps& 
     p.bx = cr.block_cols;
     p.pdl = cr.pdl;
     r.params = p;
-    r.workspace = (static_cast<std::size_t>(p.groups * p.slices) * acc_bytes(pr) + kWorkspaceAlignment - 1) /
-                  kWorkspaceAlignment * kWorkspaceAlignment;
+    r.workspace = partial_bytes(pr, p);  // pass 1 writes partials even for one chunk
     return r;
   }
   if (impl == ReduceImpl::kColumn) {
