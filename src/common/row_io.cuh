@@ -17,6 +17,7 @@
 #include <type_traits>
 
 #include "baracuda/core/status.hpp"
+#include "common/device_types.cuh"
 #include "common/vec_io.cuh"
 
 namespace baracuda::kernels {
@@ -46,18 +47,49 @@ __device__ __forceinline__ Vec<T, V> load_elems(const T* a, std::int64_t e) {
   return r;
 }
 
+// A vector of V copies of `fill`. 16-bit elements are written as 32-bit words: element by
+// element the compiler keeps each half in its own register and merges it (PRMT) into the
+// loaded word, two instructions an element where a whole-vector fill costs one move a word.
+template <class T, int V>
+__device__ __forceinline__ Vec<T, V> filled_vec(T fill) {
+  Vec<T, V> r;
+  if constexpr (sizeof(T) == 2 && V % 2 == 0) {
+    unsigned short h;
+    __builtin_memcpy(&h, &fill, 2);
+    const unsigned w = h * 0x10001u;
+    unsigned* words = reinterpret_cast<unsigned*>(&r);
+#pragma unroll
+    for (int i = 0; i < V / 2; ++i) words[i] = w;
+  } else {
+#pragma unroll
+    for (int i = 0; i < V; ++i) r.v[i] = fill;
+  }
+  return r;
+}
+
+// Element i (a compile-time constant after unrolling) of a vector in the compute type.
+// 16-bit vectors are read by 32-bit words: bf16 is the word shifted or masked, f16 one
+// conversion of its half; through Vec::v[i] the compiler first moves each half out (PRMT).
+template <class T, int V>
+__device__ __forceinline__ Compute<T> vec_elem(const Vec<T, V>& v, int i) {
+  if constexpr (std::is_same_v<T, __nv_bfloat16> && V % 2 == 0) {
+    const unsigned w = reinterpret_cast<const unsigned*>(&v)[i / 2];
+    return __uint_as_float(i % 2 ? w & 0xffff0000u : w << 16);
+  } else if constexpr (std::is_same_v<T, __half> && V % 2 == 0) {
+    const __half2 h = reinterpret_cast<const __half2*>(&v)[i / 2];
+    return i % 2 ? __high2float(h) : __low2float(h);
+  } else {
+    return to_compute(v.v[i]);
+  }
+}
+
 template <class T, int V, int K>
 __device__ __forceinline__ void load_slice(Vec<T, V> (&buf)[K], const T* row, std::int64_t base, std::int64_t len,
                                            int t, int nt, T fill) {
 #pragma unroll
   for (int j = 0; j < K; ++j) {
     const std::int64_t e = slice_elem(base, j, t, nt, V);
-    if (e < len) {
-      buf[j] = load_elems<T, V>(row, e);
-    } else {
-#pragma unroll
-      for (int i = 0; i < V; ++i) buf[j].v[i] = fill;
-    }
+    buf[j] = e < len ? load_elems<T, V>(row, e) : filled_vec<T, V>(fill);
   }
 }
 

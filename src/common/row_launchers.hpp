@@ -9,25 +9,38 @@
 
 typedef struct CUstream_st* cudaStream_t;
 
-#define BARACUDA_ROW_LAUNCHER_SPEC(PARAMS, FWD, BWD, D)                  \
-  template <> Status FWD<DType::D>(const PARAMS&, cudaStream_t); \
-  template <> Status BWD<DType::D>(const PARAMS&, cudaStream_t);
+// Declares FN<D>(const PARAMS&, cudaStream_t) and its specialisations for f64 / f32 / f16 / bf16.
+#define BARACUDA_DTYPE_LAUNCHER(PARAMS, FN)                        \
+  template <DType D> Status FN(const PARAMS& p, cudaStream_t s);   \
+  template <> Status FN<DType::kF64>(const PARAMS&, cudaStream_t); \
+  template <> Status FN<DType::kF32>(const PARAMS&, cudaStream_t); \
+  template <> Status FN<DType::kF16>(const PARAMS&, cudaStream_t); \
+  template <> Status FN<DType::kBF16>(const PARAMS&, cudaStream_t);
 
-// Declares (NAME: the family, for the error text) FWD<D> / BWD<D>(const PARAMS&, cudaStream_t) for f64 / f32 / f16 / bf16 and
+// return FN<t>(p, s) (NAME: the family, for the error text of other dtypes).
+#define BARACUDA_DTYPE_DISPATCH(NAME, FN, t, p, s)                                                 \
+  switch (t) {                                                                                    \
+    case DType::kF64: return FN<DType::kF64>(p, s);                                               \
+    case DType::kF32: return FN<DType::kF32>(p, s);                                               \
+    case DType::kF16: return FN<DType::kF16>(p, s);                                               \
+    case DType::kBF16: return FN<DType::kBF16>(p, s);                                             \
+    default: return Status(Code::kNotBuilt, NAME ": no kernels for dtype " + std::string(dtype_name(t))); \
+  }
+
+// Declares FWD<D> / BWD<D>(const PARAMS&, cudaStream_t) for the four dtypes and
 // launch_by_dtype(DType, bool bwd, const PARAMS&, cudaStream_t).
-#define BARACUDA_ROW_LAUNCHERS(NAME, PARAMS, FWD, BWD)                                               \
-  template <DType D> Status FWD(const PARAMS& p, cudaStream_t s);                               \
-  template <DType D> Status BWD(const PARAMS& p, cudaStream_t s);                               \
-  BARACUDA_ROW_LAUNCHER_SPEC(PARAMS, FWD, BWD, kF64)                                            \
-  BARACUDA_ROW_LAUNCHER_SPEC(PARAMS, FWD, BWD, kF32)                                            \
-  BARACUDA_ROW_LAUNCHER_SPEC(PARAMS, FWD, BWD, kF16)                                            \
-  BARACUDA_ROW_LAUNCHER_SPEC(PARAMS, FWD, BWD, kBF16)                                           \
-  inline Status launch_by_dtype(DType t, bool bwd, const PARAMS& p, cudaStream_t s) {           \
-    switch (t) {                                                                                \
-      case DType::kF64: return bwd ? BWD<DType::kF64>(p, s) : FWD<DType::kF64>(p, s);           \
-      case DType::kF32: return bwd ? BWD<DType::kF32>(p, s) : FWD<DType::kF32>(p, s);           \
-      case DType::kF16: return bwd ? BWD<DType::kF16>(p, s) : FWD<DType::kF16>(p, s);           \
-      case DType::kBF16: return bwd ? BWD<DType::kBF16>(p, s) : FWD<DType::kBF16>(p, s);        \
-      default: return Status(Code::kNotBuilt, NAME ": no kernels for dtype " + std::string(dtype_name(t))); \
-    }                                                                                           \
+#define BARACUDA_ROW_LAUNCHERS(NAME, PARAMS, FWD, BWD)                                 \
+  BARACUDA_DTYPE_LAUNCHER(PARAMS, FWD)                                                \
+  BARACUDA_DTYPE_LAUNCHER(PARAMS, BWD)                                                \
+  inline Status launch_by_dtype(DType t, bool bwd, const PARAMS& p, cudaStream_t s) { \
+    if (bwd) BARACUDA_DTYPE_DISPATCH(NAME, BWD, t, p, s)                               \
+    BARACUDA_DTYPE_DISPATCH(NAME, FWD, t, p, s)                                        \
+  }
+
+// One direction only (a family whose other direction runs another family's kernels):
+// FN<D> for the four dtypes and launch_by_dtype(DType, const PARAMS&, cudaStream_t).
+#define BARACUDA_ROW_LAUNCHER(NAME, PARAMS, FN)                              \
+  BARACUDA_DTYPE_LAUNCHER(PARAMS, FN)                                       \
+  inline Status launch_by_dtype(DType t, const PARAMS& p, cudaStream_t s) { \
+    BARACUDA_DTYPE_DISPATCH(NAME, FN, t, p, s)                               \
   }

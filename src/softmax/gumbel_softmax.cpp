@@ -1,7 +1,8 @@
 // GumbelSoftmaxPlan / GumbelSoftmaxBackwardPlan: descriptors, validation and the candidate
-// table (shared plumbing: row_ops.hpp; kernels: kernels/gumbel_softmax.cuh). Candidates, best
-// first: warp_row_vec16 (a warp per row, in registers), block_row_vec16 (a block per row, in
-// registers), block_loop (any stride, any length).
+// tables. Forward (shared plumbing: row_ops.hpp; kernels: kernels/gumbel_softmax.cuh),
+// best first: warp_row_vec16 (a warp per row, in registers), block_row_vec16 (a block per
+// row, in registers), block_loop (any stride, any length). Backward: softmax's backward
+// table times 1 / tau (softmax/softmax_backward_table.hpp; SKUs gumbel_softmax.bwd.*).
 #include <cmath>
 #include <string>
 
@@ -9,6 +10,7 @@
 #include "core/hash.hpp"
 #include "elementwise/checks.hpp"
 #include "softmax/row_ops.hpp"
+#include "softmax/softmax_backward_table.hpp"
 
 namespace baracuda {
 
@@ -76,15 +78,7 @@ struct GumbelFamily {
     p.hard = d.hard;
     p.seed = a.seed;
     p.offset = a.offset;
-    return gumbel::launch_by_dtype(v.op[1]->dtype, false, p, s);
-  }
-  static Status launch(RowOpParams p, const RowOpView& v, const GumbelSoftmaxBackwardDescriptor& d,
-                       const GumbelSoftmaxBackwardArgs& a, Workspace, cudaStream_t s) {
-    p.out = a.grad_x;
-    p.in0 = a.grad_y;
-    p.in1 = a.y_soft;
-    p.tau = d.tau;
-    return gumbel::launch_by_dtype(v.op[1]->dtype, true, p, s);
+    return gumbel::launch_by_dtype(v.op[1]->dtype, p, s);
   }
 };
 
@@ -119,7 +113,7 @@ struct FamilyTraits<GumbelSoftmaxBackwardDescriptor> {
     return softmax::validate_row_op(softmax::view_of(d));
   }
   static std::span<const Candidate<GumbelSoftmaxBackwardDescriptor, GumbelSoftmaxBackwardArgs>> candidates() {
-    return rows::kRowCandidates<softmax::GumbelFamily, GumbelSoftmaxBackwardDescriptor, GumbelSoftmaxBackwardArgs>;
+    return softmax::gumbel_backward_candidates();
   }
   static Status check_args(const GumbelSoftmaxBackwardDescriptor& d, const GumbelSoftmaxBackwardArgs& a) {
     return softmax::check_row_op_pointers(softmax::view_of(d), a.grad_x, a.grad_y, a.y_soft, nullptr);

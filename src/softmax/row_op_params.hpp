@@ -61,7 +61,8 @@ constexpr int kRowOpLoopThreads = 512;
 // Per dtype, per direction (instances in src/softmax/inst/gumbel_*.inl, sparsemax_*.inl).
 // (one namespace each: the macro also defines launch_by_dtype)
 namespace gumbel {
-BARACUDA_ROW_LAUNCHERS("gumbel_softmax", RowOpParams, launch_gumbel_fwd, launch_gumbel_bwd)
+// (the backward runs softmax's kernels: softmax/softmax_backward_table.hpp)
+BARACUDA_ROW_LAUNCHER("gumbel_softmax", RowOpParams, launch_gumbel_fwd)
 }
 namespace sparse {
 BARACUDA_ROW_LAUNCHERS("sparsemax", RowOpParams, launch_sparsemax_fwd, launch_sparsemax_bwd)

@@ -12,11 +12,15 @@
 //   split_row_vec16, split_row     any length: statistics of slices in the workspace, then
 //                                  a second pass (the input read twice)
 //   column                         any axis stride: one thread per row walking the axis
+// GumbelSoftmaxBackwardPlan takes this backward table too (times 1 / tau; SKUs named
+// gumbel_softmax.bwd.*): its old loop kernels made two passes of 2-byte loads and reached
+// 0.93x PyTorch at 4096x131072 bf16 (H200, session 12).
 // The row kernels need the axis to be unit-stride in every operand; the vec16 ones also a
 // length that is a multiple of the vector and 16-byte aligned rows.
 #include <algorithm>
 #include <string>
 
+#include "baracuda/ops/gumbel_softmax.hpp"
 #include "baracuda/ops/softmax.hpp"
 #include "core/hash.hpp"
 #include "common/row_plan.hpp"
@@ -24,6 +28,7 @@
 #include "elementwise/checks.hpp"
 #include "elementwise/map_family.hpp"
 #include "common/tma_rows.hpp"
+#include "softmax/softmax_backward_table.hpp"
 #include "softmax/softmax_params.hpp"
 
 namespace baracuda {
@@ -52,7 +57,12 @@ std::string SoftmaxBackwardDescriptor::to_string() const {
 namespace softmax {
 namespace {
 
-// The operands of either direction: out (y / grad_x), in0 (x / grad_y), in1 (y, backward).
+constexpr const char* kForwardFields[3] = {"y", "x", ""};
+constexpr const char* kBackwardFields[3] = {"grad_x", "grad_y", "y"};
+constexpr const char* kGumbelBackwardFields[3] = {"grad_x", "grad_y", "y_soft"};
+
+// The operands of either direction: out (y / grad_x), in0 (x / grad_y), in1 (y, backward),
+// the names they go by in messages, and the SKU's family.
 struct Operands {
   const TensorLayout* out;
   const TensorLayout* in0;
@@ -60,12 +70,22 @@ struct Operands {
   int axis;
   SoftmaxKind kind;
   bool bwd;
+  const char* const* fields;
+  const char* family;  // null: softmax_kind_name(kind)
   int num() const { return in1 ? 3 : 2; }
   const TensorLayout& op(int k) const { return k == 0 ? *out : k == 1 ? *in0 : *in1; }
+  const char* field(int k) const { return fields[k]; }
 };
-Operands operands_of(const SoftmaxDescriptor& d) { return {&d.y, &d.x, nullptr, d.axis, d.kind, false}; }
+Operands operands_of(const SoftmaxDescriptor& d) {
+  return {&d.y, &d.x, nullptr, d.axis, d.kind, false, kForwardFields, nullptr};
+}
 Operands operands_of(const SoftmaxBackwardDescriptor& d) {
-  return {&d.grad_x, &d.grad_y, &d.y, d.axis, d.kind, true};
+  return {&d.grad_x, &d.grad_y, &d.y, d.axis, d.kind, true, kBackwardFields, nullptr};
+}
+// gumbel_softmax's backward is softmax's times 1 / tau (y_soft is the softmax of the
+// perturbed logits): the same kernels with SoftmaxParams::scale.
+Operands operands_of(const GumbelSoftmaxBackwardDescriptor& d) {
+  return {&d.grad_x, &d.grad_y, &d.y_soft, d.axis, SoftmaxKind::kSoftmax, true, kGumbelBackwardFields, "gumbel_softmax"};
 }
 
 int norm_axis(const Operands& o) { return o.axis < 0 ? o.axis + o.in0->rank : o.axis; }
@@ -94,10 +114,9 @@ DType compute_of(DType t) { return t == DType::kF64 ? DType::kF64 : DType::kF32;
 
 // Why the row kernels (unit axis stride) cannot run; with `vec`, also the 16-byte vectors.
 std::string row_rejection(const Operands& o, const SoftmaxParams& p, bool vec) {
-  static const char* kField[2][3] = {{"y", "x", ""}, {"grad_x", "grad_y", "y"}};
   for (int k = 0; k < o.num(); ++k)
     if (p.axis_stride[k] != 1)
-      return std::string(kField[o.bwd][k]) + " stride along axis " + std::to_string(norm_axis(o)) + " = " +
+      return std::string(o.field(k)) + " stride along axis " + std::to_string(norm_axis(o)) + " = " +
              std::to_string(p.axis_stride[k]) + " (row kernels need 1)";
   if (!vec) return "";
   const std::int64_t v = 16 / elem_bytes(o);
@@ -105,10 +124,10 @@ std::string row_rejection(const Operands& o, const SoftmaxParams& p, bool vec) {
     return "row length " + std::to_string(p.len) + " is not a multiple of the " + std::to_string(v) + "-element vector";
   for (int k = 0; k < o.num(); ++k) {
     if (o.op(k).alignment < 16)
-      return std::string(kField[o.bwd][k]) + ".alignment = " + std::to_string(o.op(k).alignment) + " < 16 bytes";
+      return std::string(o.field(k)) + ".alignment = " + std::to_string(o.op(k).alignment) + " < 16 bytes";
     for (int d = 0; d < p.kept_rank; ++d)
       if (p.kept_stride[k][d] % v != 0)
-        return std::string(kField[o.bwd][k]) + " row stride " + std::to_string(p.kept_stride[k][d]) +
+        return std::string(o.field(k)) + " row stride " + std::to_string(p.kept_stride[k][d]) +
                " is not a multiple of " + std::to_string(v);
   }
   return "";
@@ -220,7 +239,7 @@ constexpr ImplInfo kImpls[] = {
 
 KernelSku sku_of(const Operands& o, const ImplInfo& info) {
   KernelSku s;
-  s.family = softmax_kind_name(o.kind);
+  s.family = o.family ? o.family : softmax_kind_name(o.kind);
   s.direction = o.bwd ? Direction::kBackward : Direction::kForward;
   s.impl = info.name;
   s.in = s.out = o.in0->dtype;
@@ -238,6 +257,14 @@ void set_pointers(SoftmaxParams& p, const SoftmaxBackwardArgs& a) {
   p.in0 = a.grad_y;
   p.in1 = a.y;
 }
+void set_pointers(SoftmaxParams& p, const GumbelSoftmaxBackwardArgs& a) {
+  p.out = a.grad_x;
+  p.in0 = a.grad_y;
+  p.in1 = a.y_soft;
+}
+double scale_of(const SoftmaxDescriptor&) { return 1.0; }
+double scale_of(const SoftmaxBackwardDescriptor&) { return 1.0; }
+double scale_of(const GumbelSoftmaxBackwardDescriptor& d) { return 1.0 / d.tau; }
 
 // The candidate table's family hooks (common/row_plan.hpp).
 struct SoftmaxFamily {
@@ -247,8 +274,9 @@ struct SoftmaxFamily {
   static constexpr auto setup = &setup_for;
   static constexpr auto sku = &sku_of;
   template <class Desc, class Args>
-  static Status launch(SoftmaxParams p, const Operands& o, const Desc&, const Args& a, Workspace ws, cudaStream_t s) {
+  static Status launch(SoftmaxParams p, const Operands& o, const Desc& d, const Args& a, Workspace ws, cudaStream_t s) {
     set_pointers(p, a);
+    p.scale = scale_of(d);
     p.partial = ws.data;
     return launch_by_dtype(o.in0->dtype, o.bwd, p, s);
   }
@@ -258,37 +286,42 @@ inline constexpr auto kCandidates = rows::kRowCandidates<SoftmaxFamily, Desc, Ar
 
 Status validate_operands(const Operands& o) {
   using namespace elementwise;
-  static const char* kField[2][3] = {{"y", "x", ""}, {"grad_x", "grad_y", "y"}};
+  const char* const* fields = o.fields;
   const char* family = o.bwd ? "softmax_backward" : "softmax";
   if (o.kind != SoftmaxKind::kSoftmax && o.kind != SoftmaxKind::kLogSoftmax)
     return Status(Code::kInvalidArgument, "kind = " + std::to_string(static_cast<int>(o.kind)) + " is not a SoftmaxKind");
-  for (int k = 0; k < o.num(); ++k) BARACUDA_TRY(validate_layout(o.op(k), kField[o.bwd][k]));
-  BARACUDA_TRY(check_math_dtype(*o.in0, kField[o.bwd][1], family));
+  for (int k = 0; k < o.num(); ++k) BARACUDA_TRY(validate_layout(o.op(k), fields[k]));
+  BARACUDA_TRY(check_math_dtype(*o.in0, fields[1], family));
   for (int k : {0, 2}) {
     if (k >= o.num()) continue;
-    BARACUDA_TRY(check_same_dtype(o.op(k), kField[o.bwd][k], *o.in0, kField[o.bwd][1]));
-    BARACUDA_TRY(check_same_shape(o.op(k), kField[o.bwd][k], *o.in0, kField[o.bwd][1]));
+    BARACUDA_TRY(check_same_dtype(o.op(k), fields[k], *o.in0, fields[1]));
+    BARACUDA_TRY(check_same_shape(o.op(k), fields[k], *o.in0, fields[1]));
   }
   const int rank = o.in0->rank;
   const int lo = rank == 0 ? -1 : -rank, hi = rank == 0 ? 0 : rank - 1;
   if (o.axis < lo || o.axis > hi)
     return Status(Code::kInvalidArgument, "axis = " + std::to_string(o.axis) + " is out of range for " +
-                                              kField[o.bwd][1] + " of rank " + std::to_string(rank) + " (needs " +
+                                              fields[1] + " of rank " + std::to_string(rank) + " (needs " +
                                               std::to_string(lo) + ".." + std::to_string(hi) + ")");
-  return check_output_layout(*o.out, kField[o.bwd][0]);
+  return check_output_layout(*o.out, fields[0]);
 }
 
 elementwise::MapOperands pointer_operands(const Operands& o) {
-  static const char* kField[2][3] = {{"y", "x", ""}, {"grad_x", "grad_y", "y"}};
+  const char* const* fields = o.fields;
   elementwise::MapOperands m;
   m.num_out = 1;
-  m.out[0] = {*o.out, kField[o.bwd][0], o.out->alignment};
+  m.out[0] = {*o.out, fields[0], o.out->alignment};
   m.num_in = o.num() - 1;
-  for (int k = 1; k < o.num(); ++k) m.in[k - 1] = {o.op(k), kField[o.bwd][k], o.op(k).alignment};
+  for (int k = 1; k < o.num(); ++k) m.in[k - 1] = {o.op(k), fields[k], o.op(k).alignment};
   return m;
 }
 
 }  // namespace
+
+std::span<const Candidate<GumbelSoftmaxBackwardDescriptor, GumbelSoftmaxBackwardArgs>> gumbel_backward_candidates() {
+  return kCandidates<GumbelSoftmaxBackwardDescriptor, GumbelSoftmaxBackwardArgs>;
+}
+
 }  // namespace softmax
 
 template <>

@@ -36,6 +36,7 @@ struct SoftmaxParams {
   const void* in1 = nullptr;
   void* partial = nullptr;  // kSplitRow: rows * slices statistics (2 compute values each)
   bool log = false;
+  double scale = 1.0;  // backward: grad_x is multiplied by it (GumbelSoftmaxBackwardPlan: 1 / tau)
   std::int64_t rows = 0, len = 0;
   int kept_rank = 0;  // collapsed kept dims (0: a single row)
   std::int64_t kept_shape[8] = {};

@@ -250,6 +250,15 @@ TEST(GumbelSparsemaxPlanSelect, RowLengthsAndAxes) {
   auto p = GumbelSoftmaxPlan::select_for_caps(caps(90), gum(bf({4096, 131072})));
   ASSERT_TRUE(p.has_value());
   EXPECT_EQ(p->sku().name(), "gumbel_softmax.fwd.block_loop[bf16,f32].sm80+");
+  // the backward runs softmax's backward table, named as gumbel_softmax's
+  auto gb = GumbelSoftmaxBackwardPlan::select_for_caps(caps(90), gbwd(bf({4096, 131072})));
+  ASSERT_TRUE(gb.has_value());
+  EXPECT_EQ(gb->sku().name(), "gumbel_softmax.bwd.tma_row_vec16[bf16,f32].sm90+");
+  auto gb80 = GumbelSoftmaxBackwardPlan::select_for_caps(caps(80), gbwd(bf({4096, 131072})));
+  ASSERT_TRUE(gb80.has_value());
+  EXPECT_EQ(gb80->sku().impl, "split_row_vec16");
+  EXPECT_GT(gb80->workspace_size(), 0u);
+  EXPECT_EQ(impl_for<GumbelSoftmaxBackwardPlan>(90, gbwd(bf({8, 64, 49}), 1)), "column");  // strided axis
   auto q = SparsemaxBackwardPlan::select_for_caps(caps(90), sbwd(TensorLayout::contiguous(DType::kF64, {4, 64})));
   ASSERT_TRUE(q.has_value());
   EXPECT_EQ(q->sku().name(), "sparsemax.bwd.warp_row_vec16[f64,f64].sm80+");

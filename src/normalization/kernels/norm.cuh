@@ -137,7 +137,7 @@ __global__ void __launch_bounds__(norm_threads<T, V, K, false>()) norm_fwd(norm:
 #pragma unroll
     for (int j = 0; j < K; ++j)
 #pragma unroll
-      for (int i = 0; i < V; ++i) h[j].v[i] = from_compute<T>(to_compute(h[j].v[i]) + to_compute(r[j].v[i]));
+      for (int i = 0; i < V; ++i) h[j].v[i] = from_compute<T>(vec_elem(h[j], i) + vec_elem(r[j], i));
     store_slice(h, static_cast<T*>(p.fwd.residual_out) + row_offset(p, 3, row), base, p.n, rs.t, rs.nt);
   }
   C count = C(0), sum = C(0);
@@ -146,7 +146,7 @@ __global__ void __launch_bounds__(norm_threads<T, V, K, false>()) norm_fwd(norm:
     if (slice_elem(base, j, rs.t, rs.nt, V) < p.n) {
       count += C(V);
 #pragma unroll
-      for (int i = 0; i < V; ++i) sum += p.layer ? to_compute(h[j].v[i]) : to_compute(h[j].v[i]) * to_compute(h[j].v[i]);
+      for (int i = 0; i < V; ++i) sum += p.layer ? vec_elem(h[j], i) : vec_elem(h[j], i) * vec_elem(h[j], i);
     }
   C mean = C(0), rstd;
   const C inv_n = static_cast<C>(p.inv_n);
@@ -166,7 +166,7 @@ __global__ void __launch_bounds__(norm_threads<T, V, K, false>()) norm_fwd(norm:
       if (slice_elem(base, j, rs.t, rs.nt, V) < p.n) {
 #pragma unroll
         for (int i = 0; i < V; ++i) {
-          const C d = to_compute(h[j].v[i]) - w.mean;
+          const C d = vec_elem(h[j], i) - w.mean;
           w.m2 += d * d;
         }
       }
@@ -196,9 +196,9 @@ __global__ void __launch_bounds__(norm_threads<T, V, K, false>()) norm_fwd(norm:
     if (p.has_bias) b = load_elems<T, V>(bs, e);
 #pragma unroll
     for (int i = 0; i < V; ++i) {
-      C v = (to_compute(h[j].v[i]) - mean) * rstd;
-      if (p.has_weight) v *= to_compute(w.v[i]);
-      if (p.has_bias) v += to_compute(b.v[i]);
+      C v = (vec_elem(h[j], i) - mean) * rstd;
+      if (p.has_weight) v *= vec_elem(w, i);
+      if (p.has_bias) v += vec_elem(b, i);
       h[j].v[i] = from_compute<T>(v);
     }
   }
@@ -240,9 +240,9 @@ __global__ void __launch_bounds__(norm_threads<T, V, K, true>()) norm_bwd(norm::
       if (p.has_weight && e < p.n) w = load_elems<T, V>(wt, e);
 #pragma unroll
       for (int i = 0; i < V; ++i) {
-        const C gv = to_compute(g[j].v[i]);
-        const C xhat = (to_compute(x[j].v[i]) - mean) * rstd;
-        const C wg = (p.has_weight && e < p.n) ? to_compute(w.v[i]) * gv : gv;
+        const C gv = vec_elem(g[j], i);
+        const C xhat = (vec_elem(x[j], i) - mean) * rstd;
+        const C wg = (p.has_weight && e < p.n) ? vec_elem(w, i) * gv : gv;
         s.a += wg;
         s.b += wg * xhat;
       }
@@ -266,9 +266,9 @@ __global__ void __launch_bounds__(norm_threads<T, V, K, true>()) norm_bwd(norm::
       if (p.has_weight) w = load_elems<T, V>(wt, e);
 #pragma unroll
       for (int i = 0; i < V; ++i) {
-        const C gv = to_compute(g[j].v[i]);
-        const C xhat = (to_compute(x[j].v[i]) - mean) * rstd;
-        const C wg = p.has_weight ? to_compute(w.v[i]) * gv : gv;
+        const C gv = vec_elem(g[j], i);
+        const C xhat = (vec_elem(x[j], i) - mean) * rstd;
+        const C wg = p.has_weight ? vec_elem(w, i) * gv : gv;
         acc_w[j][i] += gv * xhat;
         acc_b[j][i] += gv;
         g[j].v[i] = from_compute<T>(rstd * (wg - c1 - xhat * c2));

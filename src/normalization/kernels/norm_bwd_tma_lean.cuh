@@ -28,6 +28,7 @@
 
 #include "common/block_reduce.cuh"
 #include "common/cluster_push.cuh"
+#include "common/row_io.cuh"
 #include "common/device_types.cuh"
 #include "common/tma_rows.cuh"
 #include "common/vec_io.cuh"
@@ -87,9 +88,9 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) nor
       const Vec<T, V> g = sg[j * nt + t], x = sx[j * nt + t];
 #pragma unroll
       for (int e = 0; e < V; ++e) {
-        const C wg = to_compute(wv[j].v[e]) * to_compute(g.v[e]);
+        const C wg = vec_elem(wv[j], e) * vec_elem(g, e);
         s.a += wg;
-        s.b += wg * ((to_compute(x.v[e]) - mean) * rstd);
+        s.b += wg * ((vec_elem(x, e) - mean) * rstd);
       }
     }
     // Its barrier also ends pass 2 of the previous row in every thread: that row's stage
@@ -116,11 +117,11 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) nor
       Vec<T, V> o;
 #pragma unroll
       for (int e = 0; e < V; ++e) {
-        const C gv = to_compute(g.v[e]);
-        const C xhat = (to_compute(x.v[e]) - mean) * rstd;
+        const C gv = vec_elem(g, e);
+        const C xhat = (vec_elem(x, e) - mean) * rstd;
         acc_w[j][e] += gv * xhat;
         acc_b[j][e] += gv;
-        o.v[e] = from_compute<T>(rstd * (to_compute(wv[j].v[e]) * gv - c1 - xhat * c2));
+        o.v[e] = from_compute<T>(rstd * (vec_elem(wv[j], e) * gv - c1 - xhat * c2));
       }
       store_vec<T, V>(gx + static_cast<std::int64_t>(j * nt + t) * V, o);
     }

@@ -122,11 +122,11 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) nor
       if (sources == 2) {
         const Vec<T, V> r = sr[q];
 #pragma unroll
-        for (int e = 0; e < V; ++e) h[j].v[e] = from_compute<T>(to_compute(h[j].v[e]) + to_compute(r.v[e]));
+        for (int e = 0; e < V; ++e) h[j].v[e] = from_compute<T>(vec_elem(h[j], e) + vec_elem(r, e));
       }
 #pragma unroll
       for (int e = 0; e < V; ++e) {
-        const C v = to_compute(h[j].v[e]);
+        const C v = vec_elem(h[j], e);
         sum += p.layer ? v : v * v;
       }
     }
@@ -148,7 +148,7 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) nor
         if ((j * nt + t) * V >= sl.n) continue;
 #pragma unroll
         for (int e = 0; e < V; ++e) {
-          const C d = to_compute(h[j].v[e]) - mean;
+          const C d = vec_elem(h[j], e) - mean;
           sq += d * d;
         }
       }
@@ -170,9 +170,9 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) nor
       if (p.has_bias) b = sb[j * nt + t];
 #pragma unroll
       for (int e = 0; e < V; ++e) {
-        C v = (to_compute(h[j].v[e]) - mean) * rstd;
-        if (p.has_weight) v *= to_compute(w.v[e]);
-        if (p.has_bias) v += to_compute(b.v[e]);
+        C v = (vec_elem(h[j], e) - mean) * rstd;
+        if (p.has_weight) v *= vec_elem(w, e);
+        if (p.has_bias) v += vec_elem(b, e);
         o.v[e] = from_compute<T>(v);
       }
       store_vec<T, V>(y + e0, o);

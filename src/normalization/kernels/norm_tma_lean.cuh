@@ -97,8 +97,8 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) nor
 #pragma unroll
       for (int e = 0; e < V; ++e) {
         // with the residual, h is rounded to T (it is also an output) before it is normalized
-        if constexpr (kResidual) h[j][e] = to_compute(from_compute<T>(to_compute(a.v[e]) + to_compute(r.v[e])));
-        else h[j][e] = to_compute(a.v[e]);
+        if constexpr (kResidual) h[j][e] = to_compute(from_compute<T>(vec_elem(a, e) + vec_elem(r, e)));
+        else h[j][e] = vec_elem(a, e);
         sum += kLayer ? h[j][e] : h[j][e] * h[j][e];
       }
     }
@@ -162,7 +162,7 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) nor
 #pragma unroll
       for (int e = 0; e < V; ++e) {
         const C v = (h[j][e] - mean) * rstd;
-        o.v[e] = from_compute<T>(v * to_compute(wv[j].v[e]) + to_compute(bv[j].v[e]));
+        o.v[e] = from_compute<T>(v * vec_elem(wv[j], e) + vec_elem(bv[j], e));
       }
       store_vec<T, V>(y + e0, o);
     }

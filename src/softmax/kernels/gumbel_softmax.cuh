@@ -1,10 +1,11 @@
-// Gumbel-softmax forward and backward (host side: src/softmax/gumbel_softmax.cpp; rules:
+// Gumbel-softmax forward (host side: src/softmax/gumbel_softmax.cpp; rules:
 // include/baracuda/ops/gumbel_softmax.hpp; scaffolding: row_ops.cuh).
 //
 // What: forward z = (x + g) / tau with g ~ Gumbel(0, 1), then per row the max m of z,
 // s = sum exp(z - m) and the first argmax; soft y = exp(z - m) / s, hard y = the
-// one-hot of the argmax (and y_soft = the soft values when asked for). Backward:
-// grad_x = s * (grad_y - sum grad_y * s) / tau with s = y_soft.
+// one-hot of the argmax (and y_soft = the soft values when asked for). The backward,
+// grad_x = s * (grad_y - sum grad_y * s) / tau with s = y_soft, runs softmax's backward
+// kernels (softmax/softmax_backward_table.hpp).
 // Noise: Philox4x32-10 keyed by the seed, counter (logical index / 4, offset), word
 // index % 4 (philox4x32_10 of common/philox.cuh; the host twin is reference::philox4x32_10, checked against
 // the Random123 known answers), or the caller's noise tensor (in1). The register rows draw
@@ -209,21 +210,6 @@ struct Forward {
     const bool bad = !(st.ms.s == st.ms.s) || !(st.ms.m == st.ms.m);
     const C nan = C(0) / C(0);
     r.write(out, so, [&](C, C, std::int64_t k) { return bad ? nan : k == st.idx ? C(1) : C(0); });
-  }
-};
-
-struct Backward : rowop::Untransformed {
-  static constexpr bool kTwo = true;
-  static constexpr const char* kName = "gumbel_softmax_backward";
-  // a = grad_y, b = y_soft
-  template <class T, class Row, class S>
-  static __device__ __forceinline__ void run(const RowOpParams& p, const Row& r, S scope, T* out, std::int64_t so, T*,
-                                             std::int64_t) {
-    using C = Compute<T>;
-    C sum = r.fold(C(0), [](C acc, C g, C y, std::int64_t) { return acc + g * y; });
-    sum = scope.all(sum, MergeSum<C>{}, C(0));
-    const C tau = static_cast<C>(p.tau);
-    r.write(out, so, [&](C g, C y, std::int64_t) { return y * (g - sum) / tau; });
   }
 };
 

@@ -3,7 +3,7 @@
 //
 // What: per row of `len` elements, forward y = exp(x - m) / s or x - m - log(s) with
 // (m, s) = (max, sum of exp(x - m)); backward grad_x = y * (g - sum g*y) or
-// g - exp(y) * sum g.
+// g - exp(y) * sum g, times `scale` (1, or 1 / tau for gumbel_softmax's backward).
 //
 // Parallel schemes (all deterministic, fixed reduction trees):
 //  * row kernels (softmax_rows): a row, or a slice of it, is spread over `nt` threads; thread
@@ -51,9 +51,13 @@ __device__ __forceinline__ float nan_max(float a, float b) { return mufu::max_na
 // FFMA: at |m| ~ 1e30 the rounding of m log2e alone is ~1e22.) With expf the bf16 16384x8192 forward
 // issued about as many instructions as its memory time allows (two exps per element).
 // Non-finite inputs behave as with expf: -inf - (-inf) and inf - inf give NaN, -inf gives 0.
+// The .ftz form (one instruction; without it each exp adds a compare and two predicated
+// multiplies): exponents below -126 give 0, not a subnormal. In a sum of exps that is exact
+// to far below the rounding (the sum holds a term of 1); an output below 2^-126 becomes 0,
+// an absolute error under 1.2e-38.
 template <class T>
 inline constexpr bool kFastExp = sizeof(T) == 2;
-__device__ __forceinline__ float exp_shifted(float x, float m) { return mufu::ex2((x - m) * mufu::kLog2e); }
+__device__ __forceinline__ float exp_shifted(float x, float m) { return mufu::ex2_ftz((x - m) * mufu::kLog2e); }
 template <class C>
 __device__ __forceinline__ C neg_inf() {
   return -static_cast<C>(INFINITY);
@@ -92,19 +96,19 @@ struct ThreadStat<false, T, V, K> {
 #pragma unroll
     for (int j = 0; j < K; ++j)
 #pragma unroll
-      for (int i = 0; i < V; ++i) m = nan_max(m, to_compute(x[j].v[i]));
+      for (int i = 0; i < V; ++i) m = nan_max(m, vec_elem(x[j], i));
     C s = C(0);
     if (m != neg_inf<C>()) {
       if constexpr (kFastExp<T>) {
 #pragma unroll
         for (int j = 0; j < K; ++j)
 #pragma unroll
-          for (int i = 0; i < V; ++i) s += exp_shifted(to_compute(x[j].v[i]), m);
+          for (int i = 0; i < V; ++i) s += exp_shifted(vec_elem(x[j], i), m);
       } else {
 #pragma unroll
         for (int j = 0; j < K; ++j)
 #pragma unroll
-          for (int i = 0; i < V; ++i) s += dev_exp(to_compute(x[j].v[i]) - m);
+          for (int i = 0; i < V; ++i) s += dev_exp(vec_elem(x[j], i) - m);
       }
     }
     return {m, s};
@@ -121,13 +125,54 @@ struct ThreadStat<true, T, V, K> {
 #pragma unroll
     for (int j = 0; j < K; ++j)
 #pragma unroll
-      for (int i = 0; i < V; ++i) s += log ? to_compute(g[j].v[i]) : to_compute(g[j].v[i]) * to_compute(y[j].v[i]);
+      for (int i = 0; i < V; ++i) s += log ? vec_elem(g[j], i) : vec_elem(g[j], i) * vec_elem(y[j], i);
     return s;
   }
   using Merge = MergeSum<C>;
 };
 
-// Outputs from registers (in place over buf0) given the row's merged statistic.
+// f16 / bf16 softmax (not log): e = 2^((x - m_t) log2e) against the thread's own max m_t,
+// formed once and kept in f32 registers; after the merge y = e * exp(m_t - M) / S, one
+// multiply an element. (Forming exp(x - M) again for the output took two exps an element,
+// ~20 instructions with the unpacking: at 16384x8192 bf16 the H200 run issued on 73% of the
+// cycles at 57% of DRAM bandwidth, session 11.) Padding (-inf) gives e = 0; a thread whose
+// slice is all -inf has e = 0 and scale exp(-inf - M) = 0, or NaN for a row of -inf (as
+// PyTorch); NaN or +inf makes S NaN.
+template <class T, int V, int K>
+__device__ __forceinline__ MaxSum<float> cached_exp_stat(const Vec<T, V> (&x)[K], float (&e)[K][V]) {
+  float m = neg_inf<float>();
+#pragma unroll
+  for (int j = 0; j < K; ++j)
+#pragma unroll
+    for (int i = 0; i < V; ++i) m = nan_max(m, vec_elem(x[j], i));
+  // (x - m) for m = -inf is NaN (or +inf): a slice of only -inf has no mass instead
+  const float shift = m == neg_inf<float>() ? INFINITY : m;
+  float s = 0.f;
+#pragma unroll
+  for (int j = 0; j < K; ++j)
+#pragma unroll
+    for (int i = 0; i < V; ++i) {
+      e[j][i] = exp_shifted(vec_elem(x[j], i), shift);
+      s += e[j][i];
+    }
+  return {m, s};
+}
+// (y is written whole, a fresh vector each: element-wise stores into the input's registers
+// would keep the inputs alive to merge the halves.)
+template <class T, int V, int K>
+__device__ __forceinline__ void finish_cached(Vec<T, V> (&y)[K], const float (&e)[K][V], float m_own, MaxSum<float> st) {
+  const float scale = dev_exp(m_own - st.m) * (1.f / st.s);
+#pragma unroll
+  for (int j = 0; j < K; ++j) {
+    Vec<T, V> o;
+#pragma unroll
+    for (int i = 0; i < V; ++i) o.v[i] = from_compute<T>(e[j][i] * scale);
+    y[j] = o;
+  }
+}
+
+// Outputs from registers (in place over buf0) given the row's merged statistic: log_softmax,
+// and softmax of f32 / f64 (16-bit softmax: finish_cached).
 template <class T, int V, int K>
 __device__ __forceinline__ void finish(Vec<T, V> (&x)[K], const Vec<T, V> (&)[K], MaxSum<Compute<T>> st, bool log) {
   using C = Compute<T>;
@@ -137,37 +182,31 @@ __device__ __forceinline__ void finish(Vec<T, V> (&x)[K], const Vec<T, V> (&)[K]
   constexpr bool kF64 = sizeof(C) == 8;
   const C log_s = (log || kF64) ? dev_log(st.s) : C(0);
   const C inv = kF64 ? C(1) : C(1) / st.s;
-  if constexpr (kFastExp<T>) {
-    if (!log) {
-#pragma unroll
-      for (int j = 0; j < K; ++j)
-#pragma unroll
-        for (int i = 0; i < V; ++i) x[j].v[i] = from_compute<T>(exp_shifted(to_compute(x[j].v[i]), st.m) * inv);
-      return;
-    }
-  }
 #pragma unroll
   for (int j = 0; j < K; ++j)
 #pragma unroll
     for (int i = 0; i < V; ++i) {
-      const C v = (to_compute(x[j].v[i]) - st.m) - log_s;
+      const C v = (vec_elem(x[j], i) - st.m) - log_s;
       x[j].v[i] = from_compute<T>(log ? v : dev_exp(v) * inv);
     }
 }
+// The backward element, times `scale` (1 for softmax: exact; 1 / tau for gumbel_softmax).
+template <class T, class C>
+__device__ __forceinline__ C softmax_grad(C g, C y, C sum, bool log, C scale) {
+  if constexpr (kFastExp<T>) {
+    return (log ? fmaf(-mufu::ex2(y * mufu::kLog2e), sum, g) : y * (g - sum)) * scale;
+  } else {
+    return (log ? g - dev_exp(y) * sum : y * (g - sum)) * scale;
+  }
+}
 template <class T, int V, int K>
-__device__ __forceinline__ void finish(Vec<T, V> (&g)[K], const Vec<T, V> (&y)[K], Compute<T> sum, bool log) {
-  using C = Compute<T>;
+__device__ __forceinline__ void finish(Vec<T, V> (&g)[K], const Vec<T, V> (&y)[K], Compute<T> sum, bool log,
+                                       Compute<T> scale) {
 #pragma unroll
   for (int j = 0; j < K; ++j)
 #pragma unroll
-    for (int i = 0; i < V; ++i) {
-      const C gv = to_compute(g[j].v[i]), yv = to_compute(y[j].v[i]);
-      if constexpr (kFastExp<T>) {
-        g[j].v[i] = from_compute<T>(log ? fmaf(-mufu::ex2(yv * mufu::kLog2e), sum, gv) : yv * (gv - sum));
-      } else {
-        g[j].v[i] = from_compute<T>(log ? gv - dev_exp(yv) * sum : yv * (gv - sum));
-      }
-    }
+    for (int i = 0; i < V; ++i)
+      g[j].v[i] = from_compute<T>(softmax_grad<T>(vec_elem(g[j], i), vec_elem(y[j], i), sum, log, scale));
 }
 
 // One kernel for every row mode. Grid: kWarp: blocks of `blockDim.x / 32` rows; kBlock: one
@@ -211,27 +250,45 @@ softmax_rows(softmax::SoftmaxParams p) {
     const T* in1 = static_cast<const T*>(p.in1) + row_offset(p, 2, row);
     load_slice(b, in1, base, p.len, t, nt, from_compute<T>(C(0)));
   }
-  R st;
-  if constexpr (kBwd) st = Stat::of(a, b, p.log);
-  else st = Stat::of(a, a, p.log);
+  // The thread's statistic merged over the row (warp, block, cluster or the split's slices).
   typename Stat::Merge merge;
-  if constexpr (M == RowMode::kWarp) {
-    st = warp_allreduce(st, merge);
-  } else {
-    st = block_allreduce(st, merge, Stat::identity(), red);
+  auto merged = [&](R st) {
+    if constexpr (M == RowMode::kWarp) {
+      st = warp_allreduce(st, merge);
+    } else {
+      st = block_allreduce(st, merge, Stat::identity(), red);
+    }
+    if constexpr (M == RowMode::kCluster) st = cluster_allreduce(st, merge, &cluster_slot);
+    if constexpr (M == RowMode::kSplitStats) {
+      if (t == 0) static_cast<R*>(p.partial)[row * p.slices + slice] = st;
+    }
+    if constexpr (M == RowMode::kSplitWrite) {
+      const R* part = static_cast<const R*>(p.partial) + row * p.slices;
+      R acc = part[0];
+      for (std::int64_t s = 1; s < p.slices; ++s) acc = merge(acc, part[s]);
+      st = acc;
+    }
+    return st;
+  };
+  // 16-bit softmax keeps its exps (finish_cached). Its own branch, merge included, so the
+  // compiler never holds the exps and the log path's inputs at once (with a shared merge the
+  // bf16 block row of 4 vectors spilled 40 bytes).
+  if constexpr (!kBwd && kFastExp<T>) {
+    if (!p.log) {
+      float e[K][V];
+      const MaxSum<float> own = cached_exp_stat(a, e);
+      const R st = merged(own);
+      if constexpr (M == RowMode::kSplitStats) return;
+      finish_cached(a, e, own.m, st);
+      store_slice(a, out, base, p.len, t, nt);
+      return;
+    }
   }
-  if constexpr (M == RowMode::kCluster) st = cluster_allreduce(st, merge, &cluster_slot);
-  if constexpr (M == RowMode::kSplitStats) {
-    if (t == 0) static_cast<R*>(p.partial)[row * p.slices + slice] = st;
-    return;
-  }
-  if constexpr (M == RowMode::kSplitWrite) {
-    const R* part = static_cast<const R*>(p.partial) + row * p.slices;
-    R acc = part[0];
-    for (std::int64_t s = 1; s < p.slices; ++s) acc = merge(acc, part[s]);
-    st = acc;
-  }
-  if constexpr (kBwd) finish(a, b, st, p.log);
+  R st;
+  if constexpr (kBwd) st = merged(Stat::of(a, b, p.log));
+  else st = merged(Stat::of(a, a, p.log));
+  if constexpr (M == RowMode::kSplitStats) return;
+  if constexpr (kBwd) finish(a, b, st, p.log, static_cast<C>(p.scale));
   else finish(a, a, st, p.log);
   store_slice(a, out, base, p.len, t, nt);
 }
@@ -288,9 +345,10 @@ __global__ void __launch_bounds__(256) softmax_column(softmax::SoftmaxParams p) 
       const C g = to_compute(in0[k * s1]);
       kahan_add(sum, c, p.log ? g : g * to_compute(in1[k * s2]));
     }
+    const C scale = static_cast<C>(p.scale);
     for (std::int64_t k = 0; k < p.len; ++k) {
       const C g = to_compute(in0[k * s1]), y = to_compute(in1[k * s2]);
-      out[k * s0] = from_compute<T>(p.log ? g - dev_exp(y) * sum : y * (g - sum));
+      out[k * s0] = from_compute<T>((p.log ? g - dev_exp(y) * sum : y * (g - sum)) * scale);
     }
   }
 }

@@ -17,7 +17,7 @@
 // by lanes r of every warp and added by an xor butterfly (the same bits in every lane and
 // every block). log_softmax: (x - M) - log S. Rows of only -inf give NaN, as PyTorch.
 // Backward, per row: s = sum g * y (softmax) or sum g (log_softmax) over the block and the
-// cluster (rank order); grad_x = y (g - s) or g - exp(y) s.
+// cluster (rank order); grad_x = y (g - s) or g - exp(y) s, times p.scale.
 // exp: 2^((x - m) log2e) by MUFU.EX2 for 16-bit rows (softmax.cuh's exp_shifted), expf for
 // f32. Preconditions (host): unit axis stride, 16-byte aligned rows, len a multiple of the
 // vector, len / cluster <= threads * kTmaVecsPerThread * vector, rows < 2^31.
@@ -92,7 +92,7 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) sof
         const Vec<T, V> a = ok[j] ? sx[j * nt + t] : Vec<T, V>{};
 #pragma unroll
         for (int e = 0; e < V; ++e) {
-          h[j][e] = ok[j] ? to_compute(a.v[e]) : ninf;
+          h[j][e] = ok[j] ? vec_elem(a, e) : ninf;
           m = nan_max(m, h[j][e]);
         }
       }
@@ -160,8 +160,8 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) sof
         const Vec<T, V> b = ok[j] ? sy[j * nt + t] : Vec<T, V>{};
 #pragma unroll
         for (int e = 0; e < V; ++e) {
-          g[j][e] = to_compute(a.v[e]);
-          y[j][e] = to_compute(b.v[e]);
+          g[j][e] = vec_elem(a, e);
+          y[j][e] = vec_elem(b, e);
           s += kLog ? g[j][e] : g[j][e] * y[j][e];
         }
       }
@@ -171,19 +171,13 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) sof
         s = C(0);
         for (int r = 0; r < p.cluster; ++r) s += unpack_lo(got[r]);
       }
+      const C scale = static_cast<C>(p.scale);
 #pragma unroll
       for (int j = 0; j < K; ++j) {
         if (!ok[j]) continue;
         Vec<T, V> o;
 #pragma unroll
-        for (int e = 0; e < V; ++e) {
-          if constexpr (kLog) {
-            if constexpr (kFastExp<T>) o.v[e] = from_compute<T>(fmaf(-mufu::ex2(y[j][e] * mufu::kLog2e), s, g[j][e]));
-            else o.v[e] = from_compute<T>(g[j][e] - dev_exp(y[j][e]) * s);
-          } else {
-            o.v[e] = from_compute<T>(y[j][e] * (g[j][e] - s));
-          }
-        }
+        for (int e = 0; e < V; ++e) o.v[e] = from_compute<T>(softmax_grad<T>(g[j][e], y[j][e], s, kLog, scale));
         store_vec<T, V>(out + static_cast<std::int64_t>(j * nt + t) * V, o);
       }
     }
