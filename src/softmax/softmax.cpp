@@ -286,33 +286,31 @@ inline constexpr auto kCandidates = rows::kRowCandidates<SoftmaxFamily, Desc, Ar
 
 Status validate_operands(const Operands& o) {
   using namespace elementwise;
-  const char* const* fields = o.fields;
   const char* family = o.bwd ? "softmax_backward" : "softmax";
   if (o.kind != SoftmaxKind::kSoftmax && o.kind != SoftmaxKind::kLogSoftmax)
     return Status(Code::kInvalidArgument, "kind = " + std::to_string(static_cast<int>(o.kind)) + " is not a SoftmaxKind");
-  for (int k = 0; k < o.num(); ++k) BARACUDA_TRY(validate_layout(o.op(k), fields[k]));
-  BARACUDA_TRY(check_math_dtype(*o.in0, fields[1], family));
+  for (int k = 0; k < o.num(); ++k) BARACUDA_TRY(validate_layout(o.op(k), o.field(k)));
+  BARACUDA_TRY(check_math_dtype(*o.in0, o.field(1), family));
   for (int k : {0, 2}) {
     if (k >= o.num()) continue;
-    BARACUDA_TRY(check_same_dtype(o.op(k), fields[k], *o.in0, fields[1]));
-    BARACUDA_TRY(check_same_shape(o.op(k), fields[k], *o.in0, fields[1]));
+    BARACUDA_TRY(check_same_dtype(o.op(k), o.field(k), *o.in0, o.field(1)));
+    BARACUDA_TRY(check_same_shape(o.op(k), o.field(k), *o.in0, o.field(1)));
   }
   const int rank = o.in0->rank;
   const int lo = rank == 0 ? -1 : -rank, hi = rank == 0 ? 0 : rank - 1;
   if (o.axis < lo || o.axis > hi)
     return Status(Code::kInvalidArgument, "axis = " + std::to_string(o.axis) + " is out of range for " +
-                                              fields[1] + " of rank " + std::to_string(rank) + " (needs " +
+                                              o.field(1) + " of rank " + std::to_string(rank) + " (needs " +
                                               std::to_string(lo) + ".." + std::to_string(hi) + ")");
-  return check_output_layout(*o.out, fields[0]);
+  return check_output_layout(*o.out, o.field(0));
 }
 
 elementwise::MapOperands pointer_operands(const Operands& o) {
-  const char* const* fields = o.fields;
   elementwise::MapOperands m;
   m.num_out = 1;
-  m.out[0] = {*o.out, fields[0], o.out->alignment};
+  m.out[0] = {*o.out, o.field(0), o.out->alignment};
   m.num_in = o.num() - 1;
-  for (int k = 1; k < o.num(); ++k) m.in[k - 1] = {o.op(k), fields[k], o.op(k).alignment};
+  for (int k = 1; k < o.num(); ++k) m.in[k - 1] = {o.op(k), o.field(k), o.op(k).alignment};
   return m;
 }
 

@@ -28,8 +28,8 @@
 
 #include "common/block_reduce.cuh"
 #include "common/cluster_push.cuh"
-#include "common/row_io.cuh"
 #include "common/device_types.cuh"
+#include "common/row_io.cuh"
 #include "common/tma_rows.cuh"
 #include "common/vec_io.cuh"
 #include "normalization/kernels/norm.cuh"
