@@ -93,6 +93,20 @@ __device__ __forceinline__ void load_slice(Vec<T, V> (&buf)[K], const T* row, st
   }
 }
 
+// One 16-byte vector to global memory as st.global.v4 (__stwb: write-back, as a plain
+// store): through store_vec's uint4 copy nvcc 13 split some of the row kernels' vector
+// stores into four 4-byte STG.E when the packed words did not sit in an aligned register
+// quad (bf16 softmax block_row: 2 of its 4 vectors a thread; LayerNorm tma_row: 18 scalar
+// stores beside 4 vector ones), four LSU instructions and partial sectors a vector.
+template <class T, int V>
+__device__ __forceinline__ void store_row_vec(T* p, const Vec<T, V>& v) {
+  static_assert(sizeof(Vec<T, V>) % 16 == 0, "vector must be a multiple of 16 bytes");
+  uint4* dst = reinterpret_cast<uint4*>(p);
+  const uint4* src = reinterpret_cast<const uint4*>(&v);
+#pragma unroll
+  for (int c = 0; c < static_cast<int>(sizeof(Vec<T, V>) / 16); ++c) __stwb(dst + c, src[c]);
+}
+
 template <class T, int V, int K>
 __device__ __forceinline__ void store_slice(const Vec<T, V> (&buf)[K], T* row, std::int64_t base, std::int64_t len,
                                             int t, int nt) {
@@ -100,7 +114,7 @@ __device__ __forceinline__ void store_slice(const Vec<T, V> (&buf)[K], T* row, s
   for (int j = 0; j < K; ++j) {
     const std::int64_t e = slice_elem(base, j, t, nt, V);
     if (e < len) {
-      if constexpr (V > 1) store_vec<T, V>(row + e, buf[j]);
+      if constexpr (V > 1) store_row_vec<T, V>(row + e, buf[j]);
       else row[e] = buf[j].v[0];
     }
   }

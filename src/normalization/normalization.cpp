@@ -8,9 +8,11 @@
 //                                  4096x131072 layer_norm 0.797 ms against tma_row's 1.614,
 //                                  rms_norm 0.829 / 1.119; backward 16384x8192 layer_norm
 //                                  0.351 ms (1.91x torch), 4096x131072 1.287 (2.19x)
-//   tma_row_vec16                  the forward's first bulk-copy kernel: LayerNorm rows of one
-//                                  block without the residual (0.201 ms against lean's 0.215
-//                                  at 16384x8192 bf16), which tma_lean refuses
+//   tma_row_vec16                  the forward's first bulk-copy kernel (f32 rows past lean's
+//                                  slices). It was the default for LayerNorm rows of one block
+//                                  without the residual until session 14, when the two
+//                                  measured equal (H100, 16384x8192 bf16: 0.2132 ms against
+//                                  lean's 0.2123) and lean issues far fewer instructions
 //   warp_row_vec16, warp_row       one warp per row (16-byte vectors / scalar loads)
 //   block_row_vec16, block_row     one block per row, the row in registers
 //   cluster_row_vec16              a cluster of 2..8 blocks per row (sm_90; bf16 rows up to
@@ -227,9 +229,6 @@ void tma_setup(Setup& r, const NormShape& s, const DeviceCaps& caps, bool lean) 
   r.rejection = rows::tma_row_shape(shape, p.n, nvec, static_cast<int>(esize), two_sources ? 2 : 1,
                                     !lean && !s.vecs.empty() ? 2 : 0, p.rows, std::max(1, caps.sm_count),
                                     static_cast<std::int64_t>(caps.smem_per_block_optin), lean ? rows::kTmaPreferThreads : kTmaMaxThreads, "normalized size");
-  if (r.rejection.empty() && lean && !s.bwd && p.layer && !residual && shape.cluster == 1)
-    r.rejection = "LayerNorm rows of one block without the residual: tma_row measured faster (H100 session 12, "
-                  "16384x8192 bf16: 0.2010 ms against 0.2148)";
   p.k = kTmaVecsPerThread;
   p.threads = shape.threads;
   p.stages = shape.stages;

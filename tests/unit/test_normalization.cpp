@@ -139,12 +139,12 @@ std::string impl_for(int sm, const typename PlanT::Descriptor& d) {
 TEST(NormPlanSelect, RowLengths) {
   auto bf = [](std::initializer_list<std::int64_t> s) { return TensorLayout::contiguous(DType::kBF16, s); };
   EXPECT_EQ(impl_for<LayerNormPlan>(90, layer_fwd(bf({4096, 1024}))), "warp_row_vec16");
-  EXPECT_EQ(impl_for<LayerNormPlan>(90, layer_fwd(bf({16384, 8192}))), "tma_row_vec16");   // rows streamed by bulk copies
+  EXPECT_EQ(impl_for<LayerNormPlan>(90, layer_fwd(bf({16384, 8192}))), "tma_lean_vec16");  // rows streamed by bulk copies
   EXPECT_EQ(impl_for<LayerNormPlan>(80, layer_fwd(bf({16384, 8192}))), "block_row_vec16");  // no bulk copies
   EXPECT_EQ(impl_for<LayerNormPlan>(90, layer_fwd(bf({16384, 1024}))), "warp_row_vec16");   // 2 KiB rows
   EXPECT_EQ(impl_for<LayerNormPlan>(90, layer_fwd(TensorLayout::contiguous(DType::kF64, {64, 8192}))),
             "cluster_row_vec16");  // f64 stays in registers
-  // tma_row needs no workspace; with the residual (two rows a stage) it still fits 16 KiB rows
+  // tma_lean's forward needs no workspace; with the residual (two rows a stage) it still fits 16 KiB rows
   auto tma = LayerNormPlan::select_for_caps(caps(90), layer_fwd(bf({16384, 8192})));
   ASSERT_TRUE(tma.has_value());
   EXPECT_EQ(tma->workspace_size(), 0u);
@@ -182,26 +182,25 @@ TEST(NormPlanSelect, RowLengths) {
   EXPECT_EQ(bsplit->workspace_size(), 2u * units * 131072u * 4u + 4096u * 16u * 8u);
 }
 
-// tma_lean (first in the order): every 16-bit and f32 row of 4 KiB or more that tma_row
-// takes but LayerNorm rows of one block without the residual (tma_row's), sm_90 only, no
-// forward workspace, f64 refused. The backward: the parameter partials of its units (clusters).
+// tma_lean (first in the order): 16-bit and f32 rows of 4 KiB or more, with or without the
+// residual, sm_90 only, no forward workspace, f64 refused. The backward: the parameter
+// partials of its units (clusters).
 TEST(NormPlanSelect, TmaLean) {
   auto bf = [](std::initializer_list<std::int64_t> s) { return TensorLayout::contiguous(DType::kBF16, s); };
   PlanPreference lean;
   lean.force_sku = "*tma_lean_vec16*";
   for (auto shape : {std::vector<std::int64_t>{16384, 8192}, {4096, 131072}, {8, 262144}, {300, 65536}, {9, 4096}}) {
     LayerNormDescriptor d = layer_fwd(TensorLayout::contiguous(DType::kBF16, shape));
-    if (shape[1] <= 8192) {  // one block a row: refused without the residual, taken with it
-      auto refused = LayerNormPlan::select_for_caps(caps(90), d, lean);
-      ASSERT_FALSE(refused.has_value());
-      EXPECT_NE(refused.error().to_string().find("tma_row measured faster"), std::string::npos) << refused.error().to_string();
-      d.add_residual = true;
-      d.residual = d.residual_out = d.x;
+    for (bool residual : {false, true}) {
+      if (residual) {
+        d.add_residual = true;
+        d.residual = d.residual_out = d.x;
+      }
+      auto p = LayerNormPlan::select_for_caps(caps(90), d, lean);
+      ASSERT_TRUE(p.has_value()) << d.to_string() << ": " << p.error().to_string();
+      EXPECT_EQ(p->sku().impl, "tma_lean_vec16");
+      EXPECT_EQ(p->workspace_size(), 0u);
     }
-    auto p = LayerNormPlan::select_for_caps(caps(90), d, lean);
-    ASSERT_TRUE(p.has_value()) << d.to_string() << ": " << p.error().to_string();
-    EXPECT_EQ(p->sku().impl, "tma_lean_vec16");
-    EXPECT_EQ(p->workspace_size(), 0u);
     auto r = rms_fwd(TensorLayout::contiguous(DType::kF32, shape));
     r.add_residual = true;
     auto q = RMSNormPlan::select_for_caps(caps(90), r, lean);
@@ -235,8 +234,8 @@ TEST(NormPlanSelect, TmaLean) {
   EXPECT_FALSE(LayerNormBackwardPlan::select_for_caps(caps(80), layer_bwd(bf({16384, 8192})), lean).has_value());
   EXPECT_FALSE(LayerNormBackwardPlan::select_for_caps(caps(90), layer_bwd(bf({16384, 1024})), lean).has_value());
   EXPECT_FALSE(LayerNormPlan::select_for_caps(caps(90), layer_fwd(bf({16384, 1024})), lean).has_value());  // 2 KiB rows
-  // tma_row stays LayerNorm's one-block rows
-  EXPECT_EQ(impl_for<LayerNormPlan>(90, layer_fwd(bf({16384, 8192}))), "tma_row_vec16");
+  // one-block rows are lean's for both kinds (LayerNorm's were tma_row's until session 14)
+  EXPECT_EQ(impl_for<LayerNormPlan>(90, layer_fwd(bf({16384, 8192}))), "tma_lean_vec16");
   EXPECT_EQ(impl_for<RMSNormPlan>(90, rms_fwd(bf({16384, 8192}))), "tma_lean_vec16");
 }
 

@@ -123,7 +123,7 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) nor
         acc_b[j][e] += gv;
         o.v[e] = from_compute<T>(rstd * (vec_elem(wv[j], e) * gv - c1 - xhat * c2));
       }
-      store_vec<T, V>(gx + static_cast<std::int64_t>(j * nt + t) * V, o);
+      store_row_vec<T, V>(gx + static_cast<std::int64_t>(j * nt + t) * V, o);
     }
     ring.advance();
   }

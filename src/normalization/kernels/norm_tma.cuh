@@ -164,7 +164,7 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) nor
     for (int j = 0; j < K; ++j) {
       const std::int64_t e0 = slice_elem(0, j, t, nt, V);
       if (e0 >= sl.n) continue;
-      if (hout != nullptr) store_vec<T, V>(hout + e0, h[j]);
+      if (hout != nullptr) store_row_vec<T, V>(hout + e0, h[j]);
       Vec<T, V> o, w, b;
       if (p.has_weight) w = sw[j * nt + t];
       if (p.has_bias) b = sb[j * nt + t];
@@ -175,7 +175,7 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) nor
         if (p.has_bias) v += vec_elem(b, e);
         o.v[e] = from_compute<T>(v);
       }
-      store_vec<T, V>(y + e0, o);
+      store_row_vec<T, V>(y + e0, o);
     }
     if (p.save_stats && t == 0 && sl.lead) {
       if (p.layer) static_cast<C*>(p.fwd.mean)[row] = mean;

@@ -156,7 +156,7 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) nor
         Vec<T, V> hv;
 #pragma unroll
         for (int e = 0; e < V; ++e) hv.v[e] = from_compute<T>(h[j][e]);  // exact: h is a T value
-        store_vec<T, V>(static_cast<T*>(p.fwd.residual_out) + tma_row_offset(p, 3, row) + sl.off + e0, hv);
+        store_row_vec<T, V>(static_cast<T*>(p.fwd.residual_out) + tma_row_offset(p, 3, row) + sl.off + e0, hv);
       }
       Vec<T, V> o;
 #pragma unroll
@@ -164,7 +164,7 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) nor
         const C v = (h[j][e] - mean) * rstd;
         o.v[e] = from_compute<T>(v * vec_elem(wv[j], e) + vec_elem(bv[j], e));
       }
-      store_vec<T, V>(y + e0, o);
+      store_row_vec<T, V>(y + e0, o);
     }
     if (p.save_stats && t == 0 && sl.lead) {
       if constexpr (kLayer) static_cast<C*>(p.fwd.mean)[row] = mean;

@@ -115,12 +115,12 @@ struct ForwardOp {
       Vec<O, V> o;
 #pragma unroll
       for (int k = 0; k < V; ++k) o.v[k] = Derived::value(in[k]);
-      store_vec<O, V>(y + i0, o);
+      store_row_vec<O, V>(y + i0, o);
       if constexpr (kIdx) {
         Vec<std::int64_t, V> w;
 #pragma unroll
         for (int k = 0; k < V; ++k) w.v[k] = in[k].i;
-        store_vec<std::int64_t, V>(ix + i0, w);
+        store_row_vec<std::int64_t, V>(ix + i0, w);
       }
     } else {
       y[i0 * c.st[0]] = Derived::value(in[0]);

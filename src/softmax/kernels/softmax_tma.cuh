@@ -134,7 +134,7 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) sof
           Vec<T, V> o;
 #pragma unroll
           for (int e = 0; e < V; ++e) o.v[e] = from_compute<T>((h[j][e] - mx) - log_s);
-          store_vec<T, V>(out + static_cast<std::int64_t>(j * nt + t) * V, o);
+          store_row_vec<T, V>(out + static_cast<std::int64_t>(j * nt + t) * V, o);
         }
       } else {
         const C inv = C(1) / sum;
@@ -146,7 +146,7 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) sof
           Vec<T, V> o;
 #pragma unroll
           for (int e = 0; e < V; ++e) o.v[e] = from_compute<T>(empty ? dev_exp(h[j][e] - mx) * inv : h[j][e] * scale);
-          store_vec<T, V>(out + static_cast<std::int64_t>(j * nt + t) * V, o);
+          store_row_vec<T, V>(out + static_cast<std::int64_t>(j * nt + t) * V, o);
         }
       }
     } else {
@@ -178,7 +178,7 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) sof
         Vec<T, V> o;
 #pragma unroll
         for (int e = 0; e < V; ++e) o.v[e] = from_compute<T>(softmax_grad<T>(g[j][e], y[j][e], s, kLog, scale));
-        store_vec<T, V>(out + static_cast<std::int64_t>(j * nt + t) * V, o);
+        store_row_vec<T, V>(out + static_cast<std::int64_t>(j * nt + t) * V, o);
       }
     }
   }
