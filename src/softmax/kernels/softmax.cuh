@@ -95,6 +95,17 @@ struct MergeSum {
   __device__ __forceinline__ C operator()(C a, C b) const { return a + b; }
 };
 
+// The largest element of a thread's K vectors (NaN wins, as nan_max; -inf for none).
+template <class C, class T, int V, int K>
+__device__ __forceinline__ C thread_max(const Vec<T, V> (&x)[K]) {
+  C m = neg_inf<C>();
+#pragma unroll
+  for (int j = 0; j < K; ++j)
+#pragma unroll
+    for (int i = 0; i < V; ++i) m = nan_max(m, vec_elem(x[j], i));
+  return m;
+}
+
 // The statistic of a thread's registers: forward (max, sum), backward sum of g*y (softmax)
 // or of g (log_softmax).
 template <bool kBwd, class T, int V, int K>
@@ -105,11 +116,7 @@ struct ThreadStat<false, T, V, K> {
   using R = MaxSum<C>;
   static __device__ __forceinline__ R identity() { return {neg_inf<C>(), C(0)}; }
   static __device__ __forceinline__ R of(const Vec<T, V> (&x)[K], const Vec<T, V> (&)[K], bool) {
-    C m = neg_inf<C>();
-#pragma unroll
-    for (int j = 0; j < K; ++j)
-#pragma unroll
-      for (int i = 0; i < V; ++i) m = nan_max(m, vec_elem(x[j], i));
+    const C m = thread_max<C>(x);
     C s = C(0);
     if (m != neg_inf<C>()) {
       if constexpr (kFastExp<T>) {
@@ -153,11 +160,7 @@ struct ThreadStat<true, T, V, K> {
 // PyTorch); NaN or +inf makes S NaN.
 template <class T, int V, int K>
 __device__ __forceinline__ MaxSum<float> cached_exp_stat(const Vec<T, V> (&x)[K], float (&e)[K][V]) {
-  float m = neg_inf<float>();
-#pragma unroll
-  for (int j = 0; j < K; ++j)
-#pragma unroll
-    for (int i = 0; i < V; ++i) m = nan_max(m, vec_elem(x[j], i));
+  const float m = thread_max<float>(x);
   // (x - m) for m = -inf is NaN (or +inf): a slice of only -inf has no mass instead
   const float shift = m == neg_inf<float>() ? INFINITY : m;
   float s = 0.f;
