@@ -74,10 +74,20 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) nor
   const C* mean_of = static_cast<const C*>(p.bwd.mean);
   const C* rstd_of = static_cast<const C*>(p.bwd.rstd);
   int rb = 0, xk = 0;
+  // A row's mean / rstd are loaded one row ahead: read at the top of their own row they cost
+  // a DRAM round trip per row on the block's critical path (the arrays are cold in L2).
+  C next_mean = C(0), next_rstd = C(0);
+  if (sl.my_rows > 0) {
+    if constexpr (kLayer) next_mean = __ldg(mean_of + sl.first);
+    next_rstd = __ldg(rstd_of + sl.first);
+  }
   for (std::int64_t i = 0; i < sl.my_rows; ++i) {
     const std::int64_t row = sl.first + i * sl.step;
-    const C mean = kLayer ? __ldg(mean_of + row) : C(0);  // issued before the wait
-    const C rstd = __ldg(rstd_of + row);
+    const C mean = next_mean, rstd = next_rstd;
+    if (i + 1 < sl.my_rows) {
+      if constexpr (kLayer) next_mean = __ldg(mean_of + row + sl.step);
+      next_rstd = __ldg(rstd_of + row + sl.step);
+    }
     ring.wait();
     const Vec<T, V>* sg = reinterpret_cast<const Vec<T, V>*>(ring.current(0));
     const Vec<T, V>* sx = reinterpret_cast<const Vec<T, V>*>(ring.current(1));
