@@ -12,7 +12,8 @@
 //   once per kernel: a thread owns the same columns of every row.
 // - Rows split over a cluster (131072 columns) waited on cluster barriers, two per row, with
 //   every thread reading every block's slot. Here each block forms its slice's exact
-//   statistics (mean, then sum((h - mean)^2), from registers), and the blocks exchange them
+//   statistics with one barrier (each warp its sum and M2 about its own mean, from registers;
+//   then every thread merges the warps' pairs in warp order), and the blocks exchange them
 //   once per row by pushing into each other's shared memory (common/cluster_push.cuh). The
 //   slices have equal counts, so the merge is exact: mean = the average of the slice means,
 //   M2 = sum of the slice M2 + n_slice * sum((mean_r - mean)^2), in rank order (every block
@@ -77,7 +78,21 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) nor
     src[0] = static_cast<const T*>(p.fwd.x) + tma_row_offset(p, 1, row) + sl.off;
     if constexpr (kResidual) src[1] = static_cast<const T*>(p.fwd.residual) + tma_row_offset(p, 2, row) + sl.off;
   };
-  tma_row_begin(sh, ring, p.cluster, sl.my_rows, sources);
+  // LayerNorm: the element count of every warp of the block (a thread owns vectors j * nt + t),
+  // for the merge of the warps' (sum, M2) below; the counts are fixed for the kernel.
+  __shared__ float2 warp_count[rows::kTmaMaxThreads / 32];  // (n_w, 1 / n_w; 0 when empty)
+  __shared__ float2 warp_stats[2][rows::kTmaMaxThreads / 32];  // a row's (sum_w, M2_w), two in turn
+  const int warp = t >> 5, lane = t & 31;
+  C my_warp_inv_n = C(0);
+  if constexpr (kLayer) {
+    int vecs = 0;
+#pragma unroll
+    for (int j = 0; j < K; ++j) vecs += min(max(nvec - (j * nt + warp * 32), 0), 32);
+    const C wn = static_cast<C>(vecs * V);
+    my_warp_inv_n = vecs > 0 ? C(1) / wn : C(0);
+    if (lane == 0) warp_count[warp] = make_float2(wn, my_warp_inv_n);
+  }
+  tma_row_begin(sh, ring, p.cluster, sl.my_rows, sources);  // its barrier publishes warp_count
 
   const C inv_n = static_cast<C>(p.inv_n);
   const C inv_slice = C(1) / static_cast<C>(sl.n);
@@ -102,28 +117,50 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) nor
         sum += kLayer ? h[j][e] : h[j][e] * h[j][e];
       }
     }
-    // The block's sum (LayerNorm) or sum of squares (RMSNorm). Its barrier also means every
-    // thread holds its part of the row in registers: the stage can be refilled.
-    sum = block_allreduce_flat(sum, MergeScalarSum<C>{}, sh.red[rb]);
-    rb ^= 1;
-    if (t == 0) ring.refill_after(i, sl.my_rows, sources);
-    ring.advance();
-    C mean = C(0), rstd;
+    C mean = C(0), rstd, m2 = C(0);
     if constexpr (kLayer) {
-      // exact two-pass statistics of the block's slice from the registers; a cluster merges
-      // the slices' (mean, M2) once (equal counts: mean = average of the means, M2 = sum of
-      // the M2 + n_slice * sum((mean_r - mean)^2), in rank order)
-      mean = sum * inv_slice;
+      // Exact statistics of the block's slice with one barrier: each warp forms its own sum and
+      // M2 about its own mean from the registers (two passes, no barrier), lane 0 publishes
+      // them, and every thread merges the warps in warp order (the same bits everywhere):
+      // mean = sum / n, M2 = sum_w (M2_w + (sum_w - n_w mean)^2 / n_w). That barrier also
+      // means every thread holds its part of the row: the stage can be refilled.
+      const C wsum = warp_allreduce(sum, MergeScalarSum<C>{});
+      const C wmean = wsum * my_warp_inv_n;
       C sq = C(0);
 #pragma unroll
       for (int j = 0; j < K; ++j)
 #pragma unroll
         for (int e = 0; e < V; ++e) {
-          const C d = h[j][e] - mean;
+          const C d = h[j][e] - wmean;
           sq += ok[j] ? d * d : C(0);
         }
-      C m2 = block_allreduce_flat(sq, MergeScalarSum<C>{}, sh.red[rb]);
+#pragma unroll
+      for (int delta = 16; delta > 0; delta >>= 1) sq += __shfl_down_sync(0xffffffffu, sq, delta);
+      if (lane == 0) warp_stats[rb][warp] = make_float2(wsum, sq);
+      __syncthreads();
+      if (t == 0) ring.refill_after(i, sl.my_rows, sources);
+      ring.advance();
+      const int warps = nt >> 5;
+      C total = C(0);
+      for (int w = 0; w < warps; ++w) total += warp_stats[rb][w].x;
+      mean = total * inv_slice;
+      for (int w = 0; w < warps; ++w) {
+        const float2 st = warp_stats[rb][w], cnt = warp_count[w];
+        const C d = st.x - cnt.x * mean;
+        m2 += st.y + d * d * cnt.y;
+      }
       rb ^= 1;
+    } else {
+      // The block's sum of squares. Its barrier also means every thread holds its part of the
+      // row in registers: the stage can be refilled.
+      sum = block_allreduce_flat(sum, MergeScalarSum<C>{}, sh.red[rb]);
+      rb ^= 1;
+      if (t == 0) ring.refill_after(i, sl.my_rows, sources);
+      ring.advance();
+    }
+    if constexpr (kLayer) {
+      // a cluster merges the slices' (mean, M2) once (equal counts: mean = average of the
+      // means, M2 = sum of the M2 + n_slice * sum((mean_r - mean)^2), in rank order)
       if (p.cluster > 1) {
         const unsigned long long* got = cluster_push_exchange(sh.push, pack_float2(mean, m2), sl.rank, p.cluster, xk);
         C ms = C(0);
