@@ -222,7 +222,8 @@ TEST_P(ScanGpu, NonFinite) {
 TEST_P(ScanGpu, CumprodZeros) {
   BARACUDA_REQUIRE_GPU();
   const DType t = GetParam();
-  if (is_int(t)) GTEST_SKIP();
+  if (is_int(t))
+    GTEST_SKIP() << "the backward takes floating dtypes; integer cumprod with zeros is in Forward (x in -3..3)";
   for (std::int64_t len : {7, 1000, 8192}) {
     const auto l = TensorLayout::contiguous(t, {6, len});
     ScanBackwardDescriptor d{l, l, l, {}, l, -1, ScanKind::kCumprod};
