@@ -28,11 +28,18 @@ __device__ __forceinline__ R shfl_value(R v, int lane_or_delta, bool down) {
   return r;
 }
 
+// The warp's 32 values merged in a fixed tree; only lane 0 holds the result.
 template <class R, class Merge>
-__device__ __forceinline__ R warp_allreduce(R v, Merge merge) {
+__device__ __forceinline__ R warp_reduce_to_lane0(R v, Merge merge) {
 #pragma unroll
   for (int delta = 16; delta > 0; delta >>= 1) v = merge(v, shfl_value(v, delta, true));
-  return shfl_value(v, 0, false);
+  return v;
+}
+
+// The same, broadcast to every lane.
+template <class R, class Merge>
+__device__ __forceinline__ R warp_allreduce(R v, Merge merge) {
+  return shfl_value(warp_reduce_to_lane0(v, merge), 0, false);
 }
 
 template <class R, class Merge>

@@ -117,7 +117,7 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) nor
         sum += kLayer ? h[j][e] : h[j][e] * h[j][e];
       }
     }
-    C mean = C(0), rstd, m2 = C(0);
+    C mean = C(0), rstd;
     if constexpr (kLayer) {
       // Exact statistics of the block's slice with one barrier: each warp forms its own sum and
       // M2 about its own mean from the registers (two passes, no barrier), lane 0 publishes
@@ -134,8 +134,7 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) nor
           const C d = h[j][e] - wmean;
           sq += ok[j] ? d * d : C(0);
         }
-#pragma unroll
-      for (int delta = 16; delta > 0; delta >>= 1) sq += __shfl_down_sync(0xffffffffu, sq, delta);
+      sq = warp_reduce_to_lane0(sq, MergeScalarSum<C>{});
       if (lane == 0) warp_stats[rb][warp] = make_float2(wsum, sq);
       __syncthreads();
       if (t == 0) ring.refill_after(i, sl.my_rows, sources);
@@ -144,21 +143,13 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) nor
       C total = C(0);
       for (int w = 0; w < warps; ++w) total += warp_stats[rb][w].x;
       mean = total * inv_slice;
+      C m2 = C(0);
       for (int w = 0; w < warps; ++w) {
         const float2 st = warp_stats[rb][w], cnt = warp_count[w];
         const C d = st.x - cnt.x * mean;
         m2 += st.y + d * d * cnt.y;
       }
       rb ^= 1;
-    } else {
-      // The block's sum of squares. Its barrier also means every thread holds its part of the
-      // row in registers: the stage can be refilled.
-      sum = block_allreduce_flat(sum, MergeScalarSum<C>{}, sh.red[rb]);
-      rb ^= 1;
-      if (t == 0) ring.refill_after(i, sl.my_rows, sources);
-      ring.advance();
-    }
-    if constexpr (kLayer) {
       // a cluster merges the slices' (mean, M2) once (equal counts: mean = average of the
       // means, M2 = sum of the M2 + n_slice * sum((mean_r - mean)^2), in rank order)
       if (p.cluster > 1) {
@@ -177,6 +168,12 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) nor
       }
       rstd = norm_rsqrt(m2 * inv_n + eps);
     } else {
+      // The block's sum of squares. Its barrier also means every thread holds its part of the
+      // row in registers: the stage can be refilled.
+      sum = block_allreduce_flat(sum, MergeScalarSum<C>{}, sh.red[rb]);
+      rb ^= 1;
+      if (t == 0) ring.refill_after(i, sl.my_rows, sources);
+      ring.advance();
       if (p.cluster > 1) {
         const unsigned long long* got = cluster_push_exchange(sh.push, pack_float2(sum, C(0)), sl.rank, p.cluster, xk);
         sum = C(0);
