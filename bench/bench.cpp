@@ -577,6 +577,14 @@ Expected<std::vector<Case>> suite_cases(const SuiteSpec& s) {
       BARACUDA_TRY(add("gemm_drelu_bgrad", "bf16", sh));
       BARACUDA_TRY(add("gemm_dsilu_bgrad", "bf16", sh));
       BARACUDA_TRY(add("gemm_bias_gelu_aux", "bf16", sh));
+      // the composite (cuBLASLt GEMM, our act' pass, the column-reduction bias gradient)
+      // forced where the fused DGELU_BGRAD / DRELU_BGRAD epilogue is the default
+      for (const char* op : {"gemm_dgelu_bgrad", "gemm_drelu_bgrad"}) {
+        auto c = make_case(op, "bf16", sh, s.reps);
+        if (!c) return c.error();
+        c->force = "*cublaslt_dact*";
+        cases.push_back(*c);
+      }
     }
     BARACUDA_TRY(add("int_gemm", "i8:i32", "8192x8192x8192"));
     BARACUDA_TRY(add("fp8_gemm", "e4m3:bf16", "8192x8192x8192"));
@@ -878,9 +886,11 @@ Expected<Workload> gemm_aux_workload(const Case& c, const Stream& s, GemmDescrip
   } else {
     g.aux = g.d;
   }
+  PlanPreference pref = g_preference;
+  if (!c.force.empty()) pref.force_sku = c.force;
   auto w = plan_workload<GemmPlan>(s, g, {ta, tb, taux}, {td, vec}, [](const Ptrs& p) {
     return GemmArgs{.a = p[0], .b = p[1], .d = p[3], .bias_grad = p[4], .aux = p[2]};
-  });
+  }, &pref);
   if (w) w->flops = flops;
   return w;
 }

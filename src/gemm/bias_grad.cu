@@ -1,4 +1,5 @@
-// Launches of the bias-gradient reduction (kernels/bias_grad.cuh) for the GEMM dtypes.
+// The bias-gradient reduction's plan (column_stream or kernels/bias_grad.cuh, see
+// bias_grad.hpp) and its launches for the GEMM dtypes.
 #include <string>
 
 #include "gemm/bias_grad.hpp"
@@ -26,13 +27,47 @@ Status launch_typed(const BiasGradParams& p, cudaStream_t stream) {
 
 }  // namespace
 
-Status launch_bias_grad(DType t, const BiasGradParams& p, cudaStream_t stream) {
-  switch (t) {
+BiasGradPlan plan_bias_grad(DType t, const BiasGradParams& shape, int in_alignment, int out_alignment,
+                            const DeviceCaps& caps) {
+  BiasGradPlan plan;
+  plan.dtype = t;
+  plan.shape = shape;
+  const std::int64_t vec = 16 / static_cast<std::int64_t>(dtype_size(t));
+  // Sums down unit-stride runs of whole 16-byte vectors, rows 16-byte apart, one batch.
+  const bool columns = shape.batch == 1 && shape.sx == 1 && shape.out_stride == 1 && shape.x_count > 0 &&
+                       shape.y_count > 0 && shape.x_count % vec == 0 && shape.sy % vec == 0 && in_alignment >= 16 &&
+                       out_alignment >= 16;
+  if (!columns) return plan;
+  elementwise::ColumnReduceParams& c = plan.column;
+  c.which = 1;  // grad_b of an add: the column sums of grad_out, no input read
+  c.rows = shape.y_count;
+  c.cols = shape.x_count;
+  c.row_stride[0] = shape.sy;
+  elementwise::choose_column_chunks(c, vec, caps);
+  const std::size_t acc = t == DType::kF64 ? 8 : 4;
+  plan.workspace = (static_cast<std::size_t>(c.chunks * c.cols) * acc + kWorkspaceAlignment - 1) / kWorkspaceAlignment *
+                   kWorkspaceAlignment;
+  plan.column_stream = true;
+  return plan;
+}
+
+Status launch_bias_grad(const BiasGradPlan& plan, const void* in, void* out, void* partial, cudaStream_t stream) {
+  if (plan.column_stream) {
+    elementwise::ColumnReduceParams c = plan.column;
+    c.grad_out = in;
+    c.grad_reduced = out;
+    c.partial = partial;
+    return elementwise::launch_binary_bwd_column_reduce(plan.dtype, BinaryKind::kAdd, c, stream);
+  }
+  BiasGradParams p = plan.shape;
+  p.in = in;
+  p.out = out;
+  switch (plan.dtype) {
     case DType::kF64: return launch_typed<double>(p, stream);
     case DType::kF32: return launch_typed<float>(p, stream);
     case DType::kF16: return launch_typed<__half>(p, stream);
     case DType::kBF16: return launch_typed<__nv_bfloat16>(p, stream);
-    default: return Status(Code::kNotSupported, "bias gradient: dtype " + std::string(dtype_name(t)));
+    default: return Status(Code::kNotSupported, "bias gradient: dtype " + std::string(dtype_name(plan.dtype)));
   }
 }
 

@@ -396,10 +396,31 @@ BiasGradParams bias_grad_shape(const Desc& d) {
 
 struct BgradReduceState {
   std::shared_ptr<const void> lt;  // the cuBLASLt GEMM without the bias-gradient epilogue
-  BiasGradParams shape;
+  std::size_t lt_workspace = 0;    // its share of the workspace; the reduction's partials follow
+  BiasGradPlan bias_grad;
   bool of_a = true;
-  DType dtype = DType::kF32;
 };
+
+// The workspace of a cuBLASLt GEMM followed by a bias-gradient reduction: the GEMM's bytes
+// rounded up to kWorkspaceAlignment, then the reduction's partials (the two run one after
+// the other on the stream but are kept apart, so neither constrains the other's layout).
+std::size_t lt_then_reduce_workspace(std::size_t lt_bytes, const BiasGradPlan& bg) {
+  if (bg.workspace == 0) return lt_bytes;
+  return (lt_bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment + bg.workspace;
+}
+// The column reduction only while the whole workspace stays within the preference's cap;
+// past it the workspace-free kernels of bias_grad.cuh (the GEMM's own share is capped by
+// lt_prepare already).
+BiasGradPlan within_workspace_cap(BiasGradPlan bg, std::size_t lt_bytes, const PlanPreference& pref) {
+  if (bg.column_stream && lt_then_reduce_workspace(lt_bytes, bg) > pref.max_workspace_bytes) {
+    bg.column_stream = false;
+    bg.workspace = 0;
+  }
+  return bg;
+}
+void* reduce_partials(Workspace ws, std::size_t lt_bytes) {
+  return static_cast<unsigned char*>(ws.data) + (lt_bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
+}
 
 // cuBLASLt with no bias-gradient epilogue, then our deterministic reduction of the operand
 // (bias_grad.hpp): accepts every bias-gradient case cuBLASLt's GEMM itself accepts, for the
@@ -428,20 +449,20 @@ struct BgradReduceCandidate {
   static Expected<PreparedCandidate> prepare_pref(const Desc& d, const DeviceCaps& caps, const PlanPreference& pref) {
     auto inner = lt_prepare(lt_problem(without_bias_grad(d), kTf32), caps, pref);
     if (!inner) return inner.error();
+    const GemmDescriptor& g = gemm_of(d);
     auto st = std::make_shared<BgradReduceState>();
     st->lt = std::move(inner->state);
-    st->shape = bias_grad_shape(d);
-    st->of_a = gemm_of(d).epilogue.bias_grad == GemmBiasGrad::kA;
-    st->dtype = gemm_of(d).d.dtype;
-    return PreparedCandidate{st, inner->workspace_bytes};
+    st->lt_workspace = inner->workspace_bytes;
+    st->of_a = g.epilogue.bias_grad == GemmBiasGrad::kA;
+    st->bias_grad = within_workspace_cap(plan_bias_grad(g.d.dtype, bias_grad_shape(d), st->of_a ? g.a.alignment : g.b.alignment,
+                                                        g.bias_grad.alignment, caps),
+                                         st->lt_workspace, pref);
+    return PreparedCandidate{st, lt_then_reduce_workspace(st->lt_workspace, st->bias_grad)};
   }
   static Status launch(const void* state, const Desc&, const GemmArgs& a, Workspace ws, cudaStream_t s) {
     const auto& st = *static_cast<const BgradReduceState*>(state);
-    BARACUDA_TRY(lt_launch(st.lt.get(), a, ws, s));
-    BiasGradParams p = st.shape;
-    p.in = st.of_a ? a.a : a.b;
-    p.out = a.bias_grad;
-    return launch_bias_grad(st.dtype, p, s);
+    BARACUDA_TRY(lt_launch(st.lt.get(), a, Workspace{ws.data, st.lt_workspace}, s));
+    return launch_bias_grad(st.bias_grad, st.of_a ? a.a : a.b, a.bias_grad, reduce_partials(ws, st.lt_workspace), s);
   }
   static constexpr Candidate<Desc, GemmArgs> make() { return {&probe, &prepare_without_preference<Self, Desc>, &launch}; }
 };
@@ -525,8 +546,9 @@ struct ActCandidate {
 
 struct DactState {
   std::shared_ptr<const void> lt;  // the plain cuBLASLt GEMM
+  std::size_t lt_workspace = 0;    // its share of the workspace; the reduction's partials follow
   ActEpilogueParams act;           // D = D .* act'(aux)
-  BiasGradParams bias_grad;        // column sums of D
+  BiasGradPlan bias_grad;          // column sums of D
   bool with_bias_grad = false;
   DType dtype = DType::kF32;
 };
@@ -562,37 +584,39 @@ struct DactCandidate {
     if (!inner) return inner.error();
     auto st = std::make_shared<DactState>();
     st->lt = std::move(inner->state);
+    st->lt_workspace = inner->workspace_bytes;
     st->act = act_shape(d);
     const GemmDescriptor& g = gemm_of(d);
     st->dtype = g.d.dtype;
     st->with_bias_grad = g.epilogue.bias_grad == GemmBiasGrad::kD;
-    const bool row = g.d.order == MatrixOrder::kRowMajor;
-    BiasGradParams& b = st->bias_grad;  // x = column j of D, y = row i
-    b.x_count = g.d.cols;
-    b.y_count = g.d.rows;
-    b.sx = row ? 1 : g.d.ld;
-    b.sy = row ? g.d.ld : 1;
-    b.out_stride = g.bias_grad.strides[0];
-    b.batch = batch_of(d);
-    if constexpr (std::is_same_v<Desc, BatchedGemmDescriptor>) {
-      b.in_batch_stride = d.stride_d;
-      b.out_batch_stride = d.stride_bias;
+    if (st->with_bias_grad) {
+      const bool row = g.d.order == MatrixOrder::kRowMajor;
+      BiasGradParams b;  // x = column j of D, y = row i
+      b.x_count = g.d.cols;
+      b.y_count = g.d.rows;
+      b.sx = row ? 1 : g.d.ld;
+      b.sy = row ? g.d.ld : 1;
+      b.out_stride = g.bias_grad.strides[0];
+      b.batch = batch_of(d);
+      if constexpr (std::is_same_v<Desc, BatchedGemmDescriptor>) {
+        b.in_batch_stride = d.stride_d;
+        b.out_batch_stride = d.stride_bias;
+      }
+      st->bias_grad =
+          within_workspace_cap(plan_bias_grad(g.d.dtype, b, g.d.alignment, g.bias_grad.alignment, caps), st->lt_workspace, pref);
     }
-    return PreparedCandidate{st, inner->workspace_bytes};
+    return PreparedCandidate{st, lt_then_reduce_workspace(st->lt_workspace, st->bias_grad)};
   }
   static Status launch(const void* state, const Desc&, const GemmArgs& a, Workspace ws, cudaStream_t s) {
     const auto& st = *static_cast<const DactState*>(state);
     if (st.act.batch == 0 || st.act.outer == 0 || st.act.inner == 0) return Status::ok();  // empty: nothing is written
-    BARACUDA_TRY(lt_launch(st.lt.get(), a, ws, s));
+    BARACUDA_TRY(lt_launch(st.lt.get(), a, Workspace{ws.data, st.lt_workspace}, s));
     ActEpilogueParams p = st.act;
     p.d = a.d;
     p.aux = a.aux;
     BARACUDA_TRY(launch_act_grad_epilogue(st.dtype, p, s));
     if (!st.with_bias_grad) return Status::ok();
-    BiasGradParams b = st.bias_grad;
-    b.in = a.d;
-    b.out = a.bias_grad;
-    return launch_bias_grad(st.dtype, b, s);
+    return launch_bias_grad(st.bias_grad, a.d, a.bias_grad, reduce_partials(ws, st.lt_workspace), s);
   }
   static constexpr Candidate<Desc, GemmArgs> make() { return {&probe, &prepare_without_preference<Self, Desc>, &launch}; }
 };

@@ -8,10 +8,12 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "baracuda/baracuda.hpp"
 #include "baracuda/reference/gemm.hpp"
+#include "gemm/bias_grad.hpp"
 #include "gemm/lt_gemm.hpp"
 #include "gemm_descriptors.hpp"
 
@@ -227,6 +229,55 @@ TEST(GemmAuxRefusals, SelectNamesFieldAndValue) {
       {[](D& d) { d.aux.dtype = DType::kF16; }, "aux.dtype = f16: gelu_tanh's aux has d's dtype bf16"},
       {[](D& d) { d.epilogue.activation = A::kNone; }, "epilogue.aux = true without an activation"},
   });
+}
+
+// ------------------------------------------------------------------------ bias-gradient plan
+// plan_bias_grad (gemm/bias_grad.hpp) takes the column reduction exactly when the sums run
+// down 16-byte aligned unit-stride runs of whole vectors in one batch; its partials are the
+// chunks x columns accumulators (f32; f64 for f64) rounded to the workspace alignment.
+TEST(GemmBiasGradPlan, ColumnStreamOnlyForAlignedUnitStrideRuns) {
+  gemm::BiasGradParams rows;  // bgrad_d of a row-major D [4096, 4096], ld 4096
+  rows.x_count = 4096;
+  rows.y_count = 4096;
+  rows.sx = 1;
+  rows.sy = 4096;
+  for (DType t : {DType::kBF16, DType::kF16, DType::kF32, DType::kF64}) {
+    const auto p = gemm::plan_bias_grad(t, rows, 16, 16, caps90());
+    ASSERT_TRUE(p.column_stream) << dtype_name(t);
+    EXPECT_EQ(p.column.rows, 4096);
+    EXPECT_EQ(p.column.cols, 4096);
+    EXPECT_EQ(p.column.row_stride[0], 4096);
+    EXPECT_GE(p.column.chunks * p.column.chunk_len, p.column.rows) << "every row in a chunk";
+    EXPECT_LT((p.column.chunks - 1) * p.column.chunk_len, p.column.rows) << "no empty chunk";
+    EXPECT_GT(p.column.chunks, 1) << "the rows are spread over the device";
+    const std::size_t acc = t == DType::kF64 ? 8 : 4;
+    EXPECT_GE(p.workspace, static_cast<std::size_t>(p.column.chunks * p.column.cols) * acc);
+    EXPECT_LT(p.workspace, static_cast<std::size_t>(p.column.chunks * p.column.cols) * acc + kWorkspaceAlignment);
+    EXPECT_EQ(p.workspace % kWorkspaceAlignment, 0u);
+  }
+  struct Case {
+    const char* why;
+    void (*edit)(gemm::BiasGradParams&, int&, int&);
+  };
+  const Case kernel_cases[] = {
+      {"two batches", [](gemm::BiasGradParams& p, int&, int&) { p.batch = 2; }},
+      {"column-major D (sums along the unit stride)", [](gemm::BiasGradParams& p, int&, int&) { std::swap(p.sx, p.sy); }},
+      {"strided output", [](gemm::BiasGradParams& p, int&, int&) { p.out_stride = 2; }},
+      {"columns not whole vectors", [](gemm::BiasGradParams& p, int&, int&) { p.x_count = 4092; }},
+      {"rows not 16 bytes apart", [](gemm::BiasGradParams& p, int&, int&) { p.sy = 4100; }},
+      {"operand 8-byte aligned", [](gemm::BiasGradParams&, int& in, int&) { in = 8; }},
+      {"bias_grad 4-byte aligned", [](gemm::BiasGradParams&, int&, int& out) { out = 4; }},
+      {"no rows", [](gemm::BiasGradParams& p, int&, int&) { p.y_count = 0; }},
+  };
+  for (const Case& c : kernel_cases) {
+    gemm::BiasGradParams p = rows;
+    int in = 16, out = 16;
+    c.edit(p, in, out);
+    const auto plan = gemm::plan_bias_grad(DType::kBF16, p, in, out, caps90());
+    EXPECT_FALSE(plan.column_stream) << c.why;
+    EXPECT_EQ(plan.workspace, 0u) << c.why;
+    EXPECT_EQ(plan.shape.sy, p.sy) << c.why;
+  }
 }
 
 // ------------------------------------------------------------------------ run-time arg checks
