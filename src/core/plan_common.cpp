@@ -47,7 +47,8 @@ std::string preference_rejection(const KernelSku& sku, std::size_t workspace, co
 std::string format_reports(const std::vector<CandidateReport>& reports) {
   std::string s;
   for (const auto& r : reports) {
-    s += "\n  " + r.sku.name() + ": " + (r.rejection.empty() ? std::string("accepts") : r.rejection);
+    s += "\n  " + r.sku.name() + ": " +
+         (!r.rejection.empty() ? r.rejection : r.deferral.empty() ? std::string("accepts") : "accepts, deferred: " + r.deferral);
   }
   return s;
 }
@@ -57,8 +58,9 @@ void log_dispatch(const char* family, const std::string& desc, const std::vector
   std::string line = std::string("[baracuda dispatch] ") + family + " " + desc + " -> " +
                      (chosen >= 0 ? reports[chosen].sku.name() : std::string("NONE"));
   for (std::size_t i = 0; i < reports.size(); ++i) {
-    if (static_cast<int>(i) == chosen || reports[i].rejection.empty()) continue;
-    line += " | rejected " + reports[i].sku.name() + ": " + reports[i].rejection;
+    if (static_cast<int>(i) == chosen) continue;
+    if (!reports[i].rejection.empty()) line += " | rejected " + reports[i].sku.name() + ": " + reports[i].rejection;
+    else if (!reports[i].deferral.empty()) line += " | deferred " + reports[i].sku.name() + ": " + reports[i].deferral;
   }
   static std::mutex mu;
   std::lock_guard<std::mutex> lock(mu);

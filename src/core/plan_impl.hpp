@@ -35,6 +35,10 @@ struct Candidate {
     KernelSku sku;
     std::string rejection;  // empty = accepts
     std::size_t workspace_bytes = 0;
+    // Non-empty (only with an empty rejection): the candidate accepts but measured slower
+    // than a later one for this case, so select tries it only after every candidate that
+    // does not defer; the text says why. Forcing its SKU still selects it.
+    std::string deferral;
   };
   Probe (*probe)(const Desc& desc, const DeviceCaps& caps);
   Expected<std::shared_ptr<const void>> (*prepare)(const Desc& desc, const DeviceCaps& caps);
@@ -83,6 +87,16 @@ Status check_workspace(Workspace ws, std::size_t needed);
 Status check_stream_device(int plan_device, int stream_device);
 Expected<bool> stream_is_capturing(const Stream& stream);
 
+// A candidate's probe with the preference's rules applied.
+template <class Desc, class Args>
+CandidateReport probe_report(const Candidate<Desc, Args>& c, const Desc& desc, const DeviceCaps& caps,
+                             const PlanPreference& pref, bool have_device) {
+  auto probe = c.probe(desc, caps);
+  CandidateReport r{probe.sku, probe.rejection, probe.workspace_bytes, probe.rejection.empty() ? probe.deferral : ""};
+  if (r.rejection.empty()) r.rejection = preference_rejection(probe.sku, probe.workspace_bytes, caps, pref, have_device);
+  return r;
+}
+
 template <class Desc, class Args>
 Expected<std::shared_ptr<const PlanImpl<Desc, Args>>> select_impl(const DeviceCaps& caps, const Desc& desc,
                                                                   const PlanPreference& pref, int device) {
@@ -94,35 +108,36 @@ Expected<std::shared_ptr<const PlanImpl<Desc, Args>>> select_impl(const DeviceCa
   impl->device = device;
   int chosen = -1;
   auto cands = Traits::candidates();
-  for (std::size_t i = 0; i < cands.size(); ++i) {
-    auto probe = cands[i].probe(desc, caps);
-    CandidateReport r{probe.sku, probe.rejection, probe.workspace_bytes};
-    if (r.rejection.empty()) r.rejection = preference_rejection(probe.sku, probe.workspace_bytes, caps, pref, device >= 0);
-    if (r.rejection.empty() && chosen < 0) {
-      Expected<PreparedCandidate> prepared = PreparedCandidate{};
-      if constexpr (HasPreferencePrepare<Traits, Desc>) {
-        prepared = Traits::prepare_with_preference(i, desc, caps, pref);
-      } else {
-        auto state = cands[i].prepare(desc, caps);
-        if (state) prepared = PreparedCandidate{std::move(state.value()), probe.workspace_bytes};
-        else prepared = state.error();
-      }
-      if (!prepared) {
-        r.rejection = "prepare failed: " + prepared.error().to_string();
-      } else if (prepared->workspace_bytes > pref.max_workspace_bytes) {
-        r.rejection = "needs " + std::to_string(prepared->workspace_bytes) + " bytes of workspace > max_workspace_bytes = " +
-                      std::to_string(pref.max_workspace_bytes);
-      } else {
-        chosen = static_cast<int>(i);
-        r.workspace_bytes = prepared->workspace_bytes;
-        impl->sku = probe.sku;
-        impl->workspace_bytes = prepared->workspace_bytes;
-        impl->candidate = &cands[i];
-        impl->state = std::move(prepared->state);
-      }
+  for (const auto& c : cands) impl->reports.push_back(probe_report(c, desc, caps, pref, device >= 0));
+  // The candidates that accept, in the family's order, the deferred ones after the others;
+  // the first whose preparation succeeds within the workspace cap is chosen.
+  auto try_prepare = [&](std::size_t i) {
+    CandidateReport& r = impl->reports[i];
+    Expected<PreparedCandidate> prepared = PreparedCandidate{};
+    if constexpr (HasPreferencePrepare<Traits, Desc>) {
+      prepared = Traits::prepare_with_preference(i, desc, caps, pref);
+    } else {
+      auto state = cands[i].prepare(desc, caps);
+      if (state) prepared = PreparedCandidate{std::move(state.value()), r.workspace_bytes};
+      else prepared = state.error();
     }
-    impl->reports.push_back(std::move(r));
-  }
+    if (!prepared) {
+      r.rejection = "prepare failed: " + prepared.error().to_string();
+    } else if (prepared->workspace_bytes > pref.max_workspace_bytes) {
+      r.rejection = "needs " + std::to_string(prepared->workspace_bytes) + " bytes of workspace > max_workspace_bytes = " +
+                    std::to_string(pref.max_workspace_bytes);
+    } else {
+      chosen = static_cast<int>(i);
+      r.workspace_bytes = prepared->workspace_bytes;
+      impl->sku = r.sku;
+      impl->workspace_bytes = prepared->workspace_bytes;
+      impl->candidate = &cands[i];
+      impl->state = std::move(prepared->state);
+    }
+  };
+  for (int deferred = 0; deferred < 2 && chosen < 0; ++deferred)
+    for (std::size_t i = 0; i < cands.size() && chosen < 0; ++i)
+      if (impl->reports[i].rejection.empty() && impl->reports[i].deferral.empty() == (deferred == 0)) try_prepare(i);
   if (log_enabled(LogTopic::kDispatch)) log_dispatch(Traits::kFamily, desc.to_string(), impl->reports, chosen);
   if (chosen < 0) {
     std::string msg = std::string(Traits::kFamily) + ": no candidate accepts " + desc.to_string() + " on " +
@@ -160,10 +175,7 @@ Expected<std::vector<CandidateReport>> Plan<Desc, Args>::candidates(const Device
   if (!st) return st;
   std::vector<CandidateReport> out;
   for (const auto& c : Traits::candidates()) {
-    auto probe = c.probe(desc, caps);
-    CandidateReport r{probe.sku, probe.rejection, probe.workspace_bytes};
-    if (r.rejection.empty()) r.rejection = detail::preference_rejection(probe.sku, probe.workspace_bytes, caps, pref, caps.ordinal >= 0);
-    out.push_back(std::move(r));
+    out.push_back(detail::probe_report(c, desc, caps, pref, caps.ordinal >= 0));
   }
   return out;
 }

@@ -27,17 +27,20 @@ Status launch_typed(const BiasGradParams& p, cudaStream_t stream) {
 
 }  // namespace
 
+bool bias_grad_by_columns(DType t, const BiasGradParams& shape, int in_alignment, int out_alignment) {
+  // Sums down unit-stride runs of whole 16-byte vectors, rows 16-byte apart, one batch.
+  const std::int64_t vec = 16 / static_cast<std::int64_t>(dtype_size(t));
+  return shape.batch == 1 && shape.sx == 1 && shape.out_stride == 1 && shape.x_count > 0 && shape.y_count > 0 &&
+         shape.x_count % vec == 0 && shape.sy % vec == 0 && in_alignment >= 16 && out_alignment >= 16;
+}
+
 BiasGradPlan plan_bias_grad(DType t, const BiasGradParams& shape, int in_alignment, int out_alignment,
                             const DeviceCaps& caps) {
   BiasGradPlan plan;
   plan.dtype = t;
   plan.shape = shape;
+  if (!bias_grad_by_columns(t, shape, in_alignment, out_alignment)) return plan;
   const std::int64_t vec = 16 / static_cast<std::int64_t>(dtype_size(t));
-  // Sums down unit-stride runs of whole 16-byte vectors, rows 16-byte apart, one batch.
-  const bool columns = shape.batch == 1 && shape.sx == 1 && shape.out_stride == 1 && shape.x_count > 0 &&
-                       shape.y_count > 0 && shape.x_count % vec == 0 && shape.sy % vec == 0 && in_alignment >= 16 &&
-                       out_alignment >= 16;
-  if (!columns) return plan;
   elementwise::ColumnReduceParams& c = plan.column;
   c.which = 1;  // grad_b of an add: the column sums of grad_out, no input read
   c.rows = shape.y_count;

@@ -49,6 +49,9 @@ struct BiasGradPlan {
 };
 
 // in_alignment / out_alignment: the bytes the operand summed and bias_grad promise.
+// bias_grad_by_columns: whether plan_bias_grad takes the column reduction for the shape
+// (before any workspace cap).
+bool bias_grad_by_columns(DType t, const BiasGradParams& shape, int in_alignment, int out_alignment);
 BiasGradPlan plan_bias_grad(DType t, const BiasGradParams& shape, int in_alignment, int out_alignment,
                             const DeviceCaps& caps);
 

@@ -10,7 +10,8 @@
 //  * "cublaslt_act" / "cublaslt_tf32_act": forward gelu_erf and silu (no cuBLASLt epilogue):
 //    the plain GEMM, then our activation pass (act_epilogue.hpp);
 //  * "cublaslt_dact" / "cublaslt_tf32_dact": the activation backward (activation_grad) where
-//    cuBLASLt's DRELU / DGELU (+ BGRAD) cannot: the plain GEMM, our act'(aux) pass, and the
+//    cuBLASLt's DRELU / DGELU (+ BGRAD) cannot, or where the fused bias gradient is deferred
+//    as slower (fused_bias_grad_deferral): the plain GEMM, our act'(aux) pass, and the
 //    bias_grad.hpp reduction over D's columns for bias_grad kD.
 // The cuBLASLt frame change, heuristic and launch are in lt_gemm.cpp.
 #include <algorithm>
@@ -340,6 +341,43 @@ const GemmDescriptor& gemm_of(const Desc& d) {
   else return d;
 }
 
+template <class Desc>
+std::int64_t batch_of(const Desc& d) {
+  if constexpr (std::is_same_v<Desc, BatchedGemmDescriptor>) return d.batch;
+  else return 1;
+}
+
+// bias_grad kD of an activation backward: the column sums of D (x = column j, y = row i).
+template <class Desc>
+BiasGradParams dact_bias_grad_shape(const Desc& d) {
+  const GemmDescriptor& g = gemm_of(d);
+  const bool row = g.d.order == MatrixOrder::kRowMajor;
+  BiasGradParams b;
+  b.x_count = g.d.cols;
+  b.y_count = g.d.rows;
+  b.sx = row ? 1 : g.d.ld;
+  b.sy = row ? g.d.ld : 1;
+  b.out_stride = g.bias_grad.strides[0];
+  b.batch = batch_of(d);
+  if constexpr (std::is_same_v<Desc, BatchedGemmDescriptor>) {
+    b.in_batch_stride = d.stride_d;
+    b.out_batch_stride = d.stride_bias;
+  }
+  return b;
+}
+
+// cuBLASLt's fused DGELU_BGRAD / DRELU_BGRAD measured slower than cublaslt_dact (the plain
+// GEMM, our act' pass and the column reduction) wherever that reduction takes the bias
+// gradient: bf16 4096^3 0.335 / 0.294 ms fused against 0.236 / 0.228 composite, 2048x14336x4096
+// 0.575 / 0.557 against 0.439 / 0.389 (H100, session 17). The fused one is deferred there.
+template <class Desc>
+std::string fused_bias_grad_deferral(const Desc& d) {
+  const GemmDescriptor& g = gemm_of(d);
+  if (!g.epilogue.activation_grad || g.epilogue.bias_grad != GemmBiasGrad::kD) return {};
+  if (!bias_grad_by_columns(g.d.dtype, dact_bias_grad_shape(d), g.d.alignment, g.bias_grad.alignment)) return {};
+  return "cublaslt_dact (GEMM, act' pass, column reduction) measured faster than the fused bias-gradient epilogue";
+}
+
 template <class Desc, bool kTf32>
 struct LtCandidate {
   using Self = LtCandidate;
@@ -349,6 +387,7 @@ struct LtCandidate {
     pr.sku = lt_sku(g.d.dtype, kTf32);
     if (kTf32 && g.d.dtype != DType::kF32) pr.rejection = "tf32 applies to f32 only (dtype " + dt(g.d.dtype) + ")";
     else pr.rejection = lt_rejection(g);
+    pr.deferral = fused_bias_grad_deferral(d);
     return pr;
   }
   static Expected<PreparedCandidate> prepare_pref(const Desc& d, const DeviceCaps& caps, const PlanPreference& pref) {
@@ -364,12 +403,6 @@ template <class Desc>
 GemmDescriptor& gemm_of(Desc& d) {
   if constexpr (std::is_same_v<Desc, BatchedGemmDescriptor>) return d.gemm;
   else return d;
-}
-
-template <class Desc>
-std::int64_t batch_of(const Desc& d) {
-  if constexpr (std::is_same_v<Desc, BatchedGemmDescriptor>) return d.batch;
-  else return 1;
 }
 
 // The bias-gradient reduction over one operand of `d` (pointers filled in at launch).
@@ -589,22 +622,10 @@ struct DactCandidate {
     const GemmDescriptor& g = gemm_of(d);
     st->dtype = g.d.dtype;
     st->with_bias_grad = g.epilogue.bias_grad == GemmBiasGrad::kD;
-    if (st->with_bias_grad) {
-      const bool row = g.d.order == MatrixOrder::kRowMajor;
-      BiasGradParams b;  // x = column j of D, y = row i
-      b.x_count = g.d.cols;
-      b.y_count = g.d.rows;
-      b.sx = row ? 1 : g.d.ld;
-      b.sy = row ? g.d.ld : 1;
-      b.out_stride = g.bias_grad.strides[0];
-      b.batch = batch_of(d);
-      if constexpr (std::is_same_v<Desc, BatchedGemmDescriptor>) {
-        b.in_batch_stride = d.stride_d;
-        b.out_batch_stride = d.stride_bias;
-      }
-      st->bias_grad =
-          within_workspace_cap(plan_bias_grad(g.d.dtype, b, g.d.alignment, g.bias_grad.alignment, caps), st->lt_workspace, pref);
-    }
+    if (st->with_bias_grad)
+      st->bias_grad = within_workspace_cap(
+          plan_bias_grad(g.d.dtype, dact_bias_grad_shape(d), g.d.alignment, g.bias_grad.alignment, caps), st->lt_workspace,
+          pref);
     return PreparedCandidate{st, lt_then_reduce_workspace(st->lt_workspace, st->bias_grad)};
   }
   static Status launch(const void* state, const Desc&, const GemmArgs& a, Workspace ws, cudaStream_t s) {
@@ -621,7 +642,8 @@ struct DactCandidate {
   static constexpr Candidate<Desc, GemmArgs> make() { return {&probe, &prepare_without_preference<Self, Desc>, &launch}; }
 };
 
-// Fused cuBLASLt first; the composites only where the fused epilogue is refused.
+// Fused cuBLASLt first; the composites where the fused epilogue is refused or deferred
+// (fused_bias_grad_deferral).
 template <class Desc>
 inline constexpr std::array<Candidate<Desc, GemmArgs>, 8> kCandidates = {
     LtCandidate<Desc, false>::make(),         LtCandidate<Desc, true>::make(),  BgradReduceCandidate<Desc, false>::make(),

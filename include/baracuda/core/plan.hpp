@@ -24,11 +24,14 @@
 
 namespace baracuda {
 
-// One candidate's verdict for a descriptor on a device: accepted when `rejection` is empty.
+// One candidate's verdict for a descriptor on a device: accepted when `rejection` is empty;
+// an accepting candidate with a `deferral` (why: measured slower here than a later one) is
+// tried only after the accepting candidates without one.
 struct CandidateReport {
   KernelSku sku;
   std::string rejection;
   std::size_t workspace_bytes = 0;
+  std::string deferral;
 };
 
 namespace detail {
@@ -42,8 +45,8 @@ class Plan {
   using Descriptor = Desc;
   using Arguments = Args;
 
-  // Choose the first candidate (in the family's order) that accepts `desc` on the stream's
-  // device under `pref`. On failure the error lists every candidate with its reason.
+  // Choose the first candidate (in the family's order, deferred ones last) that accepts
+  // `desc` on the stream's device under `pref`. On failure the error lists every candidate with its reason.
   static Expected<Plan> select(const Stream& stream, const Desc& desc, const PlanPreference& pref = {});
   // The same decision from a caps value (no GPU needed). The plan cannot run.
   static Expected<Plan> select_for_caps(const DeviceCaps& caps, const Desc& desc, const PlanPreference& pref = {});
