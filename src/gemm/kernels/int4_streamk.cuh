@@ -339,26 +339,49 @@ __global__ void __launch_bounds__(kInt4StreamKWarps * 32, 1) int4_streamk_kernel
 // (+ bias[n])). Thread idx covers the 4 outputs o = 4 idx' .. + 3 (o = row M + m) of tile
 // idx' / (4 M), the partials' own order (16-byte reads of each slot); the slot count of each
 // (slice, tile) is the one its last warp recorded. tiles * 16 * M < 2^31 (select checks).
+// Latency: the counts of kSliceBatch slices are read at once, then the first kSlotBatch slots
+// of each of them at once (two dependent reads, not one per slot); the sums still run over
+// the slices and slots in order (deterministic, as before).
 template <class T>
 __global__ void int4_streamk_reduce_kernel(const Int4StreamKParams P) {
+  constexpr int kSliceBatch = 4, kSlotBatch = 2;
   baracuda::kernels::pdl_wait();
   const Int4GemvParams& p = P.g;
   const unsigned M = static_cast<unsigned>(p.m), per_tile4 = 4 * M;
   const unsigned total4 = static_cast<unsigned>(P.k.tiles) * per_tile4;
+  const int splits = P.g.cfg.splits;
   T* y = static_cast<T*>(p.y);
   const T* bias = static_cast<const T*>(p.bias);
   for (unsigned idx = blockIdx.x * blockDim.x + threadIdx.x; idx < total4; idx += gridDim.x * blockDim.x) {
     const unsigned tile = idx / per_tile4, o = 4 * (idx - tile * per_tile4);
     float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    for (int s = 0; s < P.g.cfg.splits; ++s) {
-      const int cnt = P.counts[s * P.k.tiles + tile];
-      const float4* src = reinterpret_cast<const float4*>(p.partial + int4_streamk_slot_base(P, s, tile, 0) + o);
-      for (int jj = 0; jj < cnt; ++jj) {
-        const float4 w = src[jj * per_tile4];
-        v.x = __fadd_rn(v.x, w.x);
-        v.y = __fadd_rn(v.y, w.y);
-        v.z = __fadd_rn(v.z, w.z);
-        v.w = __fadd_rn(v.w, w.w);
+    auto add = [&v](const float4 w) {
+      v.x = __fadd_rn(v.x, w.x);
+      v.y = __fadd_rn(v.y, w.y);
+      v.z = __fadd_rn(v.z, w.z);
+      v.w = __fadd_rn(v.w, w.w);
+    };
+    for (int s0 = 0; s0 < splits; s0 += kSliceBatch) {
+      int cnt[kSliceBatch];
+      const float4* src[kSliceBatch];
+#pragma unroll
+      for (int b = 0; b < kSliceBatch; ++b) {
+        const int s = s0 + b < splits ? s0 + b : splits - 1;
+        cnt[b] = s0 + b < splits ? P.counts[s * P.k.tiles + tile] : 0;
+        src[b] = reinterpret_cast<const float4*>(p.partial + int4_streamk_slot_base(P, s, tile, 0) + o);
+      }
+      float4 w[kSliceBatch][kSlotBatch];
+#pragma unroll
+      for (int b = 0; b < kSliceBatch; ++b)
+#pragma unroll
+        for (int jj = 0; jj < kSlotBatch; ++jj)
+          if (jj < cnt[b]) w[b][jj] = src[b][jj * per_tile4];
+#pragma unroll
+      for (int b = 0; b < kSliceBatch; ++b) {
+#pragma unroll
+        for (int jj = 0; jj < kSlotBatch; ++jj)
+          if (jj < cnt[b]) add(w[b][jj]);
+        for (int jj = kSlotBatch; jj < cnt[b]; ++jj) add(src[b][jj * per_tile4]);  // many slots: rare
       }
     }
     const float r[4] = {v.x, v.y, v.z, v.w};
