@@ -182,6 +182,10 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) nor
       rstd = norm_rsqrt(sum * inv_n + eps);
     }
     T* y = static_cast<T*>(p.fwd.y) + tma_row_offset(p, 0, row) + sl.off;
+    // LayerNorm, 16-bit outputs: (h - mean) rstd as one FFMA, h rstd + (-mean rstd). Its extra error,
+    // |mean| rstd 2^-24, is of the order the mean's own f32 rounding already carries and far
+    // below half an ulp of a 16-bit output; f32 outputs keep the subtraction first.
+    const C neg_mean_rstd = -mean * rstd;
 #pragma unroll
     for (int j = 0; j < K; ++j) {
       if (!ok[j]) continue;
@@ -195,7 +199,7 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) nor
       Vec<T, V> o;
 #pragma unroll
       for (int e = 0; e < V; ++e) {
-        const C v = (h[j][e] - mean) * rstd;
+        const C v = kLayer && sizeof(T) == 2 ? fmaf(h[j][e], rstd, neg_mean_rstd) : (h[j][e] - mean) * rstd;
         o.v[e] = from_compute<T>(v * vec_elem(wv[j], e) + vec_elem(bv[j], e));
       }
       store_row_vec<T, V>(y + e0, o);
