@@ -84,6 +84,13 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) nor
   for (std::int64_t i = 0; i < sl.my_rows; ++i) {
     const std::int64_t row = sl.first + i * sl.step;
     const C mean = next_mean, rstd = next_rstd;
+    // xhat = (x - mean) rstd; LayerNorm with 16-bit rows: one FFMA, x rstd + (-mean rstd) (the
+    // forward's form: an extra error |mean| rstd 2^-24, below what the rows' rounding carries)
+    const C neg_mean_rstd = -mean * rstd;
+    auto xhat_of = [&](C x) {
+      if constexpr (kLayer && sizeof(T) == 2) return fmaf(x, rstd, neg_mean_rstd);
+      else return (x - mean) * rstd;
+    };
     if (i + 1 < sl.my_rows) {
       if constexpr (kLayer) next_mean = __ldg(mean_of + row + sl.step);
       next_rstd = __ldg(rstd_of + row + sl.step);
@@ -100,7 +107,7 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) nor
       for (int e = 0; e < V; ++e) {
         const C wg = vec_elem(wv[j], e) * vec_elem(g, e);
         s.a += wg;
-        s.b += wg * ((vec_elem(x, e) - mean) * rstd);
+        s.b += wg * xhat_of(vec_elem(x, e));
       }
     }
     // Its barrier also ends pass 2 of the previous row in every thread: that row's stage
@@ -128,7 +135,7 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) nor
 #pragma unroll
       for (int e = 0; e < V; ++e) {
         const C gv = vec_elem(g, e);
-        const C xhat = (vec_elem(x, e) - mean) * rstd;
+        const C xhat = xhat_of(vec_elem(x, e));
         acc_w[j][e] += gv * xhat;
         acc_b[j][e] += gv;
         o.v[e] = from_compute<T>(rstd * (vec_elem(wv[j], e) * gv - c1 - xhat * c2));
