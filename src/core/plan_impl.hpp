@@ -50,6 +50,10 @@ struct Candidate {
 struct PreparedCandidate {
   std::shared_ptr<const void> state;
   std::size_t workspace_bytes = 0;
+  // Non-empty: prepared, but under this preference it runs a slower path (a workspace cap
+  // dropped its fast one, say), so select takes it only if no other candidate can run,
+  // deferred ones included; the text says why.
+  std::string deferral;
 };
 
 // Optional family hook, for candidates whose preparation depends on the preference (a library
@@ -110,7 +114,10 @@ Expected<std::shared_ptr<const PlanImpl<Desc, Args>>> select_impl(const DeviceCa
   auto cands = Traits::candidates();
   for (const auto& c : cands) impl->reports.push_back(probe_report(c, desc, caps, pref, device >= 0));
   // The candidates that accept, in the family's order, the deferred ones after the others;
-  // the first whose preparation succeeds within the workspace cap is chosen.
+  // the first whose preparation succeeds within the workspace cap is chosen, except that one
+  // whose preparation defers is kept as the fallback.
+  int fallback = -1;
+  PreparedCandidate fallback_prepared;
   auto try_prepare = [&](std::size_t i) {
     CandidateReport& r = impl->reports[i];
     Expected<PreparedCandidate> prepared = PreparedCandidate{};
@@ -123,21 +130,41 @@ Expected<std::shared_ptr<const PlanImpl<Desc, Args>>> select_impl(const DeviceCa
     }
     if (!prepared) {
       r.rejection = "prepare failed: " + prepared.error().to_string();
-    } else if (prepared->workspace_bytes > pref.max_workspace_bytes) {
+      return;
+    }
+    if (prepared->workspace_bytes > pref.max_workspace_bytes) {
       r.rejection = "needs " + std::to_string(prepared->workspace_bytes) + " bytes of workspace > max_workspace_bytes = " +
                     std::to_string(pref.max_workspace_bytes);
-    } else {
-      chosen = static_cast<int>(i);
-      r.workspace_bytes = prepared->workspace_bytes;
-      impl->sku = r.sku;
-      impl->workspace_bytes = prepared->workspace_bytes;
-      impl->candidate = &cands[i];
-      impl->state = std::move(prepared->state);
+      return;
     }
+    r.workspace_bytes = prepared->workspace_bytes;
+    if (!prepared->deferral.empty()) {
+      r.deferral = prepared->deferral;
+      if (fallback < 0) {
+        fallback = static_cast<int>(i);
+        fallback_prepared = std::move(prepared.value());
+      }
+      return;
+    }
+    chosen = static_cast<int>(i);
+    impl->state = std::move(prepared->state);
   };
+  std::vector<bool> tried(cands.size(), false);
   for (int deferred = 0; deferred < 2 && chosen < 0; ++deferred)
     for (std::size_t i = 0; i < cands.size() && chosen < 0; ++i)
-      if (impl->reports[i].rejection.empty() && impl->reports[i].deferral.empty() == (deferred == 0)) try_prepare(i);
+      if (!tried[i] && impl->reports[i].rejection.empty() && impl->reports[i].deferral.empty() == (deferred == 0)) {
+        tried[i] = true;
+        try_prepare(i);
+      }
+  if (chosen < 0 && fallback >= 0) {
+    chosen = fallback;
+    impl->state = std::move(fallback_prepared.state);
+  }
+  if (chosen >= 0) {
+    impl->sku = impl->reports[chosen].sku;
+    impl->workspace_bytes = impl->reports[chosen].workspace_bytes;
+    impl->candidate = &cands[chosen];
+  }
   if (log_enabled(LogTopic::kDispatch)) log_dispatch(Traits::kFamily, desc.to_string(), impl->reports, chosen);
   if (chosen < 0) {
     std::string msg = std::string(Traits::kFamily) + ": no candidate accepts " + desc.to_string() + " on " +

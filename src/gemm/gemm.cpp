@@ -622,11 +622,20 @@ struct DactCandidate {
     const GemmDescriptor& g = gemm_of(d);
     st->dtype = g.d.dtype;
     st->with_bias_grad = g.epilogue.bias_grad == GemmBiasGrad::kD;
-    if (st->with_bias_grad)
-      st->bias_grad = within_workspace_cap(
-          plan_bias_grad(g.d.dtype, dact_bias_grad_shape(d), g.d.alignment, g.bias_grad.alignment, caps), st->lt_workspace,
-          pref);
-    return PreparedCandidate{st, lt_then_reduce_workspace(st->lt_workspace, st->bias_grad)};
+    std::string deferral;
+    if (st->with_bias_grad) {
+      const BiasGradPlan wanted =
+          plan_bias_grad(g.d.dtype, dact_bias_grad_shape(d), g.d.alignment, g.bias_grad.alignment, caps);
+      st->bias_grad = within_workspace_cap(wanted, st->lt_workspace, pref);
+      // The column reduction is what makes this composite faster than cuBLASLt's fused
+      // DGELU/DRELU_BGRAD (fused_bias_grad_deferral); without it, the fused one goes first.
+      if (wanted.column_stream && !st->bias_grad.column_stream)
+        deferral = "the column reduction's " + std::to_string(wanted.workspace) +
+                   " bytes of partials exceed max_workspace_bytes: the bias gradient falls back to a kernel per column";
+    }
+    PreparedCandidate prepared{st, lt_then_reduce_workspace(st->lt_workspace, st->bias_grad)};
+    prepared.deferral = std::move(deferral);
+    return prepared;
   }
   static Status launch(const void* state, const Desc&, const GemmArgs& a, Workspace ws, cudaStream_t s) {
     const auto& st = *static_cast<const DactState*>(state);

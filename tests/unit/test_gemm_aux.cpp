@@ -139,6 +139,21 @@ TEST(GemmAuxSelect, SkusPerActivationLayoutAndDtype) {
         auto f = GemmPlan::select_for_caps(caps90(), backward(t, act, bgrad), fused);
         ASSERT_TRUE(f.has_value()) << f.error().to_string();
         EXPECT_EQ(f->sku().impl, "cublaslt");
+        // a workspace cap below the column reduction's partials: the composite would fall
+        // back to a kernel per column, so its preparation defers and the fused one runs it
+        if (bgrad) {
+          PlanPreference tight;
+          tight.max_workspace_bytes = 0;
+          auto c = GemmPlan::select_for_caps(caps90(), backward(t, act, bgrad), tight);
+          ASSERT_TRUE(c.has_value()) << c.error().to_string();
+          EXPECT_EQ(c->sku().impl, "cublaslt");
+          PlanPreference tight_dact = tight;
+          tight_dact.force_sku = "gemm.fwd.cublaslt_dact*";
+          auto cd = GemmPlan::select_for_caps(caps90(), backward(t, act, bgrad), tight_dact);
+          ASSERT_TRUE(cd.has_value()) << cd.error().to_string();  // forced: the fallback still runs
+          EXPECT_EQ(cd->sku().impl, "cublaslt_dact");
+          EXPECT_EQ(cd->workspace_size(), 0u);
+        }
         // bias_grad not 16-byte aligned: no column reduction, so nothing is deferred
         auto unaligned = backward(t, act, bgrad);
         unaligned.bias_grad.alignment = 4;
@@ -153,11 +168,17 @@ TEST(GemmAuxSelect, SkusPerActivationLayoutAndDtype) {
         EXPECT_EQ(q->sku().name(), "gemm.fwd.cublaslt_dact[" + std::string(dtype_name(t)) + ",f32].sm80+");
         EXPECT_EQ(q->sku().backend, Backend::kHand);
       }
-      // no cuBLASLt epilogue for gelu_erf / silu: the composite
+      // no cuBLASLt epilogue for gelu_erf / silu: the composite (also under a tight workspace
+      // cap, where it defers to nothing)
       for (A act : {A::kGeluErf, A::kSilu}) {
         auto p = GemmPlan::select_for_caps(caps90(), backward(t, act, bgrad));
         ASSERT_TRUE(p.has_value()) << p.error().to_string();
         EXPECT_EQ(p->sku().impl, "cublaslt_dact");
+        PlanPreference tight;
+        tight.max_workspace_bytes = 0;
+        auto q = GemmPlan::select_for_caps(caps90(), backward(t, act, bgrad), tight);
+        ASSERT_TRUE(q.has_value()) << q.error().to_string();
+        EXPECT_EQ(q->sku().impl, "cublaslt_dact");
         auto reports = GemmPlan::candidates(caps90(), backward(t, act, bgrad));
         ASSERT_TRUE(reports.has_value());
         for (const auto& r : reports.value())
