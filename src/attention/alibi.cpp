@@ -12,6 +12,7 @@
 #include "core/hash.hpp"
 #include "core/plan_impl.hpp"
 #include "core/table_candidates.hpp"
+#include "core/workspace_align.hpp"
 #include "elementwise/checks.hpp"
 #include "elementwise/map_family.hpp"
 #include "normalization/pointer_checks.hpp"
@@ -192,7 +193,7 @@ Setup setup_for(int impl, const Operands& o) {
       return r;
     }
     const auto bytes = static_cast<std::size_t>(p.groups * p.chunks) * sizeof(double);
-    r.workspace = (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
+    r.workspace = align_workspace(bytes);
   }
   return r;
 }

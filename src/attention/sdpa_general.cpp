@@ -11,13 +11,13 @@
 
 #include "attention/sdpa_candidates.hpp"
 #include "attention/sdpa_general_params.hpp"
+#include "core/workspace_align.hpp"
 
 namespace baracuda::attention {
 namespace {
 
 bool general_dtype(DType t) { return t == DType::kF64 || t == DType::kF32 || t == DType::kF16 || t == DType::kBF16; }
 std::size_t compute_bytes(DType t) { return t == DType::kF64 ? 8 : 4; }
-std::size_t align_up(std::size_t n) { return (n + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment; }
 
 KernelSku general_sku(DType t, Direction dir) {
   KernelSku s;
@@ -99,9 +99,9 @@ Setup backward_setup(const SdpaBackwardDescriptor& d, const DeviceCaps& caps) {
   s.rejection = grid_rejection(p.sq, c.dq_rows, p.hq, p.batch, "backward dq");
   if (s.rejection.empty()) s.rejection = grid_rejection(p.skv, c.dkdv_rows, p.hkv, p.batch, "backward dk/dv");
   c.q_rows = p.varlen ? p.hq * p.total_q : p.batch * p.hq * p.sq;
-  const std::size_t delta_bytes = align_up(static_cast<std::size_t>(c.q_rows) * cb);
+  const std::size_t delta_bytes = align_workspace(static_cast<std::size_t>(c.q_rows) * cb);
   c.ws_lse_offset = delta_bytes;
-  c.workspace = delta_bytes + (p.dtype == DType::kF64 ? align_up(static_cast<std::size_t>(c.q_rows) * 8) : 0);
+  c.workspace = delta_bytes + (p.dtype == DType::kF64 ? align_workspace(static_cast<std::size_t>(c.q_rows) * 8) : 0);
   if (p.grad_bias.present) {
     const std::int64_t full[4] = {p.batch, p.hq, p.sq, p.skv};
     bool direct = true;

@@ -23,14 +23,13 @@
 
 #include "baracuda/core/tensor.hpp"
 #include "core/plan_impl.hpp"
+#include "core/workspace_align.hpp"
 
 namespace baracuda::rows {
 
 constexpr std::int64_t kMaxGrid = 0x7fffffff;
 inline int round_up32(std::int64_t n) { return static_cast<int>(std::max<std::int64_t>(32, (n + 31) / 32 * 32)); }
-inline std::size_t align_workspace(std::size_t bytes) {
-  return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
-}
+using ::baracuda::align_workspace;
 
 template <class Params>
 struct RowSetup {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/workspace_align.hpp"
 #include "elementwise/checks.hpp"
 #include "elementwise/launch.hpp"
 
@@ -9,7 +10,6 @@ namespace baracuda::elementwise {
 
 namespace {
 
-std::size_t round_up(std::size_t v) { return (v + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment; }
 
 // The sum over the broadcast dims of `operand`, read from the dense buffer `dense` (the
 // forward output's shape) and stored at `dst`'s strides: dims ordered [reduced..., kept...]
@@ -139,9 +139,9 @@ GradPasses plan_grad_passes(const TensorLayout& grad_out, std::span<const GradRe
   }
   plan_fused_pass(g, path);
   if (any_reduce) {
-    g.partial_offset = round_up(static_cast<std::size_t>(dense.numel()) * dtype_size(buf_dtype));
-    g.kept_offset = g.partial_offset + round_up(partial);
-    g.workspace = g.kept_offset + round_up(kept);
+    g.partial_offset = align_workspace(static_cast<std::size_t>(dense.numel()) * dtype_size(buf_dtype));
+    g.kept_offset = g.partial_offset + align_workspace(partial);
+    g.workspace = g.kept_offset + align_workspace(kept);
   }
   return g;
 }

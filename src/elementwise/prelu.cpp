@@ -13,6 +13,7 @@
 #include "baracuda/ops/elementwise.hpp"
 #include "core/hash.hpp"
 #include "core/plan_impl.hpp"
+#include "core/workspace_align.hpp"
 #include "elementwise/checks.hpp"
 #include "elementwise/map_family.hpp"
 #include "elementwise/prelu_params.hpp"
@@ -160,7 +161,7 @@ PReluBwdParams make_bwd_params(const PReluBackwardDescriptor& d) {
 std::size_t partials_workspace(const PReluBackwardDescriptor& d, std::int64_t chunks, std::int64_t channels) {
   if (!d.compute_grad_weight) return 0;
   const std::size_t bytes = static_cast<std::size_t>(chunks * channels) * (d.x.dtype == DType::kF64 ? 8 : 4);
-  return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
+  return align_workspace(bytes);
 }
 
 // ---- rows_vec16: the channel dim is the innermost unit-stride run: [rows, C].

@@ -2,6 +2,7 @@
 // bias_grad.hpp) and its launches for the GEMM dtypes.
 #include <string>
 
+#include "core/workspace_align.hpp"
 #include "gemm/bias_grad.hpp"
 #include "gemm/launch_status.hpp"
 #include "gemm/kernels/bias_grad.cuh"
@@ -48,8 +49,7 @@ BiasGradPlan plan_bias_grad(DType t, const BiasGradParams& shape, int in_alignme
   c.row_stride[0] = shape.sy;
   elementwise::choose_column_chunks(c, vec, caps);
   const std::size_t acc = t == DType::kF64 ? 8 : 4;
-  plan.workspace = (static_cast<std::size_t>(c.chunks * c.cols) * acc + kWorkspaceAlignment - 1) / kWorkspaceAlignment *
-                   kWorkspaceAlignment;
+  plan.workspace = align_workspace(static_cast<std::size_t>(c.chunks * c.cols) * acc);
   plan.column_stream = true;
   return plan;
 }

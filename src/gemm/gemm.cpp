@@ -25,6 +25,7 @@
 #include "baracuda/ops/gemm.hpp"
 #include "core/hash.hpp"
 #include "core/plan_impl.hpp"
+#include "core/workspace_align.hpp"
 #include "gemm/act_epilogue.hpp"
 #include "gemm/bias_grad.hpp"
 #include "gemm/lt_gemm.hpp"
@@ -439,7 +440,7 @@ struct BgradReduceState {
 // the other on the stream but are kept apart, so neither constrains the other's layout).
 std::size_t lt_then_reduce_workspace(std::size_t lt_bytes, const BiasGradPlan& bg) {
   if (bg.workspace == 0) return lt_bytes;
-  return (lt_bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment + bg.workspace;
+  return align_workspace(lt_bytes) + bg.workspace;
 }
 // The column reduction only while the whole workspace stays within the preference's cap;
 // past it the workspace-free kernels of bias_grad.cuh (the GEMM's own share is capped by
@@ -452,7 +453,7 @@ BiasGradPlan within_workspace_cap(BiasGradPlan bg, std::size_t lt_bytes, const P
   return bg;
 }
 void* reduce_partials(Workspace ws, std::size_t lt_bytes) {
-  return static_cast<unsigned char*>(ws.data) + (lt_bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
+  return static_cast<unsigned char*>(ws.data) + align_workspace(lt_bytes);
 }
 
 // cuBLASLt with no bias-gradient epilogue, then our deterministic reduction of the operand

@@ -21,6 +21,7 @@
 #include "baracuda/ops/batch_norm.hpp"
 #include "core/hash.hpp"
 #include "core/plan_impl.hpp"
+#include "core/workspace_align.hpp"
 #include "elementwise/checks.hpp"
 #include "elementwise/map_family.hpp"
 #include "normalization/chan_norm_params.hpp"
@@ -333,7 +334,6 @@ struct Setup {
   ChanNormParams params;
   std::size_t workspace = 0;
 };
-std::size_t align_ws(std::size_t b) { return (b + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment; }
 
 Setup setup_for(const View& v, bool vec, const DeviceCaps& caps) {
   Setup r;
@@ -473,9 +473,9 @@ Setup setup_for(const View& v, bool vec, const DeviceCaps& caps) {
   const std::size_t coefs = static_cast<std::size_t>(v.op == ChanOp::kGroup ? p.N * p.C : p.C) * 4 * cs;
   const bool extra = v.op == ChanOp::kGroup && (v.bwd || v.update_running);
   p.partial_off = 0;
-  p.coef_off = align_ws(partial);
-  p.extra_off = p.coef_off + align_ws(coefs);
-  r.workspace = p.extra_off + (extra ? align_ws(static_cast<std::size_t>(p.N * p.C) * 2 * sizeof(double)) : 0);
+  p.coef_off = align_workspace(partial);
+  p.extra_off = p.coef_off + align_workspace(coefs);
+  r.workspace = p.extra_off + (extra ? align_workspace(static_cast<std::size_t>(p.N * p.C) * 2 * sizeof(double)) : 0);
   return r;
 }
 

@@ -24,6 +24,7 @@
 #include "baracuda/ops/reduce.hpp"
 #include "core/hash.hpp"
 #include "core/plan_impl.hpp"
+#include "core/workspace_align.hpp"
 #include "elementwise/checks.hpp"
 #include "elementwise/launch_column_reduce.hpp"
 #include "elementwise/map_family.hpp"
@@ -494,8 +495,7 @@ int round_up32(std::int64_t n) { return static_cast<int>(std::clamp<std::int64_t
 
 // groups x slices accumulators (the partials of split plans and column_stream's chunks).
 std::size_t partial_bytes(const Problem& pr, const ReduceParams& p) {
-  const std::size_t bytes = static_cast<std::size_t>(p.groups * p.slices) * acc_bytes(pr);
-  return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
+  return align_workspace(static_cast<std::size_t>(p.groups * p.slices) * acc_bytes(pr));
 }
 void set_workspace(Setup& r, const Problem& pr) {
   if (r.params.slices > 1) r.workspace = partial_bytes(pr, r.params);
