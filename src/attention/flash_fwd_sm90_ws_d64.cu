@@ -6,8 +6,8 @@
 namespace baracuda::attention {
 
 template <>
-Status launch_flash_fwd_sm90_ws<64>(const FlashFwdParams& p, cudaStream_t stream) {
-  return kernels::launch_flash_fwd_sm90_ws_impl<64>(p, stream);
+Status launch_flash_fwd_sm90_ws<64>(const FlashFwdParams& p, int* tile_counter, int sm_count, cudaStream_t stream) {
+  return kernels::launch_flash_fwd_sm90_ws_impl<64>(p, tile_counter, sm_count, stream);
 }
 
 }  // namespace baracuda::attention

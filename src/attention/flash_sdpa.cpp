@@ -190,6 +190,7 @@ struct FwdState {
   FlashFwdParams params;  // everything but the pointers
   int head_dim = 0;
   bool varlen = false;
+  int sm_count = 0;  // flash_wgmma_ws: one persistent CTA per SM
 };
 
 SdpaCandidate::Probe fwd_probe(const SdpaDescriptor& d, const DeviceCaps& caps) {
@@ -201,12 +202,13 @@ SdpaCandidate::Probe fwd_probe(const SdpaDescriptor& d, const DeviceCaps& caps) 
   return pr;
 }
 
-Expected<std::shared_ptr<const void>> fwd_prepare(const SdpaDescriptor& d, const DeviceCaps&) {
+Expected<std::shared_ptr<const void>> fwd_prepare(const SdpaDescriptor& d, const DeviceCaps& caps) {
   auto st = std::make_shared<FwdState>();
   const SdpaProblem p = make_sdpa_problem(d);
   fill_fwd_params(st->params, p);
   st->head_dim = static_cast<int>(p.dk);
   st->varlen = p.varlen;
+  st->sm_count = caps.sm_count;
   return std::shared_ptr<const void>(std::move(st));
 }
 
@@ -251,9 +253,10 @@ Status wgmma_launch(const void* state, const SdpaDescriptor&, const SdpaArgs& a,
 }
 
 // The warp-specialized sm_90a forward (TMA producer warpgroup + 2 wgmma consumer warpgroups,
-// kernels/flash_fwd_sm90_ws.cuh; passes every forced SDPA GPU test on the H200 since session 7,
-// first in the table): what flash_wgmma takes, minus varlen, with operands TMA can
-// address (dense [B, H, S, D], no zero strides on dims longer than 1).
+// persistent CTAs, kernels/flash_fwd_sm90_ws.cuh; first in the flash table): what flash_wgmma
+// takes, minus varlen, with operands TMA can address (dense [B, H, S, D], no zero strides on dims
+// longer than 1). Workspace: the kernel's tile counter (one int).
+constexpr std::size_t kWsTileCounterBytes = 256;
 SdpaCandidate::Probe wgmma_ws_probe(const SdpaDescriptor& d, const DeviceCaps& caps) {
   SdpaCandidate::Probe pr = wgmma_probe(d, caps);
   pr.sku.impl = "flash_wgmma_ws";
@@ -282,13 +285,16 @@ SdpaCandidate::Probe wgmma_ws_probe(const SdpaDescriptor& d, const DeviceCaps& c
       }
     }
   }
+  pr.workspace_bytes = kWsTileCounterBytes;
   return pr;
 }
 
-Status wgmma_ws_launch(const void* state, const SdpaDescriptor&, const SdpaArgs& a, Workspace, cudaStream_t stream) {
-  const int d = static_cast<const FwdState*>(state)->head_dim;
+Status wgmma_ws_launch(const void* state, const SdpaDescriptor&, const SdpaArgs& a, Workspace ws, cudaStream_t stream) {
+  const auto& st = *static_cast<const FwdState*>(state);
   const FlashFwdParams f = fwd_params_of(state, a);
-  return d == 64 ? launch_flash_fwd_sm90_ws<64>(f, stream) : launch_flash_fwd_sm90_ws<128>(f, stream);
+  int* counter = static_cast<int*>(ws.data);
+  return st.head_dim == 64 ? launch_flash_fwd_sm90_ws<64>(f, counter, st.sm_count, stream)
+                           : launch_flash_fwd_sm90_ws<128>(f, counter, st.sm_count, stream);
 }
 
 // Order by measurement (H200 session 7 run 3, bf16 B8 H16 S4096 d128): flash_wgmma_ws 547 / 568

@@ -15,11 +15,13 @@ struct FlashWsMaps {
   CUtensorMap q, k, v;
 };
 
+// The kernel is persistent (one CTA per SM, at most sm_count) and claims its work tiles from
+// `tile_counter`, a device int the launcher zeroes (stream-ordered) before the kernel.
 template <int D>
-Status launch_flash_fwd_sm90_ws(const FlashFwdParams& p, cudaStream_t stream);
+Status launch_flash_fwd_sm90_ws(const FlashFwdParams& p, int* tile_counter, int sm_count, cudaStream_t stream);
 template <>
-Status launch_flash_fwd_sm90_ws<64>(const FlashFwdParams& p, cudaStream_t stream);
+Status launch_flash_fwd_sm90_ws<64>(const FlashFwdParams& p, int* tile_counter, int sm_count, cudaStream_t stream);
 template <>
-Status launch_flash_fwd_sm90_ws<128>(const FlashFwdParams& p, cudaStream_t stream);
+Status launch_flash_fwd_sm90_ws<128>(const FlashFwdParams& p, int* tile_counter, int sm_count, cudaStream_t stream);
 
 }  // namespace baracuda::attention

@@ -111,8 +111,14 @@ TEST(FlashSdpaProbe, WgmmaWsSkuTakesDenseTmaLayoutsOnly) {
   auto p = SdpaPlan::select_for_caps(caps(90), d, flash_only("flash_wgmma_ws*"));
   ASSERT_TRUE(p.has_value()) << p.error().to_string();
   EXPECT_EQ(p->sku().name(), "sdpa.fwd.flash_wgmma_ws[bf16,f32].sm90a");
-  EXPECT_EQ(p->workspace_size(), 0u);
+  EXPECT_EQ(p->workspace_size(), 256u);  // the persistent kernel's tile counter
   EXPECT_FALSE(SdpaPlan::select_for_caps(caps(80), d, flash_only("flash_wgmma_ws*")).has_value());
+  // Under a workspace cap below the counter the wgmma_ws SKU is refused; flash_mma takes the case.
+  PlanPreference no_ws = flash_only("flash_*");
+  no_ws.max_workspace_bytes = 0;
+  auto capped = SdpaPlan::select_for_caps(caps(90), d, no_ws);
+  ASSERT_TRUE(capped.has_value()) << capped.error().to_string();
+  EXPECT_EQ(capped->sku().impl, "flash_mma");
   // A bshd view of q is a legal TMA layout.
   auto bshd = dense(DType::kF16, 2, 8, 8, 128, 128, 128);
   bshd.q = TensorLayout::strided(DType::kF16, {2, 8, 128, 128}, {128 * 8 * 128, 128, 8 * 128, 1});

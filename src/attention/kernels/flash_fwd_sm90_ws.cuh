@@ -2,14 +2,22 @@
 // EXPERIMENTAL (written without a GPU): the SKU `flash_wgmma_ws` is ordered after cuDNN and the
 // other flash SKUs until the H200 tests pass.
 //
-// CTA = 3 warpgroups (384 threads) for one (128-row query block, query head, batch); the blocks
-// run in groups of 8 (batch, head) pairs, heaviest query block first inside a group (causal
-// balance with K / V reuse in L2).
-//   - warpgroup 0, the producer, drops to 24 registers (setmaxnreg.dec); one thread issues
-//     every TMA copy: the Q tile once, then K and V tiles of 128 keys through a kStages-deep
-//     ring. Each stage has a "full" mbarrier per operand (1 arrival + expect_tx bytes) and an
-//     "empty" one (8 arrivals: lane 0 of each consumer warp once it has finished reading).
-//   - warpgroups 1 and 2, the consumers, rise to 240 registers; each owns 64 query rows.
+// Persistent: one CTA of 3 warpgroups (384 threads) per SM walks work tiles = (128-row query
+// block, query head, batch), taken in a fixed order from a tile counter in the workspace
+// (atomicAdd, zeroed by the launcher before the kernel): groups of 8 (batch, head) pairs, heaviest
+// query block first inside a group (causal balance with K / V reuse in L2). Which CTA computes a
+// tile never changes its result (deterministic). The next tile's Q and first K / V tiles load
+// while the current tile's last GEMMs and epilogue run.
+//   - warpgroup 0, the producer, drops to 40 registers (setmaxnreg.dec); one thread claims the
+//     tiles and issues every TMA copy: a tile's Q into one of two Q buffers, then its K and V
+//     tiles of 128 keys through a kStages-deep ring that runs on across tiles. Each stage has a
+//     "full" mbarrier per operand (1 arrival + expect_tx bytes) and an "empty" one (8 arrivals:
+//     lane 0 of each consumer warp once it has finished reading); each Q buffer has a "full"
+//     barrier (whose arrival also publishes the tile index in shared memory, -1 = no more
+//     tiles) and an "empty" one (the 8 consumer warps, after the tile's epilogue).
+//   - warpgroups 1 and 2, the consumers, rise to 232 registers (128 x 40 + 256 x 232 is exactly
+//     the 384 x 168 the CTA is launched with; setmaxnreg.inc past the CTA's pool waits forever);
+//     each owns 64 query rows.
 //     Per key tile j: S_j = Q K_j^T (wgmma m64n128k16, both operands in shared memory),
 //     online softmax in registers (ws_softmax_tile: log2 units, one FFMA + one ex2.approx per
 //     score on tiles without a mask, the mask only on the band's edge tiles, row sums reduced
@@ -25,8 +33,8 @@
 // wgmma descriptors of flash_fwd_sm90.cuh read: [D / 64][rows][64] (128-byte rows, 16-byte
 // chunk c of row r at c ^ (r % 8)), every tile 1024-byte aligned. TMA boxes are {64, rows} of
 // a 4-D map (d, s, h, b) per operand, built on the host per launch; rows past the sequence
-// arrive zero-filled (and still count in the transaction bytes). d128: Q 32 KB + 2 x (K 32 KB +
-// V 32 KB) = 160 KB; d64: Q 16 KB + 3 x 32 KB = 112 KB.
+// arrive zero-filled (and still count in the transaction bytes). d128: 2 x Q 32 KB + 2 x (K 32 KB
+// + V 32 KB) = 192 KB; d64: 2 x Q 16 KB + 3 x 32 KB = 128 KB.
 //
 // Masks: only key tiles inside the causal / window band of the block are visited; only tiles
 // crossing the band's edge or the key end of a warpgroup's 64 rows are masked per element.
@@ -40,6 +48,9 @@
 
 #include <cuda.h>
 
+#include <algorithm>
+#include <string>
+
 #include "attention/flash_ws.hpp"
 #include "attention/kernels/flash_fwd_sm90.cuh"
 #include "common/mufu.cuh"
@@ -51,10 +62,11 @@ template <int D>
 struct FlashWsConfig {
   static constexpr int kM = 128, kN = 128, kThreads = 384;
   static constexpr int kStages = D <= 64 ? 3 : 2;
-  static constexpr int kProducerRegs = 24, kConsumerRegs = 240;
+  static constexpr int kProducerRegs = 40, kConsumerRegs = 232;  // 128 x 40 + 256 x 232 = 384 x 168, the launch allocation
   static constexpr int kTileQ = kM * D, kTileKV = kN * D;  // elements
-  static constexpr int kBars = 1 + 4 * kStages;
-  static constexpr int kSmemBytes = (kTileQ + 2 * kStages * kTileKV) * 2 + kBars * 8 + 1024;  // + alignment slack
+  static constexpr int kBars = 4 + 4 * kStages;  // q_full[2], q_empty[2], k/v full / empty per stage
+  // 2 Q buffers, the K / V ring, the barriers, 2 tile slots (ints) + alignment slack
+  static constexpr int kSmemBytes = (2 * kTileQ + 2 * kStages * kTileKV) * 2 + kBars * 8 + 16 + 1024;
 };
 
 #if defined(BARACUDA_FLASH_SM90)
@@ -136,11 +148,26 @@ __device__ __forceinline__ void ws_softmax_tile(const FlashFwdParams& p, const S
   }
 }
 
+// The work tile `tile` of the launch order (groups of kHeadGroup (batch, head) pairs; inside a
+// group the query blocks heaviest first, the pairs of one block index side by side): the CTAs in
+// flight share the K / V of at most a few groups (L2 reuse) while the long blocks start before
+// the short ones of the same group. nx = query blocks per (batch, head), hb = heads x batch.
+template <int kM, int kN, class T>
+__device__ __forceinline__ bool ws_tile_block(const FlashFwdParams& p, QueryBlock<T>& qb, int tile, int nx, int hb) {
+  constexpr int kHeadGroup = 8;
+  const int group = tile / (nx * kHeadGroup);
+  const int first = group * kHeadGroup, size = min(kHeadGroup, hb - first);
+  const int r = tile - group * nx * kHeadGroup;  // 0 .. nx * size - 1
+  const int bh = first + r % size;
+  return query_block_at<kM, kN>(p, qb, nx - 1 - r / size, bh % p.heads_q, bh / p.heads_q);
+}
+
 template <class T, int D>
 __global__ void __launch_bounds__(384, 1)
-    flash_fwd_sm90_ws_kernel(const FlashFwdParams p, const __grid_constant__ FlashWsMaps maps) {
+    flash_fwd_sm90_ws_kernel(const FlashFwdParams p, const __grid_constant__ FlashWsMaps maps, int* tile_counter) {
 #if defined(BARACUDA_FLASH_SM90)
   using Cfg = FlashWsConfig<D>;
+  using ::baracuda::kernels::mbarrier_arrive;
   using ::baracuda::kernels::mbarrier_arrive_expect_tx;
   using ::baracuda::kernels::mbarrier_init;
   using ::baracuda::kernels::mbarrier_init_fence;
@@ -151,47 +178,31 @@ __global__ void __launch_bounds__(384, 1)
   constexpr int kM = Cfg::kM, kN = Cfg::kN, kS = Cfg::kStages;
   static_assert(D == 64 || D == 128);
   extern __shared__ unsigned char smem_raw[];
-  T* sQ = reinterpret_cast<T*>((reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) & ~std::uintptr_t{1023});
-  T* sK = sQ + Cfg::kTileQ;         // [kS][kN * D]
+  T* sQ0 = reinterpret_cast<T*>((reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) & ~std::uintptr_t{1023});
+  T* sK = sQ0 + 2 * Cfg::kTileQ;    // [kS][kN * D]
   T* sV = sK + kS * Cfg::kTileKV;   // [kS][kN * D]
   std::uint64_t* bars = reinterpret_cast<std::uint64_t*>(sV + kS * Cfg::kTileKV);
-  std::uint64_t* q_full = bars;
-  std::uint64_t* k_full = bars + 1;
-  std::uint64_t* v_full = bars + 1 + kS;
-  std::uint64_t* k_empty = bars + 1 + 2 * kS;
-  std::uint64_t* v_empty = bars + 1 + 3 * kS;
+  std::uint64_t* q_full = bars;       // [2]
+  std::uint64_t* q_empty = bars + 2;  // [2]
+  std::uint64_t* k_full = bars + 4;
+  std::uint64_t* v_full = bars + 4 + kS;
+  std::uint64_t* k_empty = bars + 4 + 2 * kS;
+  std::uint64_t* v_empty = bars + 4 + 3 * kS;
+  volatile int* tile_slot = reinterpret_cast<volatile int*>(bars + Cfg::kBars);  // [2]
 
   const int tid = threadIdx.x, lane = tid & 31;
   const int warp = __shfl_sync(0xffffffffu, tid >> 5, 0);  // warp-uniform in ptxas's eyes (no divergent wgmma)
-  QueryBlock<T> qb;
-  {
-    // Block order: groups of kHeadGroup (batch, head) pairs; inside a group the query blocks
-    // run heaviest first (causal: the longest key ranges), the pairs of one block index side
-    // by side. The CTAs in flight share the K / V of at most a few groups (L2 reuse) while the
-    // long blocks start before the short ones of the same group.
-    constexpr int kHeadGroup = 8;
-    const int nx = static_cast<int>(gridDim.x), hb = static_cast<int>(gridDim.y * gridDim.z);
-    const std::int64_t lin = blockIdx.x + static_cast<std::int64_t>(nx) * (blockIdx.y + static_cast<std::int64_t>(gridDim.y) * blockIdx.z);
-    const std::int64_t group = lin / (static_cast<std::int64_t>(nx) * kHeadGroup);
-    const int first = static_cast<int>(group * kHeadGroup), size = min(kHeadGroup, hb - first);
-    const int r = static_cast<int>(lin - group * nx * kHeadGroup);  // 0 .. nx * size - 1
-    const int bh = first + r % size;
-    if (!query_block_at<kM, kN>(p, qb, nx - 1 - r / size, bh % static_cast<int>(gridDim.y), bh / static_cast<int>(gridDim.y))) return;
-  }
-  const SeqInfo& si = qb.si;
-  const int m0 = qb.m0, n_begin = qb.n_begin;
-  if (qb.n_end <= n_begin) {  // no query of the block sees a key: o = 0, lse = -inf
-    write_empty_rows<D, kM, Cfg::kThreads>(p, qb.o, qb.valid_q, qb.b, qb.h, si.start_q + m0, tid);
-    return;
-  }
-  const int n_tiles = qb.n_end - n_begin;
+  const int nx = (p.seqlen_q + kM - 1) / kM, hb = p.heads_q * p.batch, n_work = nx * hb;
 
   if (tid == 0) {
-    mbarrier_init(q_full, 1);
+    for (int b = 0; b < 2; ++b) {
+      mbarrier_init(q_full + b, 1);
+      mbarrier_init(q_empty + b, 8);  // lane 0 of each of the 8 consumer warps
+    }
     for (int s = 0; s < kS; ++s) {
       mbarrier_init(k_full + s, 1);
       mbarrier_init(v_full + s, 1);
-      mbarrier_init(k_empty + s, 8);  // lane 0 of each of the 8 consumer warps
+      mbarrier_init(k_empty + s, 8);
       mbarrier_init(v_empty + s, 8);
     }
     mbarrier_init_fence();
@@ -206,23 +217,44 @@ __global__ void __launch_bounds__(384, 1)
       ::baracuda::kernels::tma_prefetch_descriptor(&maps.k);
       ::baracuda::kernels::tma_prefetch_descriptor(&maps.v);
       constexpr unsigned kQBytes = Cfg::kTileQ * 2, kKVBytes = Cfg::kTileKV * 2;
-      mbarrier_arrive_expect_tx(q_full, kQBytes);
+      int ring = 0;  // K / V tiles issued so far (the ring runs on across work tiles)
+      int tile = static_cast<int>(blockIdx.x);
+      for (int local = 0;; ++local) {
+        const int qbuf = local & 1;
+        mbarrier_wait_bounded(q_empty + qbuf, ((local >> 1) & 1) ^ 1);  // the first use of a buffer does not wait
+        if (tile >= n_work) {
+          tile_slot[qbuf] = -1;
+          mbarrier_arrive(q_full + qbuf);
+          break;
+        }
+        QueryBlock<T> qb;
+        tile_slot[qbuf] = tile;
+        if (!ws_tile_block<kM, kN>(p, qb, tile, nx, hb) || qb.n_end <= qb.n_begin) {
+          mbarrier_arrive(q_full + qbuf);  // nothing to load: the consumers write the empty rows
+        } else {
+          T* sQ = sQ0 + qbuf * Cfg::kTileQ;
+          mbarrier_arrive_expect_tx(q_full + qbuf, kQBytes);
 #pragma unroll
-      for (int c = 0; c < D / 64; ++c) tma_load_4d(sQ + c * kM * 64, &maps.q, c * 64, m0, qb.h, qb.b, q_full);
-      for (int it = 0; it < n_tiles; ++it) {
-        const int st = it % kS;
-        const unsigned empty_parity = ((it / kS) & 1) ^ 1;  // the first pass through the ring does not wait
-        const int key0 = (n_begin + it) * kN;
-        mbarrier_wait_bounded(k_empty + st, empty_parity);
-        mbarrier_arrive_expect_tx(k_full + st, kKVBytes);
+          for (int c = 0; c < D / 64; ++c) tma_load_4d(sQ + c * kM * 64, &maps.q, c * 64, qb.m0, qb.h, qb.b, q_full + qbuf);
+          for (int it = qb.n_begin; it < qb.n_end; ++it, ++ring) {
+            const int st = ring % kS;
+            const unsigned empty_parity = ((ring / kS) & 1) ^ 1;  // the first pass through the ring does not wait
+            const int key0 = it * kN;
+            mbarrier_wait_bounded(k_empty + st, empty_parity);
+            mbarrier_arrive_expect_tx(k_full + st, kKVBytes);
 #pragma unroll
-        for (int c = 0; c < D / 64; ++c)
-          tma_load_4d(sK + st * Cfg::kTileKV + c * kN * 64, &maps.k, c * 64, key0, qb.hk, qb.b, k_full + st);
-        mbarrier_wait_bounded(v_empty + st, empty_parity);
-        mbarrier_arrive_expect_tx(v_full + st, kKVBytes);
+            for (int c = 0; c < D / 64; ++c)
+              tma_load_4d(sK + st * Cfg::kTileKV + c * kN * 64, &maps.k, c * 64, key0, qb.hk, qb.b, k_full + st);
+            mbarrier_wait_bounded(v_empty + st, empty_parity);
+            mbarrier_arrive_expect_tx(v_full + st, kKVBytes);
 #pragma unroll
-        for (int c = 0; c < D / 64; ++c)
-          tma_load_4d(sV + st * Cfg::kTileKV + c * kN * 64, &maps.v, c * 64, key0, qb.hk, qb.b, v_full + st);
+            for (int c = 0; c < D / 64; ++c)
+              tma_load_4d(sV + st * Cfg::kTileKV + c * kN * 64, &maps.v, c * 64, key0, qb.hk, qb.b, v_full + st);
+          }
+        }
+        // The next tile is claimed only now, about kStages key tiles before the consumers finish
+        // this one, so the claims follow the CTAs' progress (dynamic balance of unequal tiles).
+        tile = static_cast<int>(gridDim.x) + atomicAdd(tile_counter, 1);
       }
     }
     return;
@@ -234,141 +266,182 @@ __global__ void __launch_bounds__(384, 1)
   const int ctid = tid - 128 * (cw + 1);
   const int g = lane >> 2, t = lane & 3;
   const int row_local[2] = {cw * 64 + (warp & 3) * 16 + g, cw * 64 + (warp & 3) * 16 + g + 8};
-  const int wg_row0 = m0 + cw * 64;
+  const bool pos_scale = p.scale_log2 > 0.f;
+  auto release = [&](std::uint64_t* bar) { ::baracuda::kernels::mbarrier_arrive_if(bar, lane == 0); };
 
   float acc_o[D / 8][4], row_max[2], row_sum[2], corr[2];
-  zero_acc(acc_o);
-  row_max[0] = row_max[1] = kNegInf;
-  row_sum[0] = row_sum[1] = 0.f;
   float s[kN / 8][4];
   float (&s_flat)[kN / 2] = reinterpret_cast<float (&)[kN / 2]>(s);
   float (&o_flat)[D / 2] = reinterpret_cast<float (&)[D / 2]>(acc_o);
   std::uint32_t pa[kN / 16][4];
 
-  auto issue_s = [&](int st) {
-    const T* cK = sK + st * Cfg::kTileKV;
-#pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk) {
-      const std::uint64_t da = sw128_desc(sQ + (kk >> 2) * kM * 64 + cw * 64 * 64 + (kk & 3) * 16, 16, 1024);
-      const std::uint64_t db = sw128_desc(cK + (kk >> 2) * kN * 64 + (kk & 3) * 16, 16, 1024);
-      wgmma_s<T>(s_flat, da, db, kk > 0 ? 1 : 0);
+  int ring = 0;  // K / V tiles consumed so far, as the producer counts them
+  for (int local = 0;; ++local) {
+    const int qbuf = local & 1;
+    mbarrier_wait_bounded(q_full + qbuf, (local >> 1) & 1);
+    // Broadcast from lane 0 so ptxas sees a warp-uniform value: the tile decides the stage
+    // indices and wgmma descriptors, which then stay in the uniform datapath (no R2UR before
+    // every wgmma).
+    const int tile = __shfl_sync(0xffffffffu, tile_slot[qbuf], 0);
+    if (tile < 0) break;
+    QueryBlock<T> qb;
+    const bool in_seq = ws_tile_block<kM, kN>(p, qb, tile, nx, hb);
+    if (!in_seq || qb.n_end <= qb.n_begin) {
+      if (in_seq) {  // no query of the block sees a key: o = 0, lse = -inf
+        constexpr int kChunks = D / 8;
+        const int ct = tid - 128;
+        for (int c = ct; c < kM * kChunks; c += 256) {
+          const int r = c / kChunks;
+          if (r < qb.valid_q) *reinterpret_cast<uint4*>(qb.o + r * p.o_s + (c - r * kChunks) * 8) = make_uint4(0, 0, 0, 0);
+        }
+        if (p.lse != nullptr && ct < qb.valid_q)
+          p.lse[qb.b * p.lse_b + qb.h * p.lse_h + static_cast<std::int64_t>(qb.si.start_q + qb.m0 + ct) * p.lse_s] = kNegInf;
+      }
+      __syncwarp();
+      release(q_empty + qbuf);
+      continue;
     }
-  };
-  auto issue_pv = [&](int st) {
-    const T* cV = sV + st * Cfg::kTileKV;
-#pragma unroll
-    for (int k16 = 0; k16 < kN / 16; ++k16) wgmma_pv<T, D>(o_flat, pa[k16], sw128_desc(cV + k16 * 16 * 64, kN * 128, 1024));
-  };
-  auto release = [&](std::uint64_t* bar) { ::baracuda::kernels::mbarrier_arrive_if(bar, lane == 0); };
-  // The softmax of one key tile (ws_softmax_tile): the fast form on tiles that need no mask
-  // when the scale is positive, the general one otherwise; corr = the rows' rescale factors of
-  // acc_o, applied once the P V in flight has finished.
-  const bool pos_scale = p.scale_log2 > 0.f;
-  auto softmax = [&](int it) {
-    const int j0 = (n_begin + it) * kN;
-    if (pos_scale && !tile_needs_mask(p, si, wg_row0, 64, j0, kN))
-      ws_softmax_tile<false>(p, si, s, row_max, row_sum, corr, m0, row_local, j0, t);
-    else
-      ws_softmax_tile<true>(p, si, s, row_max, row_sum, corr, m0, row_local, j0, t);
-  };
-  auto pack_p = [&] {
-#pragma unroll
-    for (int k16 = 0; k16 < kN / 16; ++k16) acc_to_a<T>(pa[k16], s, k16);
-  };
+    const SeqInfo& si = qb.si;
+    const int m0 = qb.m0, n_begin = qb.n_begin;
+    const int n_tiles = qb.n_end - n_begin;
+    const int wg_row0 = m0 + cw * 64;
+    const T* sQ = sQ0 + qbuf * Cfg::kTileQ;
 
-  // Tile 0: S_0, softmax (acc_o is zero: no rescale needed).
-  mbarrier_wait_bounded(q_full, 0);
-  mbarrier_wait_bounded(k_full, 0);
-  reg_fence(s_flat);
-  wgmma_fence();
-  issue_s(0);
-  wgmma_commit();
-  wgmma_wait<0>();
-  reg_fence(s_flat);
-  release(k_empty);
-  softmax(0);
-  pack_p();
+    zero_acc(acc_o);
+    row_max[0] = row_max[1] = kNegInf;
+    row_sum[0] = row_sum[1] = 0.f;
 
-  // Ping-pong: consumer 1 lets consumer 0 issue first; each iteration a warpgroup waits for its
-  // turn (barrier 1 + cw) and, after issuing, hands the turn over (barrier 2 - cw). Consumer 1
-  // skips its last hand-over so both barriers see equal arrival counts.
-  if (cw == 1 && n_tiles > 1) named_barrier_arrive(1, 256);
-  for (int it = 1; it < n_tiles; ++it) {
-    const int st = it % kS, pst = (it - 1) % kS;
-    named_barrier_sync(1 + cw, 256);
-    // Both waits before the fence: no branch (mbarrier try_wait loop) between the two GEMMs,
-    // so ptxas keeps them in one wgmma sequence (no extra warpgroup.arrive, C7519).
-    mbarrier_wait_bounded(v_full + pst, ((it - 1) / kS) & 1);  // V_{it-1} was issued before K_it
-    mbarrier_wait_bounded(k_full + st, (it / kS) & 1);
-    reg_fence(s_flat);
-    reg_fence(o_flat);
-    wgmma_fence();
-    issue_s(st);
-    wgmma_commit();
-    issue_pv(pst);
-    wgmma_commit();
-    if (!(cw == 1 && it == n_tiles - 1)) named_barrier_arrive(2 - cw, 256);
-    wgmma_wait<1>();  // S_it done, O += P_{it-1} V_{it-1} may still run
-    reg_fence(s_flat);
-    release(k_empty + st);
-    softmax(it);
-    wgmma_wait<0>();
-    reg_fence(o_flat);
-    release(v_empty + pst);
+    auto issue_s = [&](int st) {
+      const T* cK = sK + st * Cfg::kTileKV;
+#pragma unroll
+      for (int kk = 0; kk < D / 16; ++kk) {
+        const std::uint64_t da = sw128_desc(sQ + (kk >> 2) * kM * 64 + cw * 64 * 64 + (kk & 3) * 16, 16, 1024);
+        const std::uint64_t db = sw128_desc(cK + (kk >> 2) * kN * 64 + (kk & 3) * 16, 16, 1024);
+        wgmma_s<T>(s_flat, da, db, kk > 0 ? 1 : 0);
+      }
+    };
+    auto issue_pv = [&](int st) {
+      const T* cV = sV + st * Cfg::kTileKV;
+#pragma unroll
+      for (int k16 = 0; k16 < kN / 16; ++k16) wgmma_pv<T, D>(o_flat, pa[k16], sw128_desc(cV + k16 * 16 * 64, kN * 128, 1024));
+    };
+    // The softmax of one key tile (ws_softmax_tile): the fast form on tiles that need no mask
+    // when the scale is positive, the general one otherwise; corr = the rows' rescale factors of
+    // acc_o, applied once the P V in flight has finished.
+    auto softmax = [&](int it) {
+      const int j0 = (n_begin + it) * kN;
+      if (pos_scale && !tile_needs_mask(p, si, wg_row0, 64, j0, kN))
+        ws_softmax_tile<false>(p, si, s, row_max, row_sum, corr, m0, row_local, j0, t);
+      else
+        ws_softmax_tile<true>(p, si, s, row_max, row_sum, corr, m0, row_local, j0, t);
+    };
+    auto pack_p = [&] {
+#pragma unroll
+      for (int k16 = 0; k16 < kN / 16; ++k16) acc_to_a<T>(pa[k16], s, k16);
+    };
+
+    // Key tile 0: S_0, softmax (acc_o is zero: no rescale needed).
+    {
+      const int st = ring % kS;
+      mbarrier_wait_bounded(k_full + st, (ring / kS) & 1);
+      reg_fence(s_flat);
+      wgmma_fence();
+      issue_s(st);
+      wgmma_commit();
+      wgmma_wait<0>();
+      reg_fence(s_flat);
+      release(k_empty + st);
+      softmax(0);
+      pack_p();
+    }
+
+    // Ping-pong: consumer 1 lets consumer 0 issue first; each iteration a warpgroup waits for its
+    // turn (barrier 1 + cw) and, after issuing, hands the turn over (barrier 2 - cw). Consumer 1
+    // skips its last hand-over so both barriers see equal arrival counts in every work tile.
+    if (cw == 1 && n_tiles > 1) named_barrier_arrive(1, 256);
+    for (int it = 1; it < n_tiles; ++it) {
+      const int rc = ring + it, rp = rc - 1;
+      const int st = rc % kS, pst = rp % kS;
+      named_barrier_sync(1 + cw, 256);
+      // Both waits before the fence: no branch (mbarrier try_wait loop) between the two GEMMs,
+      // so ptxas keeps them in one wgmma sequence (no extra warpgroup.arrive, C7519).
+      mbarrier_wait_bounded(v_full + pst, (rp / kS) & 1);  // V_{it-1} was issued before K_it
+      mbarrier_wait_bounded(k_full + st, (rc / kS) & 1);
+      reg_fence(s_flat);
+      reg_fence(o_flat);
+      wgmma_fence();
+      issue_s(st);
+      wgmma_commit();
+      issue_pv(pst);
+      wgmma_commit();
+      if (!(cw == 1 && it == n_tiles - 1)) named_barrier_arrive(2 - cw, 256);
+      wgmma_wait<1>();  // S_it done, O += P_{it-1} V_{it-1} may still run
+      reg_fence(s_flat);
+      release(k_empty + st);
+      softmax(it);
+      wgmma_wait<0>();
+      reg_fence(o_flat);
+      release(v_empty + pst);
+#pragma unroll
+      for (int d8 = 0; d8 < D / 8; ++d8) {
+        acc_o[d8][0] *= corr[0];
+        acc_o[d8][1] *= corr[0];
+        acc_o[d8][2] *= corr[1];
+        acc_o[d8][3] *= corr[1];
+      }
+      pack_p();
+    }
+    {
+      const int rl = ring + n_tiles - 1, lst = rl % kS;
+      mbarrier_wait_bounded(v_full + lst, (rl / kS) & 1);
+      reg_fence(o_flat);
+      wgmma_fence();
+      issue_pv(lst);
+      wgmma_commit();
+      wgmma_wait<0>();
+      reg_fence(o_flat);
+      release(v_empty + lst);
+    }
+    ring += n_tiles;
+
+    // Epilogue: o / l staged through this warpgroup's Q rows (its last S GEMM has completed),
+    // then the Q buffer is handed back to the producer.
+    float lse_v[2];
+    finish_rows<D, false>(p, acc_o, row_max, row_sum, lse_v);
+    T* sO = sQ0 + qbuf * Cfg::kTileQ;
 #pragma unroll
     for (int d8 = 0; d8 < D / 8; ++d8) {
-      acc_o[d8][0] *= corr[0];
-      acc_o[d8][1] *= corr[0];
-      acc_o[d8][2] *= corr[1];
-      acc_o[d8][3] *= corr[1];
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const int row = row_local[r], col = d8 * 8 + 2 * t;
+        T* dst = sO + (col >> 6) * kM * 64 + row * 64 + ((((col & 63) >> 3) ^ (row & 7)) << 3) + (col & 7);
+        *reinterpret_cast<std::uint32_t*>(dst) = pack2f<T>(acc_o[d8][2 * r], acc_o[d8][2 * r + 1]);
+      }
     }
-    pack_p();
-  }
-  {
-    const int lst = (n_tiles - 1) % kS;
-    mbarrier_wait_bounded(v_full + lst, ((n_tiles - 1) / kS) & 1);
-    reg_fence(o_flat);
-    wgmma_fence();
-    issue_pv(lst);
-    wgmma_commit();
-    wgmma_wait<0>();
-    reg_fence(o_flat);
-    release(v_empty + lst);
-  }
-
-  // Epilogue: o / l staged through this warpgroup's Q rows (its last S GEMM has completed).
-  float lse_v[2];
-  finish_rows<D, false>(p, acc_o, row_max, row_sum, lse_v);
+    fence_proxy_async();  // these generic writes before the producer's next TMA writes of the buffer
+    named_barrier_sync(3 + cw, 128);
+    constexpr int kChunks = D / 8;
+    T* og = qb.o;
 #pragma unroll
-  for (int d8 = 0; d8 < D / 8; ++d8) {
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      const int row = row_local[r], col = d8 * 8 + 2 * t;
-      T* dst = sQ + (col >> 6) * kM * 64 + row * 64 + ((((col & 63) >> 3) ^ (row & 7)) << 3) + (col & 7);
-      *reinterpret_cast<std::uint32_t*>(dst) = pack2f<T>(acc_o[d8][2 * r], acc_o[d8][2 * r + 1]);
+    for (int c = ctid; c < 64 * kChunks; c += 128) {
+      const int r = c / kChunks, ch = c - (c / kChunks) * kChunks;
+      const int row = cw * 64 + r;
+      if (row < qb.valid_q)
+        *reinterpret_cast<uint4*>(og + row * p.o_s + ch * 8) =
+            *reinterpret_cast<const uint4*>(sO + (ch >> 3) * kM * 64 + row * 64 + (((ch & 7) ^ (row & 7)) << 3));
     }
-  }
-  named_barrier_sync(3 + cw, 128);
-  constexpr int kChunks = D / 8;
-  T* og = qb.o;
+    __syncwarp();
+    release(q_empty + qbuf);  // this warp's reads of the staged o are done
+    if (p.lse != nullptr && t == 0) {
 #pragma unroll
-  for (int c = ctid; c < 64 * kChunks; c += 128) {
-    const int r = c / kChunks, ch = c - (c / kChunks) * kChunks;
-    const int row = cw * 64 + r;
-    if (row < qb.valid_q)
-      *reinterpret_cast<uint4*>(og + row * p.o_s + ch * 8) =
-          *reinterpret_cast<const uint4*>(sQ + (ch >> 3) * kM * 64 + row * 64 + (((ch & 7) ^ (row & 7)) << 3));
-  }
-  if (p.lse != nullptr && t == 0) {
-#pragma unroll
-    for (int r = 0; r < 2; ++r)
-      if (row_local[r] < qb.valid_q)
-        p.lse[qb.b * p.lse_b + qb.h * p.lse_h + static_cast<std::int64_t>(si.start_q + m0 + row_local[r]) * p.lse_s] =
-            lse_v[r];
+      for (int r = 0; r < 2; ++r)
+        if (row_local[r] < qb.valid_q)
+          p.lse[qb.b * p.lse_b + qb.h * p.lse_h + static_cast<std::int64_t>(si.start_q + m0 + row_local[r]) * p.lse_s] =
+              lse_v[r];
+    }
   }
 #endif  // BARACUDA_FLASH_SM90
 }
-
 // ---------------------------------------------------------------- host side
 // cuTensorMapEncodeTiled from the driver through the runtime (no libcuda link), looked up once.
 using TensorMapEncodeFn = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
@@ -410,13 +483,13 @@ inline Status encode_operand_map(CUtensorMap* map, const void* base, bool bf16, 
   return Status::ok();
 }
 
-// Host launcher (flash_fwd_sm90_ws_d<D>.cu): tensor maps, then the kernel.
+// Host launcher (flash_fwd_sm90_ws_d<D>.cu): tensor maps, the tile counter zeroed, then one
+// persistent CTA per SM (fewer when there are fewer work tiles).
 template <int D>
-Status launch_flash_fwd_sm90_ws_impl(const FlashFwdParams& p, cudaStream_t stream) {
+Status launch_flash_fwd_sm90_ws_impl(const FlashFwdParams& p, int* tile_counter, int sm_count, cudaStream_t stream) {
   using Cfg = FlashWsConfig<D>;
-  const dim3 grid(static_cast<unsigned>((p.seqlen_q + Cfg::kM - 1) / Cfg::kM), static_cast<unsigned>(p.heads_q),
-                  static_cast<unsigned>(p.batch));
-  if (grid.x == 0 || grid.y == 0 || grid.z == 0) return Status::ok();
+  const std::int64_t n_work = (p.seqlen_q + Cfg::kM - 1) / Cfg::kM * static_cast<std::int64_t>(p.heads_q) * p.batch;
+  if (n_work == 0) return Status::ok();
   const int hkv = p.heads_q / p.group;
   FlashWsMaps maps{};
   BARACUDA_TRY(encode_operand_map(&maps.q, p.q, p.bf16 != 0, D, p.seqlen_q, p.heads_q, p.batch, p.q_s, p.q_h, p.q_b, Cfg::kM));
@@ -424,11 +497,15 @@ Status launch_flash_fwd_sm90_ws_impl(const FlashFwdParams& p, cudaStream_t strea
     BARACUDA_TRY(encode_operand_map(&maps.k, p.k, p.bf16 != 0, D, p.seqlen_k, hkv, p.batch, p.k_s, p.k_h, p.k_b, Cfg::kN));
     BARACUDA_TRY(encode_operand_map(&maps.v, p.v, p.bf16 != 0, D, p.seqlen_k, hkv, p.batch, p.v_s, p.v_h, p.v_b, Cfg::kN));
   }
-  void (*kernel)(const FlashFwdParams, const FlashWsMaps) =
+  void (*kernel)(const FlashFwdParams, const FlashWsMaps, int*) =
       p.bf16 ? flash_fwd_sm90_ws_kernel<__nv_bfloat16, D> : flash_fwd_sm90_ws_kernel<__half, D>;
   if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes) != cudaSuccess)
     return gemm::kernel_launch_status("sdpa flash_wgmma_ws forward (shared memory attribute)");
-  kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(p, maps);
+  if (const cudaError_t e = cudaMemsetAsync(tile_counter, 0, sizeof(int), stream); e != cudaSuccess)
+    return Status(Code::kCudaError, std::string("sdpa flash_wgmma_ws forward: zeroing the tile counter failed: ") + cudaGetErrorString(e),
+                  StatusSource::kCuda, static_cast<int>(e));
+  const unsigned ctas = static_cast<unsigned>(std::min<std::int64_t>(n_work, std::max(sm_count, 1)));
+  kernel<<<ctas, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(p, maps, tile_counter);
   return gemm::kernel_launch_status("sdpa flash_wgmma_ws forward");
 }
 
