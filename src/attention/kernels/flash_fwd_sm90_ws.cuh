@@ -24,8 +24,9 @@
 //     across the quad once at the end), P_j repacked (cvt to bf16x2 / f16x2) as the A operand
 //     of O += P_j V_j (wgmma register-A form, V read MN-major: no transpose).
 // Overlap: inside a warpgroup S_{j+1} is issued before O += P_j V_j and the softmax of tile
-// j + 1 runs while the P V group is still in flight (wgmma.wait_group 1); the O rescale waits for
-// it (wait_group 0). Across warpgroups two named barriers (ids 1, 2) hand the tensor cores back
+// j + 1 runs while the P V group is still in flight (wgmma.wait_group 1); the O rescale by the
+// factors of tile j + 1 runs in the next iteration between the S and the P V issue (under the S
+// GEMM, as FA3 orders it). Across warpgroups two named barriers (ids 1, 2) hand the tensor cores back
 // and forth (ping-pong): a warpgroup issues its GEMMs of an iteration only after the other one
 // issued its own, so one's softmax overlaps the other's GEMMs.
 //
@@ -335,6 +336,18 @@ __global__ void __launch_bounds__(384, 1)
       else
         ws_softmax_tile<true>(p, si, s, row_max, row_sum, corr, m0, row_local, j0, t);
     };
+    // acc_o *= the rows' factors of the last softmax: done while the next S GEMM runs, just
+    // before the P V GEMM that needs it (FA3's order), not between that P V's end and the next
+    // issue, where it would delay this warpgroup's turn.
+    auto rescale_o = [&] {
+#pragma unroll
+      for (int d8 = 0; d8 < D / 8; ++d8) {
+        acc_o[d8][0] *= corr[0];
+        acc_o[d8][1] *= corr[0];
+        acc_o[d8][2] *= corr[1];
+        acc_o[d8][3] *= corr[1];
+      }
+    };
     auto pack_p = [&] {
 #pragma unroll
       for (int k16 = 0; k16 < kN / 16; ++k16) acc_to_a<T>(pa[k16], s, k16);
@@ -372,6 +385,9 @@ __global__ void __launch_bounds__(384, 1)
       wgmma_fence();
       issue_s(st);
       wgmma_commit();
+      rescale_o();  // under S_it; P_{it-1} V_{it-1} finished in the last iteration
+      reg_fence(o_flat);
+      wgmma_fence();
       issue_pv(pst);
       wgmma_commit();
       if (!(cw == 1 && it == n_tiles - 1)) named_barrier_arrive(2 - cw, 256);
@@ -382,18 +398,12 @@ __global__ void __launch_bounds__(384, 1)
       wgmma_wait<0>();
       reg_fence(o_flat);
       release(v_empty + pst);
-#pragma unroll
-      for (int d8 = 0; d8 < D / 8; ++d8) {
-        acc_o[d8][0] *= corr[0];
-        acc_o[d8][1] *= corr[0];
-        acc_o[d8][2] *= corr[1];
-        acc_o[d8][3] *= corr[1];
-      }
       pack_p();
     }
     {
       const int rl = ring + n_tiles - 1, lst = rl % kS;
       mbarrier_wait_bounded(v_full + lst, (rl / kS) & 1);
+      rescale_o();
       reg_fence(o_flat);
       wgmma_fence();
       issue_pv(lst);
