@@ -261,6 +261,7 @@ struct MmaCandidate {
   static DecodeParams setup(const Desc& d, const DeviceCaps& caps) {
     DecodeParams p = make_params(d);
     p.stages = choose_stages(p.d, caps);
+    p.pdl = caps.sm >= 90 ? 1 : 0;
     choose_splits(p, caps);
     return p;
   }
@@ -330,13 +331,14 @@ struct BulkCandidate {
   // fill whole waves of the SMs (within 95% of the best), up to 256 splits of >= one tile.
   static DecodeParams setup(const Desc& d, const DeviceCaps& caps) {
     DecodeParams p = make_params(d);
+    p.pdl = 1;  // sm_90+ only
     p.heads_per_cta = static_cast<int>(bulk_heads_per_cta(p.hkv));
     const std::int64_t tile = decode_bulk_tile_keys(p.heads_per_cta);
     p.splits = 1;
     p.split_len = round_up(std::max<std::int64_t>(p.capacity, 1), tile);
     if (p.batch == 0 || p.capacity == 0) return p;
     const double base = static_cast<double>(p.batch * (p.hkv / p.heads_per_cta));
-    const std::int64_t max_splits = std::clamp<std::int64_t>(p.capacity / (2 * tile), 1, 256);
+    const std::int64_t max_splits = std::clamp<std::int64_t>(p.capacity / (2 * tile), 1, kDecodeMaxSplits);
     set_splits(p, wave_splits(base, static_cast<double>(std::max(caps.sm_count, 1)), max_splits, 0.95, p.capacity, tile),
                tile);
     return p;

@@ -48,8 +48,9 @@ template <class T>
 Status launch_split_combine(const DecodeParams& p, cudaStream_t s) {
   if (p.splits == 1) return Status::ok();
   const int threads = p.d >= 128 ? 128 : 64;
-  kernels::decode_combine_kernel<T><<<static_cast<unsigned>(p.batch * p.sq * p.hq), threads, 0, s>>>(p);
-  return launch_status("paged_decode split combine");
+  (void)baracuda::kernels::launch_dependent(p.pdl != 0, kernels::decode_combine_kernel<T>,
+                                            dim3(static_cast<unsigned>(p.batch * p.sq * p.hq)), dim3(threads), s, p);
+  return launch_status("paged_decode split combine");  // the launch's error, if any, is the last error
 }
 
 template <class T, int D, int kStages>

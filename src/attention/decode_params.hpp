@@ -18,6 +18,9 @@ namespace baracuda::attention {
 inline constexpr int kDecodeThreads = 128;
 inline constexpr int kDecodeBlockN = 64;
 inline constexpr int kDecodeRowsPerCta = 64;
+// The most KV splits any decode SKU chooses (bulk_splitkv's cap; mma_splitkv stops at 64): the
+// split combine keeps a row's split statistics in shared memory.
+inline constexpr int kDecodeMaxSplits = 256;
 inline constexpr int kDecodeSmemPad = 8;  // elements added to every shared-memory row (bank spread)
 
 // Dynamic shared memory of the tensor-core kernel with `stages` cp.async stages (3, or 2 where
@@ -85,6 +88,7 @@ struct DecodeParams {
   int stages = 3;                  // cp.async stages of the tensor-core kernel (2 or 3)
   int splits = 1;                  // CTAs along the KV length (tensor-core kernels)
   int heads_per_cta = 1;           // bulk kernel: KV heads per CTA (1, 2, 4, 8; divides hkv)
+  int pdl = 0;                     // 1 (sm_90+): the split combine is a programmatic dependent launch
   std::int64_t split_len = 0;      // keys per split, a multiple of 64
 };
 

@@ -58,6 +58,7 @@
 #include "attention/kernels/decode_tile.cuh"
 #include "attention/kernels/mma_fragments.cuh"
 #include "common/bulk_copy.cuh"
+#include "common/pdl.cuh"
 
 namespace baracuda::attention::kernels {
 
@@ -221,6 +222,7 @@ __global__ void __launch_bounds__(kBulkThreads, 1) decode_bulk_kernel(const Deco
     __syncthreads();  // every warp is done with this stage: the next iteration refills it
   }
 
+  ::baracuda::kernels::pdl_trigger();  // the split combine may be scheduled (it waits for this grid)
   // Every issued tile was waited for: no copy is in flight, the stages are free for the merge.
   // Merged rows: head hl's 16 rows at hl * 16 .. (m16 "tile" hl, kgs warps each).
   decode_merge_store<T, D>(p, bulk_smem + kBulkBarrierBytes, m_run, l_run, o_acc, hb * 16, hb, kgs, b, split,
