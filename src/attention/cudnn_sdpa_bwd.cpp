@@ -52,7 +52,7 @@ Candidate<SdpaBackwardDescriptor, SdpaBackwardArgs>::Probe probe_bwd(const SdpaB
   const SdpaProblem p = make_sdpa_problem(d);
   const char* impl = kDeterministic ? "cudnn_fused_deterministic" : "cudnn_fused";
   Candidate<SdpaBackwardDescriptor, SdpaBackwardArgs>::Probe r{make_sku(p, Direction::kBackward, impl, kDeterministic),
-                                                               {}, 0};
+                                                               {}, 0, {}};
   r.rejection = common_rejection(p,
                                  {{&d.q, "q"}, {&d.k, "k"}, {&d.v, "v"}, {&d.o, "o"}, {&d.grad_o, "grad_o"},
                                   {&d.grad_q, "grad_q"}, {&d.grad_k, "grad_k"}, {&d.grad_v, "grad_v"}},

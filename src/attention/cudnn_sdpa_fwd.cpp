@@ -27,7 +27,7 @@ struct FwdState : GraphState {
 
 Candidate<SdpaDescriptor, SdpaArgs>::Probe probe_fwd(const SdpaDescriptor& d, const DeviceCaps& caps) {
   const SdpaProblem p = make_sdpa_problem(d);
-  Candidate<SdpaDescriptor, SdpaArgs>::Probe r{make_sku(p, Direction::kForward, "cudnn_fused", true), {}, 0};
+  Candidate<SdpaDescriptor, SdpaArgs>::Probe r{make_sku(p, Direction::kForward, "cudnn_fused", true), {}, 0, {}};
   r.rejection = common_rejection(p, {{&d.q, "q"}, {&d.k, "k"}, {&d.v, "v"}, {&d.o, "o"}}, d.bias, d.mask,
                                  d.alibi_slopes, caps);
   if (r.rejection.empty() && p.has_lse && d.lse.dtype != DType::kF32)

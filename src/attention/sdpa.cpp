@@ -82,7 +82,7 @@ struct FusedCandidates {
   template <std::size_t I>
   static typename Candidate<FDesc, Args>::Probe probe(const FDesc& d, const DeviceCaps& caps) {
     auto p = base()[I].probe(d, caps);
-    return {std::move(p.sku), std::move(p.rejection), p.workspace_bytes};
+    return {std::move(p.sku), std::move(p.rejection), p.workspace_bytes, std::move(p.deferral)};
   }
   template <std::size_t I>
   static Expected<std::shared_ptr<const void>> prepare(const FDesc& d, const DeviceCaps& caps) {

@@ -48,6 +48,9 @@ struct Candidate {
 // What a candidate's one-off preparation produced: its state and the workspace that state
 // needs (which may be known only after a library query, e.g. cuBLASLt's chosen algorithm).
 struct PreparedCandidate {
+  PreparedCandidate() = default;
+  PreparedCandidate(std::shared_ptr<const void> prepared_state, std::size_t workspace, std::string why_deferred = {})
+      : state(std::move(prepared_state)), workspace_bytes(workspace), deferral(std::move(why_deferred)) {}
   std::shared_ptr<const void> state;
   std::size_t workspace_bytes = 0;
   // Non-empty: prepared, but under this preference it runs a slower path (a workspace cap
