@@ -12,6 +12,7 @@
 #include "attention/decode_params.hpp"
 #include "attention/kernels/decode_common.cuh"
 #include "attention/kernels/mma_fragments.cuh"
+#include "common/mufu.cuh"
 
 namespace baracuda::attention::kernels {
 
@@ -76,24 +77,34 @@ __device__ __forceinline__ DecodeScoreConsts decode_score_consts(const DecodePar
 }
 
 // Scores s (two n8 tiles: keys j0 .. j0 + 15) -> probabilities in s, updating the running
-// max m_run, sum l_run (per-lane partial sums; the quad reduces them at the end) and scaling
-// o_acc by the change of the max. q4 = lane % 4.
+// reference max m_run, sum l_run (per-lane partial sums; the quad reduces them at the end) and
+// o_acc. q4 = lane % 4.
+// Conditional rescale: the reference max of the warp's rows moves (and o_acc, l_run are scaled
+// by 2^(old - new)) only when some row of the warp sees a score more than kDecodeRescaleSlack
+// (log2 units) above its reference, or the reference is still -inf. Otherwise the reference
+// stays and p = 2^(x - ref) may reach 2^kDecodeRescaleSlack: o and l keep the same reference,
+// so o / l and lse = ref + log2(l) are the same quantities (p's bf16 / f16 rounding is
+// relative, l and o stay far below f32's range). On random scores the reference settles
+// after the first chunks and the 4 x D / 8 multiplications of the rescale are skipped.
+// Exponentials are ex2.approx.ftz (one MUFU instruction; 16-bit outputs).
+inline constexpr float kDecodeRescaleSlack = 8.0f;
 template <int D>
 __device__ __forceinline__ void decode_softmax_step(float (&s)[2][4], float (&m_run)[2], float (&l_run)[2],
                                                     float (&o_acc)[D / 8][4], std::int64_t j0, int q4,
                                                     const DecodeRowState& rs, const DecodeScoreConsts& c) {
+  using ::baracuda::kernels::mufu::ex2_ftz;
   constexpr float kLog2e = 1.4426950408889634f;
   const bool full = c.plain && j0 + 15 < c.k_end && j0 + 15 <= c.all_hi && j0 >= c.all_lo;
+  float x[2][4], mx[2];
 #pragma unroll
   for (int hh = 0; hh < 2; ++hh) {
-    float x[4];
-    float mx = -INFINITY;
+    mx[hh] = -INFINITY;
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
       const int nt = e >> 1;
       const float raw = s[nt][2 * hh + (e & 1)];
       if (full) {
-        x[e] = raw * c.scale_log2;
+        x[hh][e] = raw * c.scale_log2;
       } else {
         const std::int64_t j = j0 + nt * 8 + q4 * 2 + (e & 1);
         float v;
@@ -107,34 +118,40 @@ __device__ __forceinline__ void decode_softmax_step(float (&s)[2][4], float (&m_
         }
         const bool visible = rs.row_ok[hh] && j < c.k_end && (!c.causal || j <= rs.qpos[hh]) &&
                              (c.window_left < 0 || j >= rs.qpos[hh] - c.window_left);
-        x[e] = visible ? v : -INFINITY;
+        x[hh][e] = visible ? v : -INFINITY;
       }
-      mx = fmaxf(mx, x[e]);
+      mx[hh] = fmaxf(mx[hh], x[hh][e]);
     }
-    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-    const float m_new = fmaxf(m_run[hh], mx);
-    float alpha = 1.0f, sum = 0.0f;
-    if (m_new == -INFINITY) {
+    mx[hh] = fmaxf(mx[hh], __shfl_xor_sync(0xffffffffu, mx[hh], 1));
+    mx[hh] = fmaxf(mx[hh], __shfl_xor_sync(0xffffffffu, mx[hh], 2));
+  }
+  // -inf > -inf is false: a row that has seen only hidden keys does not ask for a rescale.
+  const bool grow = mx[0] > m_run[0] + kDecodeRescaleSlack || mx[1] > m_run[1] + kDecodeRescaleSlack;
+  if (__any_sync(0xffffffffu, grow)) {
 #pragma unroll
-      for (int e = 0; e < 4; ++e) x[e] = 0.0f;
-    } else {
-      alpha = exp2f(m_run[hh] - m_new);  // 0 when m_run was -inf
+    for (int hh = 0; hh < 2; ++hh) {
+      const float m_new = fmaxf(m_run[hh], mx[hh]);
+      const float alpha = m_new == -INFINITY ? 1.0f : ex2_ftz(m_run[hh] - m_new);  // 0 when m_run was -inf
+      m_run[hh] = m_new;
+      l_run[hh] *= alpha;
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        x[e] = exp2f(x[e] - m_new);
-        sum += x[e];
+      for (int n = 0; n < D / 8; ++n) {
+        o_acc[n][2 * hh] *= alpha;
+        o_acc[n][2 * hh + 1] *= alpha;
       }
     }
-    m_run[hh] = m_new;
-    l_run[hh] = l_run[hh] * alpha + sum;
+  }
 #pragma unroll
-    for (int n = 0; n < D / 8; ++n) {
-      o_acc[n][2 * hh] *= alpha;
-      o_acc[n][2 * hh + 1] *= alpha;
+  for (int hh = 0; hh < 2; ++hh) {
+    float sum = 0.0f;
+    const bool none = m_run[hh] == -INFINITY;  // nothing visible yet: every p is 0
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const float pe = none ? 0.0f : ex2_ftz(x[hh][e] - m_run[hh]);
+      sum += pe;
+      s[e >> 1][2 * hh + (e & 1)] = pe;
     }
-#pragma unroll
-    for (int e = 0; e < 4; ++e) s[e >> 1][2 * hh + (e & 1)] = x[e];
+    l_run[hh] += sum;
   }
 }
 
