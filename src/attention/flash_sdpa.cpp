@@ -285,6 +285,12 @@ SdpaCandidate::Probe wgmma_ws_probe(const SdpaDescriptor& d, const DeviceCaps& c
       }
     }
   }
+  // The kernel counts its work tiles (query blocks of 128 x heads x batch) in int.
+  if (p.batch * p.hq * ((p.sq + 127) / 128) >= (std::int64_t{1} << 31)) {
+    pr.rejection = "batch x heads x query blocks of 128 = " + s64(p.batch * p.hq * ((p.sq + 127) / 128)) +
+                   ": the persistent kernel counts its work tiles in 32 bits (flash_wgmma takes it)";
+    return pr;
+  }
   pr.workspace_bytes = kWsTileCounterBytes;
   return pr;
 }

@@ -137,6 +137,10 @@ TEST(FlashSdpaProbe, WgmmaWsSkuTakesDenseTmaLayoutsOnly) {
   EXPECT_NE(refusal<SdpaPlan>(vl, flash_only("flash_wgmma_ws*")).find("varlen"), std::string::npos);
   auto d96 = dense(DType::kBF16, 2, 8, 8, 256, 256, 96);
   EXPECT_NE(refusal<SdpaPlan>(d96, flash_only("flash_wgmma_ws*")).find("head dim = 96"), std::string::npos);
+  // 65535 x 65535 work tiles: more than the persistent kernel's 32-bit tile counter.
+  auto many = dense(DType::kBF16, 65535, 65535, 65535, 1, 1, 64);
+  EXPECT_NE(refusal<SdpaPlan>(many, flash_only("flash_wgmma_ws*")).find("work tiles in 32 bits"), std::string::npos)
+      << refusal<SdpaPlan>(many, flash_only("flash_wgmma_ws*"));
 }
 
 TEST(FlashSdpaProbe, AcceptsTheOptions) {

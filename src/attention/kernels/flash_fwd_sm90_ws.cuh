@@ -1,6 +1,6 @@
 // Flash SDPA forward on sm_90a, FlashAttention-3 scheme: warp-specialized, TMA-fed, wgmma.
-// EXPERIMENTAL (written without a GPU): the SKU `flash_wgmma_ws` is ordered after cuDNN and the
-// other flash SKUs until the H200 tests pass.
+// SKU `flash_wgmma_ws`: first in the flash table where it accepts; SdpaPlan tries cuDNN first
+// (measured as fast or faster on the bench shapes, docs/flash-attention.md).
 //
 // Persistent: one CTA of 3 warpgroups (384 threads) per SM walks work tiles = (128-row query
 // block, query head, batch), taken in a fixed order from a tile counter in the workspace
@@ -26,8 +26,8 @@
 // Overlap: inside a warpgroup S_{j+1} is issued before O += P_j V_j and the softmax of tile
 // j + 1 runs while the P V group is still in flight (wgmma.wait_group 1); the O rescale by the
 // factors of tile j + 1 runs in the next iteration between the S and the P V issue (under the S
-// GEMM, as FA3 orders it). Across warpgroups two named barriers (ids 1, 2) hand the tensor cores back
-// and forth (ping-pong): a warpgroup issues its GEMMs of an iteration only after the other one
+// GEMM, as FA3 orders it). Across warpgroups two named barriers (ids 1, 2) hand the tensor cores
+// back and forth (ping-pong): a warpgroup issues its GEMMs of an iteration only after the other one
 // issued its own, so one's softmax overlaps the other's GEMMs.
 //
 // Shared memory: tiles in the 128-byte-swizzled layout that TMA's SWIZZLE_128B writes and the
@@ -63,7 +63,8 @@ template <int D>
 struct FlashWsConfig {
   static constexpr int kM = 128, kN = 128, kThreads = 384;
   static constexpr int kStages = D <= 64 ? 3 : 2;
-  static constexpr int kProducerRegs = 40, kConsumerRegs = 232;  // 128 x 40 + 256 x 232 = 384 x 168, the launch allocation
+  // 128 x 40 + 256 x 232 = 384 x 168, the registers the CTA is launched with
+  static constexpr int kProducerRegs = 40, kConsumerRegs = 232;
   static constexpr int kTileQ = kM * D, kTileKV = kN * D;  // elements
   static constexpr int kBars = 4 + 4 * kStages;  // q_full[2], q_empty[2], k/v full / empty per stage
   // 2 Q buffers, the K / V ring, the barriers, 2 tile slots (ints) + alignment slack
