@@ -279,6 +279,9 @@ std::vector<SdpaCase> option_cases() {
   v.push_back({.name = "causal_tl", .B = 2, .Hq = 2, .Hkv = 2, .Sq = 40, .Skv = 70, .opt = causal(TL)});
   v.push_back({.name = "causal_br", .B = 2, .Hq = 2, .Hkv = 2, .Sq = 40, .Skv = 70, .opt = causal(BR)});
   v.push_back({.name = "causal_br_sq_gt_skv", .B = 1, .Hq = 2, .Hkv = 1, .Sq = 50, .Skv = 20, .opt = causal(BR)});
+  // Whole 128-row query blocks that see no key (rows < 280) next to blocks that do: the
+  // persistent flash_wgmma_ws walks both kinds of work tile in one CTA.
+  v.push_back({.name = "causal_br_empty_blocks", .B = 2, .Hq = 2, .Hkv = 2, .Sq = 300, .Skv = 20, .opt = causal(BR)});
   v.push_back({.name = "window", .B = 1, .Hq = 4, .Hkv = 2, .Sq = 64, .Skv = 64, .opt = window(8, 3)});
   v.push_back({.name = "window_left_br", .B = 1, .Hq = 2, .Hkv = 2, .Sq = 30, .Skv = 90, .opt = window(16, -1, BR)});
   v.push_back({.name = "gqa4", .B = 2, .Hq = 8, .Hkv = 2, .Sq = 33, .Skv = 33, .opt = causal(BR)});
