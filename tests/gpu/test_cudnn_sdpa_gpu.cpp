@@ -3,7 +3,9 @@
 // options (each select forced onto cuDNN, the prepare failure printed when a graph does not
 // build), CUDA-graph capture of forward and backward with dropout read from a device
 // {seed, offset} (run() must neither sync nor copy from host memory), bitwise replay, and two
-// host threads running one plan at once on two streams (the shared handle's lock).
+// host threads running one plan at once on two streams (the shared handle's lock). Also the
+// capture check for the persistent flash_wgmma_ws, whose run() zeroes a tile counter in the
+// workspace (these helpers serve both).
 #include <gtest/gtest.h>
 
 #include <cuda_runtime_api.h>
@@ -238,6 +240,48 @@ TEST(CudnnSdpaGpu, TwoThreadsShareTheHandle) {
   ASSERT_TRUE(st2.is_ok()) << st2.to_string();
   EXPECT_EQ(bytes_of(o1, h1, s0), want);
   EXPECT_EQ(bytes_of(o2, h2, s0), want);
+}
+
+// flash_wgmma_ws (sm_90a) claims its work tiles from a counter in the workspace that run()
+// zeroes with a memset before the kernel. Captured, that memset is a graph node, so every
+// replay starts from 0: two replays reproduce the eager run's bytes (a counter left at its
+// end would make the replay's CTAs skip the claimed tiles and leave the poison in o). 512 work
+// tiles (4 x 16 heads x 8 query blocks), more than any GPU's SM count, so the counter is used.
+TEST(FlashSdpaGpu, PersistentWsCapturedRunsReplayBitwise) {
+  BARACUDA_REQUIRE_GPU();
+  auto d = mha(DType::kBF16, 4, 16, 4, 1000, 1000, 128, 128);
+  d.options.causal = true;
+  PlanPreference fp;
+  fp.force_sku = "sdpa.fwd.flash_wgmma_ws*";
+  auto plan = SdpaPlan::select(test_stream(), d, fp);
+  if (test_caps().sm != 90) {
+    ASSERT_FALSE(plan.has_value()) << "flash_wgmma_ws is sm_90a-only";
+    GTEST_SKIP() << "flash_wgmma_ws runs on sm_90 only (refusal checked above)";
+  }
+  ASSERT_TRUE(plan.has_value()) << plan.error().to_string();
+  ASSERT_GE(plan->workspace_size(), sizeof(int));
+  const Stream& s = test_stream();
+  Buffers b(d, s);
+  Workspace ws = test_workspace(plan->workspace_size());
+  ASSERT_TRUE(plan->run(s, ws, b.fwd()).is_ok());
+  const auto o1 = bytes_of(b.o, b.ho, s), l1 = bytes_of(b.lse, b.hlse, s);
+
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamBeginCapture(s.handle(), cudaStreamCaptureModeGlobal), cudaSuccess);
+  const Status st = plan->run(s, ws, b.fwd());
+  ASSERT_EQ(cudaStreamEndCapture(s.handle(), &graph), cudaSuccess);
+  ASSERT_TRUE(st.is_ok()) << st.to_string();
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  for (int replay = 0; replay < 2; ++replay) {
+    b.o.poison(0xFF, s);
+    b.lse.poison(0xFF, s);
+    ASSERT_EQ(cudaGraphLaunch(exec, s.handle()), cudaSuccess);
+    EXPECT_EQ(bytes_of(b.o, b.ho, s), o1) << "replay " << replay;
+    EXPECT_EQ(bytes_of(b.lse, b.hlse, s), l1) << "replay " << replay;
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
 }
 
 }  // namespace
