@@ -47,6 +47,9 @@ Status allow_smem(Kernel kernel, std::atomic<unsigned long long>& done, std::int
 template <class T>
 Status launch_split_combine(const DecodeParams& p, cudaStream_t s) {
   if (p.splits == 1) return Status::ok();
+  if (p.splits > kDecodeMaxSplits)  // the combine keeps a row's split statistics in shared memory
+    return Status(Code::kInternal, "paged_decode: " + std::to_string(p.splits) + " KV splits > " +
+                                       std::to_string(kDecodeMaxSplits) + " (the split combine's limit)");
   const int threads = p.d >= 128 ? 128 : 64;
   (void)baracuda::kernels::launch_dependent(p.pdl != 0, kernels::decode_combine_kernel<T>,
                                             dim3(static_cast<unsigned>(p.batch * p.sq * p.hq)), dim3(threads), s, p);
