@@ -22,6 +22,7 @@
 #include "attention/flash_ws.hpp"
 #include "attention/sdpa_candidates.hpp"
 #include "attention/sdpa_problem.hpp"
+#include "core/workspace_align.hpp"
 
 namespace baracuda::attention {
 
@@ -256,7 +257,6 @@ Status wgmma_launch(const void* state, const SdpaDescriptor&, const SdpaArgs& a,
 // persistent CTAs, kernels/flash_fwd_sm90_ws.cuh; first in the flash table): what flash_wgmma
 // takes, minus varlen, with operands TMA can address (dense [B, H, S, D], no zero strides on dims
 // longer than 1). Workspace: the kernel's tile counter (one int).
-constexpr std::size_t kWsTileCounterBytes = 256;
 SdpaCandidate::Probe wgmma_ws_probe(const SdpaDescriptor& d, const DeviceCaps& caps) {
   SdpaCandidate::Probe pr = wgmma_probe(d, caps);
   pr.sku.impl = "flash_wgmma_ws";
@@ -286,12 +286,13 @@ SdpaCandidate::Probe wgmma_ws_probe(const SdpaDescriptor& d, const DeviceCaps& c
     }
   }
   // The kernel counts its work tiles (query blocks of 128 x heads x batch) in int.
-  if (p.batch * p.hq * ((p.sq + 127) / 128) >= (std::int64_t{1} << 31)) {
-    pr.rejection = "batch x heads x query blocks of 128 = " + s64(p.batch * p.hq * ((p.sq + 127) / 128)) +
+  const std::int64_t work_tiles = p.batch * p.hq * ((p.sq + 127) / 128);
+  if (work_tiles >= (std::int64_t{1} << 31)) {
+    pr.rejection = "batch x heads x query blocks of 128 = " + s64(work_tiles) +
                    ": the persistent kernel counts its work tiles in 32 bits (flash_wgmma takes it)";
     return pr;
   }
-  pr.workspace_bytes = kWsTileCounterBytes;
+  pr.workspace_bytes = align_workspace(sizeof(int));
   return pr;
 }
 

@@ -10,7 +10,6 @@ namespace baracuda::elementwise {
 
 namespace {
 
-
 // The sum over the broadcast dims of `operand`, read from the dense buffer `dense` (the
 // forward output's shape) and stored at `dst`'s strides: dims ordered [reduced..., kept...]
 // as broadcast_reduce.cuh expects.

@@ -634,9 +634,7 @@ struct DactCandidate {
         deferral = "the column reduction's " + std::to_string(wanted.workspace) +
                    " bytes of partials exceed max_workspace_bytes: the bias gradient falls back to a kernel per column";
     }
-    PreparedCandidate prepared{st, lt_then_reduce_workspace(st->lt_workspace, st->bias_grad)};
-    prepared.deferral = std::move(deferral);
-    return prepared;
+    return PreparedCandidate{st, lt_then_reduce_workspace(st->lt_workspace, st->bias_grad), std::move(deferral)};
   }
   static Status launch(const void* state, const Desc&, const GemmArgs& a, Workspace ws, cudaStream_t s) {
     const auto& st = *static_cast<const DactState*>(state);

@@ -289,16 +289,8 @@ __global__ void __launch_bounds__(384, 1)
     QueryBlock<T> qb;
     const bool in_seq = ws_tile_block<kM, kN>(p, qb, tile, nx, hb);
     if (!in_seq || qb.n_end <= qb.n_begin) {
-      if (in_seq) {  // no query of the block sees a key: o = 0, lse = -inf
-        constexpr int kChunks = D / 8;
-        const int ct = tid - 128;
-        for (int c = ct; c < kM * kChunks; c += 256) {
-          const int r = c / kChunks;
-          if (r < qb.valid_q) *reinterpret_cast<uint4*>(qb.o + r * p.o_s + (c - r * kChunks) * 8) = make_uint4(0, 0, 0, 0);
-        }
-        if (p.lse != nullptr && ct < qb.valid_q)
-          p.lse[qb.b * p.lse_b + qb.h * p.lse_h + static_cast<std::int64_t>(qb.si.start_q + qb.m0 + ct) * p.lse_s] = kNegInf;
-      }
+      if (in_seq)  // no query of the block sees a key: o = 0, lse = -inf, by the 256 consumer threads
+        write_empty_rows<D, kM, 256>(p, qb.o, qb.valid_q, qb.b, qb.h, qb.si.start_q + qb.m0, tid - 128);
       __syncwarp();
       release(q_empty + qbuf);
       continue;
