@@ -27,9 +27,8 @@
 namespace baracuda::attention {
 
 std::size_t flash_bwd_workspace_bytes(std::int64_t heads_q, std::int64_t rows, int head_dim, bool deterministic) {
-  auto round = [](std::size_t n) { return (n + 255) / 256 * 256; };
-  std::size_t bytes = round(static_cast<std::size_t>(heads_q * rows) * sizeof(float));
-  if (!deterministic) bytes += round(static_cast<std::size_t>(heads_q * rows * head_dim) * sizeof(float));
+  std::size_t bytes = align_workspace(static_cast<std::size_t>(heads_q * rows) * sizeof(float));
+  if (!deterministic) bytes += align_workspace(static_cast<std::size_t>(heads_q * rows * head_dim) * sizeof(float));
   return bytes;
 }
 

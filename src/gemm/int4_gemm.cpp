@@ -25,6 +25,7 @@
 #include "baracuda/ops/gemm_int4.hpp"
 #include "core/hash.hpp"
 #include "core/plan_impl.hpp"
+#include "core/workspace_align.hpp"
 #include "gemm/int4_params.hpp"
 #include "gemm/lt_gemm.hpp"
 #include "gemm/quant_checks.hpp"
@@ -493,8 +494,7 @@ struct StreamKCandidate {
 
 // ------------------------------------------------------------------------ dequant + cuBLASLt
 std::size_t dequant_bytes(const Int4GemmDescriptor& d) {
-  const std::size_t b = static_cast<std::size_t>(d.n() * d.k()) * 2;
-  return (b + 255) / 256 * 256;
+  return align_workspace(static_cast<std::size_t>(d.n() * d.k()) * 2);
 }
 
 GemmDescriptor dequant_gemm(const Int4GemmDescriptor& d) {

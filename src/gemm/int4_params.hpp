@@ -8,6 +8,7 @@
 
 #include "baracuda/core/dtype.hpp"
 #include "baracuda/core/status.hpp"
+#include "core/workspace_align.hpp"
 
 typedef struct CUstream_st* cudaStream_t;
 
@@ -147,7 +148,7 @@ inline std::size_t int4_streamk_smem_bytes(std::int64_t m, std::int64_t kslice, 
 // Workspace of w4a16_streamk: the partial slots [splits, tiles, slots, 16, M] f32, then (at a
 // 256-byte boundary) the slot counts [splits, tiles] int32.
 inline std::size_t int4_streamk_counts_offset(std::int64_t m, std::int64_t splits, const Int4StreamKConfig& k) {
-  return (static_cast<std::size_t>(splits * k.tiles * k.slots * 16 * m) * sizeof(float) + 255) / 256 * 256;
+  return align_workspace(static_cast<std::size_t>(splits * k.tiles * k.slots * 16 * m) * sizeof(float));
 }
 inline std::size_t int4_streamk_workspace_bytes(std::int64_t m, std::int64_t splits, const Int4StreamKConfig& k) {
   return int4_streamk_counts_offset(m, splits, k) + static_cast<std::size_t>(splits * k.tiles) * sizeof(int);

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "baracuda/core/runtime.hpp"
+#include "core/workspace_align.hpp"
 #include "gemm/lt_common.hpp"
 
 namespace baracuda::gemm {
@@ -80,7 +81,7 @@ Expected<PreparedCandidate> lt_quant_prepare(const LtQuantProblem& p, const Devi
   st->algo = result.algo;
   st->have_algo = true;
   st->lt_workspace = result.workspaceSize;
-  st->extra_offset = p.extra_workspace == 0 ? 0 : (result.workspaceSize + 255) / 256 * 256;
+  st->extra_offset = p.extra_workspace == 0 ? 0 : align_workspace(result.workspaceSize);
   return PreparedCandidate{st, st->extra_offset + p.extra_workspace + (p.extra_workspace ? 0 : result.workspaceSize)};
 }
 
