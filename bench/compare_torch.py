@@ -594,12 +594,15 @@ def torch_copy_gbps(reps):
 
 
 # ------------------------------------------------------------------------------------ report
-def rerun_baracuda(bench, rec):
-    """ms of a fresh baracuda-bench run of the same case (for --interleave)."""
+def rerun_baracuda(bench, rec, same_sku=False):
+    """ms of a fresh baracuda-bench run of the same case (for --interleave); same_sku: force the
+    record's SKU (its exact name is a glob that matches only itself)."""
     with tempfile.NamedTemporaryFile(suffix='.jsonl') as tmp:
         cmd = [bench, '--op', rec['op'], '--dtype', rec['dtype'], '--shape', rec['shape'], '--json', tmp.name]
         if rec.get('timing') == 'graph':
             cmd.append('--graph')
+        if same_sku and rec.get('sku'):
+            cmd += ['--sku', rec['sku']]
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
         with open(tmp.name) as f:
             runs = [json.loads(line) for line in f if line.strip()]
@@ -609,24 +612,50 @@ def rerun_baracuda(bench, rec):
 SDPA_TORCH_MS = {}  # (op, dtype, shape, backend) -> (ms, ms_min): one timing per case and backend
 
 
-def compare_sdpa(rec, reps_override):
-    """One row per PyTorch SDPA backend for a baracuda sdpa_* record (its SKU in the op cell)."""
+def compare_sdpa(rec, reps_override, interleave=None, rounds=2):
+    """One row per PyTorch SDPA backend for a baracuda sdpa_* record (its SKU in the op cell).
+    interleave (the baracuda-bench path): A/B/A/B as compare() does, the record's SKU forced in
+    each fresh baracuda run and every backend re-timed between them; each side reports the mean
+    of its rounds. Without it, one torch timing per case and backend serves every record."""
     op, dtype, shape_s = rec['op'], rec['dtype'], rec['shape']
     dt, _ = parse_dtype(dtype)
     shape = tuple(int(d) for d in shape_s.split('x'))
     reps = reps_override or rec.get('reps') or DEFAULT_REPS
+    torch_runs = {}  # backend -> [ms], or None when the backend refuses the case
+
+    def time_backends():
+        for backend in SDPA_BACKENDS:
+            if torch_runs.get(backend, []) is None:
+                continue
+            key = (op, dtype, shape_s, backend)
+            try:
+                if interleave or key not in SDPA_TORCH_MS:
+                    operands, fn = sdpa_case(op, dt, shape, backend)
+                    SDPA_TORCH_MS[key] = time_case(operands, fn, rec['bytes'], reps, False)
+                    del operands, fn
+                    torch.cuda.empty_cache()
+            except Exception as e:  # the backend refuses the case (or is not built): say so, keep going
+                print(f'# {op} {shape_s}: torch {backend} backend: {e}'.split('\n')[0], flush=True)
+                torch_runs[backend] = None
+                continue
+            torch_runs.setdefault(backend, []).append(SDPA_TORCH_MS[(op, dtype, shape_s, backend)])
+
+    time_backends()
+    if interleave:
+        baracuda_runs = [rec['ms']]
+        for _ in range(rounds - 1):
+            baracuda_runs.append(rerun_baracuda(interleave, rec, same_sku=True))
+            time_backends()
+        baracuda_runs.append(rerun_baracuda(interleave, rec, same_sku=True))
+        new_ms = statistics.mean(baracuda_runs)
+        rec = dict(rec, ms=new_ms, gbps=rec['bytes'] / (new_ms * 1e6),
+                   tflops=rec['flops'] / (new_ms * 1e9) if rec.get('flops') else rec.get('tflops'))
     rows = []
     for backend in SDPA_BACKENDS:
-        key = (op, dtype, shape_s, backend)
-        try:
-            if key not in SDPA_TORCH_MS:
-                operands, fn = sdpa_case(op, dt, shape, backend)
-                SDPA_TORCH_MS[key] = time_case(operands, fn, rec['bytes'], reps, False)
-                torch.cuda.empty_cache()
-        except Exception as e:  # the backend refuses the case (or is not built): say so, keep going
-            print(f'# {op} {shape_s}: torch {backend} backend: {e}'.split('\n')[0], flush=True)
+        runs = torch_runs.get(backend)
+        if not runs:
             continue
-        ms, ms_min = SDPA_TORCH_MS[key]
+        ms, ms_min = statistics.mean(r[0] for r in runs), min(r[1] for r in runs)
         rows.append(dict(op=f'{op}/{backend}', dtype=dtype, shape=shape_s, timing=rec.get('timing', 'events'),
                          sku=rec.get('sku'), torch_backend=backend, baracuda_ms=rec['ms'], torch_ms=ms,
                          torch_ms_min=ms_min, baracuda_gbps=rec['gbps'], torch_gbps=rec['bytes'] / (ms * 1e6),
@@ -638,7 +667,7 @@ def compare_sdpa(rec, reps_override):
 def compare(rec, reps_override, interleave=None, rounds=2):
     op, dtype, shape_s = rec['op'], rec['dtype'], rec['shape']
     if op in SDPA_OPS:
-        return compare_sdpa(rec, reps_override)
+        return compare_sdpa(rec, reps_override, interleave, rounds)
     dt_in, dt_out = parse_dtype(dtype)
     shape = tuple(int(d) for d in shape_s.split('x'))
     operands, fn = torch_case(op, dt_in, dt_out, shape)
