@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# On the GPU machine: interleaved A/B timing of staged bundles. For each of $ROUNDS rounds, each
+# bundle of $BUNDLES runs every case of the file $CASES (lines "op dtype shape [sku-glob]",
+# # comments) through baracuda-bench; prints "bundle round op dtype shape sku median_ms min_ms".
+#   BUNDLES="base variant" ROUNDS=3 CASES=.devrun/cases.txt bash scripts/devrun/ab.sh
+# Compare mins first: long tensor-core runs have bimodal medians (bench/results session 19).
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
+BUNDLES="${BUNDLES:?BUNDLES: bundle names under .devrun}"
+CASES="${CASES:?CASES: a file of 'op dtype shape [sku]' lines}"
+ROUNDS="${ROUNDS:-3}"
+REPS="${REPS:-30}"
+for ((r = 1; r <= ROUNDS; r++)); do
+  for b in ${BUNDLES}; do
+    while read -r op dtype shape sku; do
+      [[ -z "${op}" || "${op}" == \#* ]] && continue
+      ".devrun/${b}/baracuda/bin/baracuda-bench" --op "${op}" --dtype "${dtype}" --shape "${shape}" \
+        ${sku:+--sku "${sku}"} --reps "${REPS}" 2>&1 |
+        awk -v b="${b}" -v r="${r}" -v o="${op}" '$1 == o {print b, r, $1, $2, $3, $4, $5, $6}'
+    done <"${CASES}"
+  done
+done

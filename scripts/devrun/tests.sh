@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# On the GPU machine: the GPU tests of bundle .devrun/$B as $N parallel gtest shards, each
+# stopped after $TT seconds. Prints the failures, the counts and the shards without a result;
+# writes $OUT/gpu_<B>.log (summary), $OUT/gpu_<B>_detail.log (the failures' messages).
+#   B=main F='*Sdpa*:*Decode*' TT=300 bash scripts/devrun/tests.sh
+# The whole suite (F='*') takes 260-320 s with 16 shards on an H100: give it TT=520, alone in
+# its call (one command may run 600 s).
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
+B="${B:?B: the bundle name under .devrun}"
+F="${F:-*}"
+TT="${TT:-500}"
+N="${N:-16}"
+OUT="${OUT:-/tmp/devrun_out}"
+mkdir -p "${OUT}"
+bin=".devrun/${B}/baracuda/bin/baracuda_gpu_tests"
+[[ -x "${bin}" ]] || { echo "tests.sh: ${bin} missing (staged? unpacked?)" >&2; exit 1; }
+tmp="$(mktemp -d)"
+t0=${SECONDS}
+for ((i = 0; i < N; i++)); do
+  GTEST_TOTAL_SHARDS=${N} GTEST_SHARD_INDEX=${i} timeout -k 5 "${TT}" "${bin}" --gtest_filter="${F}" \
+    >"${tmp}/s${i}.log" 2>&1 &
+done
+wait
+cat "${tmp}"/s*.log >"${tmp}/all.log"
+{
+  echo "== gpu tests: bundle ${B}, filter ${F}, ${N} shards, $((SECONDS - t0)) s"
+  grep -E '^\[  FAILED  \] [A-Za-z]' "${tmp}/all.log" | sed 's/ ([0-9]* ms)$//' | sort -u
+  awk '/^\[  PASSED  \]/ {p += $4} /^\[  SKIPPED \] [0-9]/ {s += $4} /^\[  FAILED  \] [0-9]/ {f += $4}
+       END {printf "gpu tests: %d passed, %d failed, %d skipped\n", p, f, s}' "${tmp}/all.log"
+  for ((i = 0; i < N; i++)); do
+    grep -qE '^\[  PASSED  \]|^\[  FAILED  \] [0-9]' "${tmp}/s${i}.log" ||
+      echo "shard ${i}: NO RESULT (cut by TT=${TT}?): $(tail -n 1 "${tmp}/s${i}.log")"
+  done
+  grep -E '^\[  SKIPPED \] [A-Za-z]' "${tmp}/all.log" | sed 's/ ([0-9]* ms)$//' | sort -u
+} | tee "${OUT}/gpu_${B}.log"
+grep -B40 -E '^\[  FAILED  \] [A-Za-z].*\(' "${tmp}/all.log" | grep -v '^\[       OK' | head -n 400 >"${OUT}/gpu_${B}_detail.log"
+rm -rf "${tmp}"
