@@ -638,7 +638,7 @@ def compare_sdpa(rec, reps_override, interleave=None, rounds=2):
                 print(f'# {op} {shape_s}: torch {backend} backend: {e}'.split('\n')[0], flush=True)
                 torch_runs[backend] = None
                 continue
-            torch_runs.setdefault(backend, []).append(SDPA_TORCH_MS[(op, dtype, shape_s, backend)])
+            torch_runs.setdefault(backend, []).append(SDPA_TORCH_MS[key])
 
     time_backends()
     if interleave:

@@ -32,13 +32,12 @@ cmake --preset bundle >"${build}/configure.log" 2>&1 ||
 binaries=(
   tools/baracuda
   bench/baracuda-bench
-  tests/baracuda_unit_tests
   tests/baracuda_gpu_tests
 )
 if [[ "${BARACUDA_BUNDLE_QUICK:-0}" == 1 ]]; then
-  binaries=(tools/baracuda bench/baracuda-bench tests/baracuda_gpu_tests)
   cmake --build --preset bundle -j "${jobs}" --target baracuda_cli baracuda-bench baracuda_gpu_tests
 else
+  binaries+=(tests/baracuda_unit_tests)
   cmake --build --preset bundle -j "${jobs}"
 fi
 for b in "${binaries[@]}"; do

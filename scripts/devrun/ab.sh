@@ -4,17 +4,18 @@
 # # comments) through baracuda-bench; prints "bundle round op dtype shape sku median_ms min_ms".
 #   BUNDLES="base variant" ROUNDS=3 CASES=.devrun/cases.txt bash scripts/devrun/ab.sh
 # Compare mins first: long tensor-core runs have bimodal medians (bench/results session 19).
-set -uo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
+# shellcheck source=scripts/devrun/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 BUNDLES="${BUNDLES:?BUNDLES: bundle names under .devrun}"
 CASES="${CASES:?CASES: a file of 'op dtype shape [sku]' lines}"
 ROUNDS="${ROUNDS:-3}"
 REPS="${REPS:-30}"
+for b in ${BUNDLES}; do devrun_binary "${b}" baracuda-bench >/dev/null || exit 1; done
 for ((r = 1; r <= ROUNDS; r++)); do
   for b in ${BUNDLES}; do
     while read -r op dtype shape sku; do
       [[ -z "${op}" || "${op}" == \#* ]] && continue
-      ".devrun/${b}/baracuda/bin/baracuda-bench" --op "${op}" --dtype "${dtype}" --shape "${shape}" \
+      "$(devrun_binary "${b}" baracuda-bench)" --op "${op}" --dtype "${dtype}" --shape "${shape}" \
         ${sku:+--sku "${sku}"} --reps "${REPS}" 2>&1 |
         awk -v b="${b}" -v r="${r}" -v o="${op}" '$1 == o {print b, r, $1, $2, $3, $4, $5, $6}'
     done <"${CASES}"

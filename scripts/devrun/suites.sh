@@ -3,14 +3,11 @@
 # by the repository's bench/compare_torch.py (INTERLEAVE=1: A/B/A/B re-timing, SDPA rows too;
 # slower, fairer on near ties). Writes $OUT/suite_<B>_<suite>.log and prints its rows under 1.0x.
 #   B=main S="norm softmax" INTERLEAVE=1 bash scripts/devrun/suites.sh
-set -uo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
+# shellcheck source=scripts/devrun/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 B="${B:?B: the bundle name under .devrun}"
 S="${S:-attention}"
-OUT="${OUT:-/tmp/devrun_out}"
-mkdir -p "${OUT}"
-bench=".devrun/${B}/baracuda/bin/baracuda-bench"
-[[ -x "${bench}" ]] || { echo "suites.sh: ${bench} missing (staged? unpacked?)" >&2; exit 1; }
+bench="$(devrun_binary "${B}" baracuda-bench)" || exit 1
 for s in ${S}; do
   log="${OUT}/suite_${B}_${s}.log"
   json="$(mktemp --suffix=.jsonl)"

@@ -5,16 +5,13 @@
 #   B=main F='*Sdpa*:*Decode*' TT=300 bash scripts/devrun/tests.sh
 # The whole suite (F='*') takes 260-320 s with 16 shards on an H100: give it TT=520, alone in
 # its call (one command may run 600 s).
-set -uo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
+# shellcheck source=scripts/devrun/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 B="${B:?B: the bundle name under .devrun}"
 F="${F:-*}"
 TT="${TT:-500}"
 N="${N:-16}"
-OUT="${OUT:-/tmp/devrun_out}"
-mkdir -p "${OUT}"
-bin=".devrun/${B}/baracuda/bin/baracuda_gpu_tests"
-[[ -x "${bin}" ]] || { echo "tests.sh: ${bin} missing (staged? unpacked?)" >&2; exit 1; }
+bin="$(devrun_binary "${B}" baracuda_gpu_tests)" || exit 1
 tmp="$(mktemp -d)"
 t0=${SECONDS}
 for ((i = 0; i < N; i++)); do

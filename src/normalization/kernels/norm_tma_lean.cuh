@@ -13,8 +13,8 @@
 // - Rows split over a cluster (131072 columns) waited on cluster barriers, two per row, with
 //   every thread reading every block's slot. Here each block forms its slice's exact
 //   statistics with one barrier (each warp its sum and M2 about its own mean, from registers;
-//   then every warp merges the warps' pairs by butterfly, the same bits in every lane), and the blocks exchange them
-//   once per row by pushing into each other's shared memory (common/cluster_push.cuh). The
+//   then every warp merges the warps' pairs by a butterfly, the same bits in every lane), and
+//   the blocks exchange them once per row by pushing into each other's shared memory (common/cluster_push.cuh). The
 //   slices have equal counts, so the merge is exact: mean = the average of the slice means,
 //   M2 = sum of the slice M2 + n_slice * sum((mean_r - mean)^2), in rank order (every block
 //   the same bits).
