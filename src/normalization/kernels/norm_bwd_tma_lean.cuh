@@ -13,9 +13,9 @@
 //   pass 2, from shared memory again: grad_x = rstd (w g - s1 / n - xhat s2 / n) (no s1 term
 //           for RMSNorm), and the column sums g xhat and g kept in registers (a thread owns
 //           the same columns in every row).
-// Two kernels. Whole rows in a block (cluster 1): norm_bwd_tma_deferred, which has no block
-// barrier in its row loop: a warp runs pass 1 of row i, then pass 2 of row i - 1, whose
-// block sums every warp published an iteration earlier (details at the kernel). Rows split
+// Two kernels. Whole rows in a block (cluster 1): norm_bwd_tma_deferred, without a block
+// barrier in its row loop (common/deferred_rows.cuh): a warp runs pass 1 of row i, then
+// pass 2 of row i - 1, whose block sums every warp published an iteration earlier. Rows split
 // over a cluster: norm_bwd_tma_lean, one block reduction (and push exchange) per row; the
 // stage of row i is refilled with row i + stages after the block reduction of row i + 1,
 // the first point where every thread has finished pass 2 of row i. At the end each block
@@ -34,7 +34,7 @@
 #include "common/cluster_push.cuh"
 #include "common/device_types.cuh"
 #include "common/row_io.cuh"
-#include "common/tma.cuh"
+#include "common/deferred_rows.cuh"
 #include "common/tma_rows.cuh"
 #include "common/vec_io.cuh"
 #include "normalization/kernels/norm.cuh"
@@ -213,24 +213,10 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) nor
 #endif
 }
 
-// Whole rows in a block (cluster 1): no block barrier in the row loop. In iteration i a warp
-// runs pass 1 of row i, publishes its warp's pair (lane 0: pairs[i % 4][warp], then one
-// arrival on reduced[i % 4], `warps` arrivals a phase), and then pass 2 of row i - 1, whose
-// pairs every warp published an iteration earlier, so the wait on reduced[(i - 1) % 4]
-// rarely waits: a warp stalls only on its data or on a warp a whole pass behind. The pairs
-// are merged in warp order after the same shuffle tree as block_allreduce_flat (the same
-// bits as the barrier kernel). Four pair buffers: a warp writes row i's after its wait for
-// row i - 2's, which every warp published after its pass 2 of row i - 4 (the buffer's
-// previous readers). A stage is refilled by the last warp to finish pass 2 of its row (a
-// running count of finished warps per stage), so the copy of row i - 1 + stages starts as
-// soon as the stage is free.
-struct NormBwdDeferredShared {
-  std::uint64_t full[rows::kTmaMaxStages];
-  std::uint64_t reduced[4];
-  unsigned finished[rows::kTmaMaxStages];
-  Sum2<float> pairs[4][rows::kTmaMaxThreads / 32];
-};
-
+// Whole rows in a block (cluster 1), the deferred row loop of common/deferred_rows.cuh: in
+// iteration i a warp runs pass 1 of row i and publishes its warp's pair, then pass 2 of row
+// i - 1 (the pairs merged in warp order after the same shuffle tree as block_allreduce_flat:
+// the same bits as norm_bwd_tma_lean), then gives that row's stage back.
 template <class T, int K, bool kLayer>
 __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) norm_bwd_tma_deferred(norm::NormParams p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -238,9 +224,8 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) nor
   using Stats = NormBwdRowStats<T, kLayer>;
   constexpr int V = 16 / static_cast<int>(sizeof(T));
   extern __shared__ __align__(128) unsigned char stage_mem[];
-  __shared__ NormBwdDeferredShared sh;
-  const int t = static_cast<int>(threadIdx.x), nt = static_cast<int>(blockDim.x);
-  const int warp = t >> 5, lane = t & 31, warps = nt >> 5;
+  __shared__ DeferredRowShared sh;
+  const int t = static_cast<int>(threadIdx.x), nt = static_cast<int>(blockDim.x), warps = nt >> 5;
   const TmaSlice sl = tma_slice(p.rows, p.n, 1, static_cast<int>(sizeof(T)));
   bool ok[K];
   Vec<T, V> wv[K];
@@ -252,13 +237,7 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) nor
     src[0] = static_cast<const T*>(p.bwd.grad_y) + tma_row_offset(p, 1, row);
     src[1] = static_cast<const T*>(p.bwd.x) + tma_row_offset(p, 2, row);
   };
-  if (t == 0) {
-    for (int b = 0; b < 4; ++b) mbarrier_init(&sh.reduced[b], static_cast<unsigned>(warps));
-    for (int s = 0; s < ring.stages; ++s) sh.finished[s] = 0;
-    ring.init();  // and the init fence
-  }
-  __syncthreads();
-  if (t == 0) ring.start(sl.my_rows, sources);
+  deferred_rows_begin(sh, ring, sl.my_rows, sources);
 
   const C inv_n = static_cast<C>(p.inv_n);
   const C* mean_of = static_cast<const C*>(p.bwd.mean);
@@ -285,32 +264,18 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) nor
           norm_bwd_row_sums<T, V, K, kLayer>(reinterpret_cast<const Vec<T, V>*>(ring.current(0)),
                                              reinterpret_cast<const Vec<T, V>*>(ring.current(1)), ok, wv, t, nt, st),
           MergeSum2<C>{});
-      if (lane == 0) {
-        sh.pairs[i & 3][warp] = s;
-        mbarrier_arrive(&sh.reduced[i & 3]);  // release: the pair is visible to the waiters
-      }
+      deferred_publish(sh, i, make_float2(s.a, s.b));
     }
     if (i > 0) {  // pass 2 of row i - 1
       const std::int64_t r = i - 1;
-      mbarrier_wait_parity(&sh.reduced[r & 3], static_cast<unsigned>(r >> 2) & 1u);
-      Sum2<C> tot = sh.pairs[r & 3][0];
-      for (int w = 1; w < warps; ++w) tot = MergeSum2<C>{}(tot, sh.pairs[r & 3][w]);
+      const float2* pairs = deferred_wait(sh, r);
+      Sum2<C> tot{pairs[0].x, pairs[0].y};
+      for (int w = 1; w < warps; ++w) tot = MergeSum2<C>{}(tot, Sum2<C>{pairs[w].x, pairs[w].y});
       T* gx = static_cast<T*>(p.bwd.grad_x) + tma_row_offset(p, 0, sl.first + r * sl.step);
       norm_bwd_row_finish<T, V, K, kLayer>(reinterpret_cast<const Vec<T, V>*>(ring.at(prev_slot, 0)),
                                            reinterpret_cast<const Vec<T, V>*>(ring.at(prev_slot, 1)), ok, wv, acc_w,
                                            acc_b, t, nt, prev, kLayer ? tot.a * inv_n : C(0), tot.b * inv_n, gx);
-      __syncwarp();  // the warp's reads of the stage come before its count
-      if (lane == 0) {
-        __threadfence_block();
-        const unsigned done = atomicAdd(&sh.finished[prev_slot], 1u) + 1u;
-        if (done % static_cast<unsigned>(warps) == 0 && r + ring.stages < sl.my_rows) {
-          __threadfence_block();  // every warp's count (and reads) before the copy
-          const void* src[2];
-          sources(r + ring.stages, src);
-          fence_proxy_async_shared();
-          ring.fill(prev_slot, src);
-        }
-      }
+      deferred_release(sh, ring, prev_slot, r, sl.my_rows, sources);
     }
     prev = st;
     prev_slot = slot;

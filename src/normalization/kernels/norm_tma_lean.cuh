@@ -31,6 +31,7 @@
 #include "common/block_reduce.cuh"
 #include "common/bulk_copy.cuh"
 #include "common/cluster_push.cuh"
+#include "common/deferred_rows.cuh"
 #include "common/device_types.cuh"
 #include "common/row_io.cuh"
 #include "common/vec_io.cuh"
@@ -39,6 +40,91 @@
 #include "normalization/norm_params.hpp"
 
 namespace baracuda::kernels {
+
+// A thread's columns of weight and bias (1 and 0 when absent), loaded once: a thread owns
+// the same columns in every row.
+template <class T, int V, int K>
+__device__ __forceinline__ void norm_fwd_thread_setup(const norm::NormParams& p, const TmaSlice& sl, int t, int nt,
+                                                      bool (&ok)[K], Vec<T, V> (&wv)[K], Vec<T, V> (&bv)[K]) {
+  const int nvec = sl.n / V;
+#pragma unroll
+  for (int j = 0; j < K; ++j) {
+    const int q = j * nt + t;
+    ok[j] = q < nvec;
+#pragma unroll
+    for (int e = 0; e < V; ++e) {
+      wv[j].v[e] = from_compute<T>(1.f);
+      bv[j].v[e] = from_compute<T>(0.f);
+    }
+    if (ok[j] && p.has_weight) wv[j] = load_elems<T, V>(static_cast<const T*>(p.fwd.weight), sl.off + static_cast<std::int64_t>(q) * V);
+    if (ok[j] && p.has_bias) bv[j] = load_elems<T, V>(static_cast<const T*>(p.fwd.bias), sl.off + static_cast<std::int64_t>(q) * V);
+  }
+}
+
+// LayerNorm: this warp's element count n_w (a thread owns vectors j * nt + t); lane 0 stores
+// (n_w, 1 / n_w; 0 when empty) to warp_count[warp] for the merge of the warps' (sum, M2).
+// Returns 1 / n_w.
+template <int V, int K>
+__device__ __forceinline__ float ln_warp_count(int nvec, int nt, float2* warp_count) {
+  const int warp = static_cast<int>(threadIdx.x >> 5);
+  int vecs = 0;
+#pragma unroll
+  for (int j = 0; j < K; ++j) vecs += min(max(nvec - (j * nt + warp * 32), 0), 32);
+  const float wn = static_cast<float>(vecs * V);
+  const float inv = vecs > 0 ? 1.f / wn : 0.f;
+  if ((threadIdx.x & 31) == 0) warp_count[warp] = make_float2(wn, inv);
+  return inv;
+}
+
+// LayerNorm: this warp's (sum_w, M2_w about the warp's own mean) from the thread's h and its
+// partial sum (two passes over the registers, no barrier); lane 0's M2_w is the warp's.
+template <int V, int K>
+__device__ __forceinline__ float2 ln_warp_pair(const float (&h)[K][V], const bool (&ok)[K], float sum, float warp_inv_n) {
+  const float wsum = warp_allreduce(sum, MergeScalarSum<float>{});
+  const float wmean = wsum * warp_inv_n;
+  float sq = 0.f;
+#pragma unroll
+  for (int j = 0; j < K; ++j)
+#pragma unroll
+    for (int e = 0; e < V; ++e) {
+      const float d = h[j][e] - wmean;
+      sq += ok[j] ? d * d : 0.f;
+    }
+  return make_float2(wsum, warp_reduce_to_lane0(sq, MergeScalarSum<float>{}));
+}
+
+// LayerNorm: the warps' (sum_w, M2_w about the warp's own mean) merged in parallel: lane l
+// (and l + 16) takes warp l & 15's pair (zeros past the block's warps), and two butterfly
+// sums give every lane the same bits (each step adds the same two values in either order),
+// in every warp: mean = sum / n, M2 = sum_w (M2_w + (sum_w - n_w mean)^2 / n_w). This
+// replaced two loops over the warps run by every thread (ncu, H100: LayerNorm issued 54% more
+// instructions than RMSNorm at 16384 x 8192, most of them in these loops).
+__device__ __forceinline__ void ln_merge_warp_stats(const float2* stats, const float2* warp_count, int warps,
+                                                    float inv_slice, float& mean, float& m2) {
+  static_assert(rows::kTmaMaxThreads / 32 <= 16, "the butterfly below covers 16 warps");
+  const int w = static_cast<int>(threadIdx.x & 15);
+  const bool has = w < warps;
+  const float2 st = has ? stats[w] : make_float2(0.f, 0.f);
+  const float2 cnt = has ? warp_count[w] : make_float2(0.f, 0.f);
+  float total = st.x;
+#pragma unroll
+  for (int x = 8; x > 0; x >>= 1) total += __shfl_xor_sync(0xffffffffu, total, x);
+  mean = total * inv_slice;
+  const float dm = st.x - cnt.x * mean;
+  m2 = st.y + dm * dm * cnt.y;
+#pragma unroll
+  for (int x = 8; x > 0; x >>= 1) m2 += __shfl_xor_sync(0xffffffffu, m2, x);
+}
+
+// y = ((h - mean) rstd) w + b; LayerNorm, 16-bit outputs: (h - mean) rstd as one FFMA,
+// h rstd + (-mean rstd). Its extra error, |mean| rstd 2^-24, is of the order the mean's own
+// f32 rounding already carries and far below half an ulp of a 16-bit output; f32 outputs keep
+// the subtraction first.
+template <class T, bool kLayer>
+__device__ __forceinline__ float norm_fwd_out(float h, float mean, float rstd, float neg_mean_rstd, float w, float b) {
+  const float v = kLayer && sizeof(T) == 2 ? fmaf(h, rstd, neg_mean_rstd) : (h - mean) * rstd;
+  return v * w + b;
+}
 
 // Launch bounds: capped at 128 registers (rows::kTmaRegCap; the host plans
 // rows::tma_blocks_per_sm blocks an SM from that). Compile-time LayerNorm / RMSNorm and
@@ -60,18 +146,7 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) nor
   const int nvec = sl.n / V;
   bool ok[K];
   Vec<T, V> wv[K], bv[K];
-#pragma unroll
-  for (int j = 0; j < K; ++j) {
-    const int q = j * nt + t;
-    ok[j] = q < nvec;
-#pragma unroll
-    for (int e = 0; e < V; ++e) {
-      wv[j].v[e] = from_compute<T>(C(1));
-      bv[j].v[e] = from_compute<T>(C(0));
-    }
-    if (ok[j] && p.has_weight) wv[j] = load_elems<T, V>(static_cast<const T*>(p.fwd.weight), sl.off + static_cast<std::int64_t>(q) * V);
-    if (ok[j] && p.has_bias) bv[j] = load_elems<T, V>(static_cast<const T*>(p.fwd.bias), sl.off + static_cast<std::int64_t>(q) * V);
-  }
+  norm_fwd_thread_setup<T, V, K>(p, sl, t, nt, ok, wv, bv);
   BulkRowRing<kSources> ring{stage_mem, sh.full, stages, row_bytes};
   auto sources = [&](std::int64_t i, const void* (&src)[kSources]) {  // this block's row i
     const std::int64_t row = sl.first + i * sl.step;
@@ -84,14 +159,7 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) nor
   __shared__ float2 warp_stats[2][rows::kTmaMaxThreads / 32];  // a row's (sum_w, M2_w), two in turn
   const int warp = t >> 5, lane = t & 31;
   C my_warp_inv_n = C(0);
-  if constexpr (kLayer) {
-    int vecs = 0;
-#pragma unroll
-    for (int j = 0; j < K; ++j) vecs += min(max(nvec - (j * nt + warp * 32), 0), 32);
-    const C wn = static_cast<C>(vecs * V);
-    my_warp_inv_n = vecs > 0 ? C(1) / wn : C(0);
-    if (lane == 0) warp_count[warp] = make_float2(wn, my_warp_inv_n);
-  }
+  if constexpr (kLayer) my_warp_inv_n = ln_warp_count<V, K>(nvec, nt, warp_count);
   tma_row_begin(sh, ring, p.cluster, sl.my_rows, sources);  // its barrier publishes warp_count
 
   const C inv_n = static_cast<C>(p.inv_n);
@@ -124,39 +192,13 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) nor
       // them, and every warp merges the pairs by a butterfly (the same bits everywhere):
       // mean = sum / n, M2 = sum_w (M2_w + (sum_w - n_w mean)^2 / n_w). That barrier also
       // means every thread holds its part of the row: the stage can be refilled.
-      const C wsum = warp_allreduce(sum, MergeScalarSum<C>{});
-      const C wmean = wsum * my_warp_inv_n;
-      C sq = C(0);
-#pragma unroll
-      for (int j = 0; j < K; ++j)
-#pragma unroll
-        for (int e = 0; e < V; ++e) {
-          const C d = h[j][e] - wmean;
-          sq += ok[j] ? d * d : C(0);
-        }
-      sq = warp_reduce_to_lane0(sq, MergeScalarSum<C>{});
-      if (lane == 0) warp_stats[rb][warp] = make_float2(wsum, sq);
+      const float2 pair = ln_warp_pair<V, K>(h, ok, sum, my_warp_inv_n);
+      if (lane == 0) warp_stats[rb][warp] = pair;
       __syncthreads();
       if (t == 0) ring.refill_after(i, sl.my_rows, sources);
       ring.advance();
-      // The warps' pairs merged in parallel: lane l (and l + 16) takes warp l & 15's pair
-      // (zeros past the block's warps), and two butterfly sums give every lane the same bits
-      // (each step adds the same two values in either order), in every warp. This replaced
-      // two loops over the warps run by every thread (ncu, H100: LayerNorm issued 54% more
-      // instructions than RMSNorm at 16384 x 8192, most of them in these loops).
-      static_assert(rows::kTmaMaxThreads / 32 <= 16, "the butterfly below covers 16 warps");
-      const int w = lane & 15;
-      const bool has = w < (nt >> 5);
-      const float2 st = has ? warp_stats[rb][w] : make_float2(0.f, 0.f);
-      const float2 cnt = has ? warp_count[w] : make_float2(0.f, 0.f);
-      C total = st.x;
-#pragma unroll
-      for (int x = 8; x > 0; x >>= 1) total += __shfl_xor_sync(0xffffffffu, total, x);
-      mean = total * inv_slice;
-      const C dm = st.x - cnt.x * mean;
-      C m2 = st.y + dm * dm * cnt.y;
-#pragma unroll
-      for (int x = 8; x > 0; x >>= 1) m2 += __shfl_xor_sync(0xffffffffu, m2, x);
+      C m2;
+      ln_merge_warp_stats(warp_stats[rb], warp_count, nt >> 5, inv_slice, mean, m2);
       rb ^= 1;
       // a cluster merges the slices' (mean, M2) once (equal counts: mean = average of the
       // means, M2 = sum of the M2 + n_slice * sum((mean_r - mean)^2), in rank order)
@@ -190,9 +232,6 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) nor
       rstd = norm_rsqrt(sum * inv_n + eps);
     }
     T* y = static_cast<T*>(p.fwd.y) + tma_row_offset(p, 0, row) + sl.off;
-    // LayerNorm, 16-bit outputs: (h - mean) rstd as one FFMA, h rstd + (-mean rstd). Its extra error,
-    // |mean| rstd 2^-24, is of the order the mean's own f32 rounding already carries and far
-    // below half an ulp of a 16-bit output; f32 outputs keep the subtraction first.
     const C neg_mean_rstd = -mean * rstd;
 #pragma unroll
     for (int j = 0; j < K; ++j) {
@@ -207,8 +246,7 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) nor
       Vec<T, V> o;
 #pragma unroll
       for (int e = 0; e < V; ++e) {
-        const C v = kLayer && sizeof(T) == 2 ? fmaf(h[j][e], rstd, neg_mean_rstd) : (h[j][e] - mean) * rstd;
-        o.v[e] = from_compute<T>(v * vec_elem(wv[j], e) + vec_elem(bv[j], e));
+        o.v[e] = from_compute<T>(norm_fwd_out<T, kLayer>(h[j][e], mean, rstd, neg_mean_rstd, vec_elem(wv[j], e), vec_elem(bv[j], e)));
       }
       store_row_vec<T, V>(y + e0, o);
     }
@@ -221,6 +259,125 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) nor
 #endif
 }
 
+// Whole rows in a block (cluster 1), the deferred row loop of common/deferred_rows.cuh: in
+// iteration i a warp takes row i from its stage into registers (as T: with the residual, h
+// is rounded to T anyway) and gives the stage back at once, publishes its warp's statistic
+// (LayerNorm: (sum_w, M2_w); RMSNorm: its sum of squares) and writes residual_out, then
+// finishes row i - 1 from the registers it kept. The warps' values merge as in
+// norm_fwd_tma_lean (the same bits).
+template <class T, int K, bool kLayer, bool kResidual>
+__global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) norm_fwd_tma_deferred(norm::NormParams p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  using C = float;
+  constexpr int V = 16 / static_cast<int>(sizeof(T));
+  constexpr int kSources = kResidual ? 2 : 1;
+  extern __shared__ __align__(128) unsigned char stage_mem[];
+  __shared__ DeferredRowShared sh;
+  __shared__ float2 warp_count[rows::kTmaMaxThreads / 32];
+  const int t = static_cast<int>(threadIdx.x), nt = static_cast<int>(blockDim.x), warps = nt >> 5;
+  const TmaSlice sl = tma_slice(p.rows, p.n, 1, static_cast<int>(sizeof(T)));
+  const int nvec = sl.n / V;
+  bool ok[K];
+  Vec<T, V> wv[K], bv[K];
+  norm_fwd_thread_setup<T, V, K>(p, sl, t, nt, ok, wv, bv);
+  BulkRowRing<kSources> ring{stage_mem, sh.full, p.stages, sl.bytes};
+  auto sources = [&](std::int64_t i, const void* (&src)[kSources]) {  // this block's row i
+    const std::int64_t row = sl.first + i * sl.step;
+    src[0] = static_cast<const T*>(p.fwd.x) + tma_row_offset(p, 1, row);
+    if constexpr (kResidual) src[1] = static_cast<const T*>(p.fwd.residual) + tma_row_offset(p, 2, row);
+  };
+  C my_warp_inv_n = C(0);
+  if constexpr (kLayer) my_warp_inv_n = ln_warp_count<V, K>(nvec, nt, warp_count);
+  deferred_rows_begin(sh, ring, sl.my_rows, sources);  // its barrier publishes warp_count
+
+  const C inv_n = static_cast<C>(p.inv_n);
+  const C inv_slice = C(1) / static_cast<C>(sl.n);
+  const C eps = static_cast<C>(p.eps);
+  Vec<T, V> hv[K], prev[K];  // rows i and i - 1 (zeros in the columns past the row)
+  for (std::int64_t i = 0; i <= sl.my_rows; ++i) {
+    if (i < sl.my_rows) {
+      const int slot = ring.s;
+      ring.wait();
+      const Vec<T, V>* sx = reinterpret_cast<const Vec<T, V>*>(ring.current(0));
+#pragma unroll
+      for (int j = 0; j < K; ++j) {
+        hv[j] = ok[j] ? sx[j * nt + t] : Vec<T, V>{};
+        if constexpr (kResidual) {
+          const Vec<T, V> r = ok[j] ? reinterpret_cast<const Vec<T, V>*>(ring.current(1))[j * nt + t] : Vec<T, V>{};
+#pragma unroll
+          for (int e = 0; e < V; ++e) hv[j].v[e] = from_compute<T>(vec_elem(hv[j], e) + vec_elem(r, e));
+        }
+      }
+      deferred_release(sh, ring, slot, i, sl.my_rows, sources);
+      ring.advance();
+      // the statistic from the T registers (converted again where used: an f32 copy of the
+      // row beside two T rows, weight and bias spills in LayerNorm)
+      C sum = C(0);
+#pragma unroll
+      for (int j = 0; j < K; ++j)
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+          const C h = vec_elem(hv[j], e);
+          sum += kLayer ? h : h * h;
+        }
+      if constexpr (kLayer) {
+        const C wsum = warp_allreduce(sum, MergeScalarSum<C>{});
+        const C wmean = wsum * my_warp_inv_n;
+        C sq = C(0);
+#pragma unroll
+        for (int j = 0; j < K; ++j)
+#pragma unroll
+          for (int e = 0; e < V; ++e) {
+            const C d = vec_elem(hv[j], e) - wmean;
+            sq += ok[j] ? d * d : C(0);
+          }
+        deferred_publish(sh, i, make_float2(wsum, warp_reduce_to_lane0(sq, MergeScalarSum<C>{})));
+      } else {
+        deferred_publish(sh, i, make_float2(warp_reduce_to_lane0(sum, MergeScalarSum<C>{}), 0.f));
+      }
+      if constexpr (kResidual) {
+        T* ro = static_cast<T*>(p.fwd.residual_out) + tma_row_offset(p, 3, sl.first + i * sl.step);
+#pragma unroll
+        for (int j = 0; j < K; ++j)
+          if (ok[j]) store_row_vec<T, V>(ro + static_cast<std::int64_t>(j * nt + t) * V, hv[j]);
+      }
+    }
+    if (i > 0) {  // row i - 1
+      const std::int64_t r = i - 1, row = sl.first + r * sl.step;
+      const float2* pairs = deferred_wait(sh, r);
+      C mean = C(0), rstd;
+      if constexpr (kLayer) {
+        C m2;
+        ln_merge_warp_stats(pairs, warp_count, warps, inv_slice, mean, m2);
+        rstd = norm_rsqrt(m2 * inv_n + eps);
+      } else {
+        C sum = pairs[0].x;
+        for (int w = 1; w < warps; ++w) sum += pairs[w].x;
+        rstd = norm_rsqrt(sum * inv_n + eps);
+      }
+      T* y = static_cast<T*>(p.fwd.y) + tma_row_offset(p, 0, row);
+      const C neg_mean_rstd = -mean * rstd;
+#pragma unroll
+      for (int j = 0; j < K; ++j) {
+        if (!ok[j]) continue;
+        Vec<T, V> o;
+#pragma unroll
+        for (int e = 0; e < V; ++e)
+          o.v[e] = from_compute<T>(norm_fwd_out<T, kLayer>(vec_elem(prev[j], e), mean, rstd, neg_mean_rstd,
+                                                           vec_elem(wv[j], e), vec_elem(bv[j], e)));
+        store_row_vec<T, V>(y + static_cast<std::int64_t>(j * nt + t) * V, o);
+      }
+      if (p.save_stats && t == 0) {
+        if constexpr (kLayer) static_cast<C*>(p.fwd.mean)[row] = mean;
+        static_cast<C*>(p.fwd.rstd)[row] = rstd;
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < K; ++j) prev[j] = hv[j];
+  }
+#endif
+}
+
 template <class T>
 Status launch_norm_fwd_tma_lean(const norm::NormParams& p, cudaStream_t s) {
   const std::int64_t slice_bytes = p.n / p.cluster * static_cast<std::int64_t>(sizeof(T));
@@ -229,6 +386,12 @@ Status launch_norm_fwd_tma_lean(const norm::NormParams& p, cudaStream_t s) {
   if constexpr (sizeof(T) > 4) {
     return Status(Code::kInternal, "norm tma_lean: f64 rows stay in the in-register kernels");
   } else {
+    if (p.cluster == 1) {
+      if (p.layer && p.add_residual) return launch_tma_row(norm_fwd_tma_deferred<T, K, true, true>, p, smem, s, "norm tma_lean");
+      if (p.layer) return launch_tma_row(norm_fwd_tma_deferred<T, K, true, false>, p, smem, s, "norm tma_lean");
+      if (p.add_residual) return launch_tma_row(norm_fwd_tma_deferred<T, K, false, true>, p, smem, s, "norm tma_lean");
+      return launch_tma_row(norm_fwd_tma_deferred<T, K, false, false>, p, smem, s, "norm tma_lean");
+    }
     if (p.layer && p.add_residual) return launch_tma_row(norm_fwd_tma_lean<T, K, true, true>, p, smem, s, "norm tma_lean");
     if (p.layer) return launch_tma_row(norm_fwd_tma_lean<T, K, true, false>, p, smem, s, "norm tma_lean");
     if (p.add_residual) return launch_tma_row(norm_fwd_tma_lean<T, K, false, true>, p, smem, s, "norm tma_lean");
