@@ -78,10 +78,9 @@ struct BulkRowRing {
     for (int i = 0; i < stages; ++i) mbarrier_init(&full[i], 1);
     mbarrier_init_fence();
   }
-  __device__ __forceinline__ const unsigned char* at(int slot, int src) const {
-    return mem + (static_cast<std::size_t>(slot) * kSources + src) * bytes;
+  __device__ __forceinline__ const unsigned char* current(int src) const {
+    return mem + (static_cast<std::size_t>(s) * kSources + src) * bytes;
   }
-  __device__ __forceinline__ const unsigned char* current(int src) const { return at(s, src); }
   __device__ __forceinline__ void wait() const { mbarrier_wait_parity(&full[s], phase); }
   // Thread 0: slot `slot` from src[0..kSources).
   __device__ __forceinline__ void fill(int slot, const void* const (&src)[kSources]) const {
