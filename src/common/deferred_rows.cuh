@@ -12,7 +12,10 @@
 // buffer's previous contents). A stage is refilled by the last warp to be done with it (a
 // running count of warps per stage; the warp whose count completes a multiple of `warps`
 // issues the copy), so the copy of row i + stages starts as soon as the stage is free.
-// Used by normalization/kernels/norm_tma_lean.cuh and norm_bwd_tma_lean.cuh.
+// Used by normalization/kernels/norm_tma_lean.cuh (the LayerNorm forward with whole rows).
+// Measured on the H100 (session 20, bf16 16384x8192, min ms): LayerNorm forward 0.2008 ->
+// 0.1955; RMSNorm forward 0.1940 -> 0.2036 and the LayerNorm backward 0.3402 -> 0.3449 on this
+// loop, so those keep their one-barrier-a-row kernels (docs/softmax-norm.md, session 20).
 #pragma once
 
 #include <cstdint>
