@@ -19,6 +19,10 @@
 //   M2 = sum of the slice M2 + n_slice * sum((mean_r - mean)^2), in rank order (every block
 //   the same bits).
 //
+// Two kernels: norm_fwd_tma_lean (the above, one block barrier a row) and, for LayerNorm with
+// whole rows in a block, layer_norm_fwd_tma_deferred (no block barrier in the row loop: each
+// warp finishes row i - 1 after publishing its part of row i; common/deferred_rows.cuh).
+//
 // f32 math; mean = sum / n, var = M2 / n (biased), rstd = rsqrt(var + eps); with the residual
 // h = x + residual is rounded to T (it is an output too) before it is normalized.
 // Preconditions (host): rows are one unit-stride run, 16-byte aligned, n a multiple of the
