@@ -282,6 +282,11 @@ struct MaxMinBwdOp : BackwardOpBase<T> {
 
 // logcumsumexp backward (torch): grad_x_i = exp(x_i + LP_i) - exp(x_i + LN_i), LP / LN the
 // scans (against the forward) of log(g_j) - y_j over positive / negative g (-inf elsewhere).
+// f32 rows scan in double: each combine rounds LP / LN to an ulp of their magnitude (4..15 on
+// long rows), and pos - neg cancels that up by (|pos| + |neg|) / |grad_x|, 100-1000 on random
+// g: in f32 a 262144-long row came out 1.7e-3 off (docs/scan.md). 16-bit rows keep f32 (their
+// output ulp is coarser than that error). Same formula, so the same infinities and NaN; an
+// exp(x + LP) that overflows f32 but not double gives the finite difference (as the oracle).
 template <class C>
 struct LsePair {
   C pos, neg;
@@ -289,21 +294,21 @@ struct LsePair {
 template <class T>
 struct LseBwdOp : BackwardOpBase<T> {
   using B = BackwardOpBase<T>;
-  using C = Compute<T>;
+  using C = std::conditional_t<std::is_same_v<T, float>, double, Compute<T>>;
   using S = LsePair<C>;
   __device__ __forceinline__ static S identity() { return {-static_cast<C>(INFINITY), -static_cast<C>(INFINITY)}; }
   __device__ __forceinline__ static S combine(S a, S b) { return {log_add_exp(a.pos, b.pos), log_add_exp(a.neg, b.neg)}; }
   template <int V>
   __device__ __forceinline__ static void load(const ScanCtx& c, std::int64_t i, S (&e)[V]) {
     static_assert(V == 1);
-    const C g = to_compute(B::grad_y(c, i)), y = to_compute(B::y_at(c, i));
+    const C g = static_cast<C>(to_compute(B::grad_y(c, i))), y = static_cast<C>(to_compute(B::y_at(c, i)));
     const C ninf = -static_cast<C>(INFINITY);
     e[0] = {g > C(0) ? scan_log(g) - y : ninf, g < C(0) ? scan_log(-g) - y : ninf};
   }
   template <int V>
   __device__ __forceinline__ static void store(const ScanCtx& c, std::int64_t i, const S (&)[V], const S (&in)[V]) {
-    const C x = to_compute(B::x_at(c, i));
-    B::put(c, i, scan_exp(x + in[0].pos) - scan_exp(x + in[0].neg));
+    const C x = static_cast<C>(to_compute(B::x_at(c, i)));
+    B::put(c, i, static_cast<Compute<T>>(scan_exp(x + in[0].pos) - scan_exp(x + in[0].neg)));
   }
 };
 
