@@ -56,7 +56,7 @@ using Shape = std::vector<std::int64_t>;
 // ============================================================================ ops and suites
 enum class Family { kCopy, kGemm, kBinary, kUnary, kUnaryBwd, kBinaryBwd, kCast, kCmp, kLerp, kGated, kPRelu,
                     kTernary, kWhere, kFill, kAffine, kUnaryParam, kUnaryParamBwd, kLerpBwd, kTernaryBwd, kWhereBwd,
-                    kGatedBwd, kPReluBwd, kPack, kUnpack, kGemmPlan, kSoftmax, kSoftmaxBwd, kSoftmaxMore, kNorm, kNormBwd, kQuantGemm, kReduce, kScan,
+                    kGatedBwd, kPReluBwd, kPack, kUnpack, kGemmPlan, kSoftmax, kSoftmaxBwd, kSoftmaxMore, kNorm, kNormBwd, kQuantGemm, kReduce, kScan, kScanBwd,
                     kChanNorm, kInt4Gemm, kBinGemm, kSdpa, kRope, kAlibi, kDecode, kKvAppend };
 
 struct OpSpec {
@@ -191,6 +191,10 @@ const OpSpec kOps[] = {
     {"cumprod", Family::kScan, static_cast<int>(ScanKind::kCumprod)},
     {"cummax", Family::kScan, static_cast<int>(ScanKind::kCummax)},
     {"logcumsumexp", Family::kScan, static_cast<int>(ScanKind::kLogcumsumexp)},
+    // their backward along the last dim (ScanBackwardPlan): cumsum reads grad_y, logcumsumexp
+    // grad_y, x and y
+    {"cumsum_bwd", Family::kScanBwd, static_cast<int>(ScanKind::kCumsum)},
+    {"logcumsumexp_bwd", Family::kScanBwd, static_cast<int>(ScanKind::kLogcumsumexp)},
     {"int_gemm", Family::kQuantGemm, 0},
     {"fp8_gemm", Family::kQuantGemm, 1},
     // Int4GemmPlan (W4A16, shape MxNxK, --dtype bf16 / f16): x [M,K], the packed [N,K] weight
@@ -288,7 +292,8 @@ const SuiteSpec kSuites[] = {
     {"norm", "layer_norm / rms_norm / add_rms_norm forward and layer_norm / rms_norm backward, bf16 16384x8192 and "
      "4096x131072; batch_norm (+eval, bwd) bf16 32x256x56x56, group_norm (+bwd) bf16 8x512x64x64 (32 groups), "
      "instance_norm bf16 8x512x64x64", "1073741824", "", "", 50},
-    {"scan", "cumsum f32 at 16384x8192, 4096x131072 and 1x268435456 (look-back), bf16 at 16384x8192 and 1x268435456, cummax and logcumsumexp at 16384x8192",
+    {"scan", "cumsum f32 at 16384x8192, 4096x131072 and 1x268435456 (look-back), bf16 at 16384x8192 and 1x268435456, cummax and logcumsumexp at 16384x8192; "
+     "backward: cumsum f32, logcumsumexp f32 and bf16 at 16384x8192",
      "1073741824", "", "", 50},
     {"attention", "SDPA bf16 d128 B8 H16 S4096 forward causal / non-causal and backward causal, d64 B16 H16 S2048 "
      "forward causal: the plan's default SKU, then each fused SKU forced (cudnn*, flash*, flash_wgmma_ws*) where one accepts; "
@@ -334,7 +339,8 @@ const char* const kScanSuite[][3] = {
     {"cumsum", "f32", "16384x8192"},  {"cumsum", "f32", "4096x131072"},  {"cumsum", "f32", "1x268435456"},
     {"cumsum", "bf16", "16384x8192"},
     {"cumsum", "bf16", "1x268435456"}, {"cummax", "f32", "16384x8192"},  {"cummax", "bf16", "16384x8192"},
-    {"logcumsumexp", "bf16", "16384x8192"}};
+    {"logcumsumexp", "bf16", "16384x8192"}, {"cumsum_bwd", "f32", "16384x8192"},
+    {"logcumsumexp_bwd", "f32", "16384x8192"}, {"logcumsumexp_bwd", "bf16", "16384x8192"}};
 
 // The decode cases of the "attention" suite (issue 6; other attention cases are added beside).
 // The must-show: bf16, B 64, KV 4096, 32 query / 8 KV heads, d128, 1 token, page 16 and 256.
@@ -1014,6 +1020,21 @@ Expected<Workload> scan_workload(const Case& c, const Stream& s) {
                                  [](const Ptrs& p) { return ScanArgs{p[0], p[1], nullptr}; });
 }
 
+// The backward of a scan along the last dim (the forward not reversed). Random x and y: the
+// timing does not depend on y being x's logcumsumexp.
+Expected<Workload> scan_bwd_workload(const Case& c, const Stream& s) {
+  const TensorLayout t = TensorLayout::contiguous(c.in, c.shape);
+  const auto kind = static_cast<ScanKind>(c.op->kind);
+  const ScanBackwardDescriptor d{t, t, t, {}, t, -1, kind, false};
+  if (kind == ScanKind::kCumsum)  // reads grad_y only
+    return plan_workload<ScanBackwardPlan>(s, d, {t}, {t}, [](const Ptrs& p) {
+      return ScanBackwardArgs{.grad_y = p[0], .grad_x = p[1]};
+    });
+  return plan_workload<ScanBackwardPlan>(s, d, {t, t, t}, {t}, [](const Ptrs& p) {
+    return ScanBackwardArgs{.grad_y = p[0], .x = p[1], .y = p[2], .grad_x = p[3]};
+  });
+}
+
 // kind 0: layer_norm (weight, bias, saves mean / rstd); 1: rms_norm (weight); 2: add_rms_norm.
 Expected<Workload> norm_workload(const Case& c, const Stream& s) {
   const TensorLayout t = TensorLayout::contiguous(c.in, c.shape);
@@ -1390,6 +1411,8 @@ Expected<Workload> make_workload(const Case& c, const Stream& s) {
       return reduce_workload(c, s);
     case Family::kScan:
       return scan_workload(c, s);
+    case Family::kScanBwd:
+      return scan_bwd_workload(c, s);
     case Family::kRope:
       return rope_workload(c, s);
     case Family::kAlibi:

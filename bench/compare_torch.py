@@ -251,6 +251,17 @@ def torch_case(op, dt_in, dt_out, shape):
         return [x], lambda t: torch.cummax(t, -1)
     if op == 'logcumsumexp':
         return [x], lambda t: torch.logcumsumexp(t, -1)
+    if op in ('cumsum_bwd', 'logcumsumexp_bwd'):  # autograd of the forward (graph built once per buffer set, untimed)
+        fwd = torch.cumsum if op == 'cumsum_bwd' else torch.logcumsumexp
+        graphs = {}
+
+        def scan_bwd(g, t):
+            if t.data_ptr() not in graphs:
+                tl = t.detach().requires_grad_()
+                graphs[t.data_ptr()] = (fwd(tl, -1), tl)
+            y, tl = graphs[t.data_ptr()]
+            return torch.autograd.grad(y, tl, g, retain_graph=True)
+        return [x, x], scan_bwd
     if op == 'copy':
         return [x, out], lambda src, dst: dst.copy_(src)
     if op == 'gemm_bf16':
