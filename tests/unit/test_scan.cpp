@@ -265,6 +265,24 @@ TEST(ScanDispatch, BackwardKinds) {
   EXPECT_EQ(p->sku().name().find("cumprod"), 0u) << p->sku().name();
 }
 
+// The logcumsumexp backward of f32 rows scans in double (kernels/scan.cuh, LseBwdOp; the f32
+// log-domain sums cancel on long rows); 16-bit rows and the other backward kinds stay in f32.
+TEST(ScanDispatch, LogcumsumexpBackwardComputeType) {
+  auto compute = [&](DType t, ScanKind k) {
+    const auto l = contig(t, {4, 262144});
+    const auto il = contig(DType::kI64, {4, 262144});
+    auto p = ScanBackwardPlan::select_for_caps(caps(90), ScanBackwardDescriptor{l, l, l, il, l, -1, k});
+    EXPECT_TRUE(p.has_value()) << p.error().to_string();
+    return p ? p->sku().compute : DType::kU8;
+  };
+  EXPECT_EQ(compute(DType::kF32, ScanKind::kLogcumsumexp), DType::kF64);
+  EXPECT_EQ(compute(DType::kF64, ScanKind::kLogcumsumexp), DType::kF64);
+  EXPECT_EQ(compute(DType::kF16, ScanKind::kLogcumsumexp), DType::kF32);
+  EXPECT_EQ(compute(DType::kBF16, ScanKind::kLogcumsumexp), DType::kF32);
+  EXPECT_EQ(compute(DType::kF32, ScanKind::kCumsum), DType::kF32);
+  EXPECT_EQ(compute(DType::kF32, ScanKind::kCumprod), DType::kF32);
+}
+
 TEST(ScanSelectRefusals, ScanPlan) {
   using test::Refusal;
   auto x = contig(DType::kF32, {4, 8});
