@@ -80,10 +80,11 @@ __device__ __forceinline__ float ln_warp_count(int nvec, int nt, float2* warp_co
   return inv;
 }
 
-// LayerNorm: this warp's (sum_w, M2_w about the warp's own mean) from the thread's h and its
-// partial sum (two passes over the registers, no barrier); lane 0's M2_w is the warp's.
-template <int V, int K>
-__device__ __forceinline__ float2 ln_warp_pair(const float (&h)[K][V], const bool (&ok)[K], float sum, float warp_inv_n) {
+// LayerNorm: this warp's (sum_w, M2_w about the warp's own mean) from the thread's elements
+// h(j, e) and their partial sum (two passes over the registers, no barrier); lane 0's M2_w is
+// the warp's.
+template <int V, int K, class H>
+__device__ __forceinline__ float2 ln_warp_pair(const H& h, const bool (&ok)[K], float sum, float warp_inv_n) {
   const float wsum = warp_allreduce(sum, MergeScalarSum<float>{});
   const float wmean = wsum * warp_inv_n;
   float sq = 0.f;
@@ -91,7 +92,7 @@ __device__ __forceinline__ float2 ln_warp_pair(const float (&h)[K][V], const boo
   for (int j = 0; j < K; ++j)
 #pragma unroll
     for (int e = 0; e < V; ++e) {
-      const float d = h[j][e] - wmean;
+      const float d = h(j, e) - wmean;
       sq += ok[j] ? d * d : 0.f;
     }
   return make_float2(wsum, warp_reduce_to_lane0(sq, MergeScalarSum<float>{}));
@@ -196,7 +197,7 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) nor
       // them, and every warp merges the pairs by a butterfly (the same bits everywhere):
       // mean = sum / n, M2 = sum_w (M2_w + (sum_w - n_w mean)^2 / n_w). That barrier also
       // means every thread holds its part of the row: the stage can be refilled.
-      const float2 pair = ln_warp_pair<V, K>(h, ok, sum, my_warp_inv_n);
+      const float2 pair = ln_warp_pair<V, K>([&](int j, int e) { return h[j][e]; }, ok, sum, my_warp_inv_n);
       if (lane == 0) warp_stats[rb][warp] = pair;
       __syncthreads();
       if (t == 0) ring.refill_after(i, sl.my_rows, sources);
@@ -315,22 +316,13 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) lay
       ring.advance();
       // (sum_w, M2_w) from the T registers, converted again where used (an f32 copy of the
       // row beside two T rows, weight and bias spills)
+      auto h = [&](int j, int e) { return vec_elem(hv[j], e); };
       C sum = C(0);
 #pragma unroll
       for (int j = 0; j < K; ++j)
 #pragma unroll
-        for (int e = 0; e < V; ++e) sum += vec_elem(hv[j], e);
-      const C wsum = warp_allreduce(sum, MergeScalarSum<C>{});
-      const C wmean = wsum * my_warp_inv_n;
-      C sq = C(0);
-#pragma unroll
-      for (int j = 0; j < K; ++j)
-#pragma unroll
-        for (int e = 0; e < V; ++e) {
-          const C d = vec_elem(hv[j], e) - wmean;
-          sq += ok[j] ? d * d : C(0);
-        }
-      deferred_publish(sh, i, make_float2(wsum, warp_reduce_to_lane0(sq, MergeScalarSum<C>{})));
+        for (int e = 0; e < V; ++e) sum += h(j, e);
+      deferred_publish(sh, i, ln_warp_pair<V, K>(h, ok, sum, my_warp_inv_n));
       if constexpr (kResidual) {
         T* ro = static_cast<T*>(p.fwd.residual_out) + tma_row_offset(p, 3, sl.first + i * sl.step);
 #pragma unroll
