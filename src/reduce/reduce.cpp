@@ -510,6 +510,7 @@ Setup setup_for(ReduceImpl impl, bool vec, const Problem& pr, const DeviceCaps& 
   const int V = vec ? static_cast<int>(16 / dtype_size(pr.x.dtype)) : 1;
   p.vec = V;
   auto done = [&]() {
+    p.pdl = p.slices > 1 && caps.sm >= 90;  // finish_kernel's launch overlaps pass 1's last wave
     r.params = p;
     set_workspace(r, pr);
     return r;

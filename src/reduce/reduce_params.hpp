@@ -53,7 +53,7 @@ struct ReduceParams {
   int bx = 32, by = 8;              // column mode block shape (bx * by = threads)
   std::int64_t slices = 1;          // slices per group (> 1: partials, then a finishing pass)
   std::int64_t slice_len = 0;       // elements per slice (a multiple of vec)
-  bool pdl = false;                 // kColumnStream: its second pass a programmatic dependent (sm_90)
+  bool pdl = false;                 // the second pass (finish_kernel, column_stream's pass 2) a programmatic dependent (sm_90)
   int norm_code = 2;                // kNorm: 0 (p = 0), 1, 2, 3 (general p)
   double p = 2.0;
   double correction = 1.0;

@@ -72,8 +72,8 @@ constexpr int scan_state_bytes(ScanOp op, DType t) {
     case ScanOp::kLse: return (f64 || integer) ? 8 : 4;
     case ScanOp::kMax:
     case ScanOp::kMin: return 16;           // value (compute type) + i64 index
-    case ScanOp::kProdBwd:
-    case ScanOp::kLseBwd: return (f64 || t == DType::kF32) ? 16 : 8;  // f32 rows scan in double
+    case ScanOp::kProdBwd: return f64 ? 16 : 8;
+    case ScanOp::kLseBwd: return f64 ? 32 : 16;  // (m, s) of the positive and the negative sums
     case ScanOp::kMaxMinBwd: return f64 ? 32 : 24;  // two i64 indices, a sum, a flag
   }
   return 32;

@@ -14,6 +14,9 @@
 //   generic              any reduced dims: block per (group, slice), elements unravelled.
 // Deterministic: no atomics; every merge order is fixed by the launch shape, which depends
 // only on the problem and the device's SM count.
+// PDL (sm_90, p.pdl): each pass-1 block triggers on entry, so finish_kernel's blocks are
+// scheduled once the last pass-1 block is resident (they take no slot pass 1 still needs)
+// and wait in pdl_wait() for pass 1 to complete; the finish launch gap is hidden.
 // Preconditions (checked by the host): V > 1 only with n (row) or inner (column) a multiple
 // of V, 16-byte aligned pointers and strides that keep vectors aligned; blockDim.x = threads.
 // Bench lines: `reduce` suite (sum_rows bf16 16384x8192, sum_cols, sum_all f32 2^28).
@@ -24,6 +27,7 @@
 #include <cstdint>
 
 #include "common/block_reduce.cuh"
+#include "common/pdl.cuh"
 #include "common/row_io.cuh"
 #include "common/vec_io.cuh"
 #include "reduce/kernels/reduce_ops.cuh"
@@ -72,6 +76,7 @@ __device__ __forceinline__ void emit(const ReduceParams& p, const Op& op, std::i
 template <class T, class Op, int V, bool kWarp>
 __global__ void __launch_bounds__(256) row_kernel(const ReduceParams p) {
   using Acc = typename Op::Acc;
+  pdl_trigger();
   const Op op(p);
   int nt, t;
   std::int64_t row, slice;
@@ -124,6 +129,7 @@ __global__ void __launch_bounds__(256) row_kernel(const ReduceParams p) {
 template <class T, class Op>
 __global__ void __launch_bounds__(256) generic_kernel(const ReduceParams p) {
   using Acc = typename Op::Acc;
+  pdl_trigger();
   const Op op(p);
   const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) / p.slices;
   const std::int64_t slice = static_cast<std::int64_t>(blockIdx.x) - row * p.slices;
@@ -140,6 +146,7 @@ __global__ void __launch_bounds__(256) generic_kernel(const ReduceParams p) {
 template <class T, class Op, int V>
 __global__ void __launch_bounds__(256) column_kernel(const ReduceParams p) {
   using Acc = typename Op::Acc;
+  pdl_trigger();
   const Op op(p);
   const int tid = static_cast<int>(threadIdx.x);
   const int tx = tid % p.bx, ty = tid / p.bx;
@@ -197,6 +204,7 @@ template <class T, class Op>
 __global__ void __launch_bounds__(256) finish_kernel(const ReduceParams p) {
   using Acc = typename Op::Acc;
   const Op op(p);
+  pdl_wait();  // pass 1 has completed and its partials are visible
   const std::int64_t g = static_cast<std::int64_t>(blockIdx.x) * (blockDim.x >> 5) + (threadIdx.x >> 5);
   if (g >= p.groups) return;  // whole warps leave together
   const int lane = static_cast<int>(threadIdx.x & 31);
@@ -251,8 +259,9 @@ Status launch_op(const ReduceParams& p, cudaStream_t s) {
   }
   BARACUDA_TRY(launch_status("pass 1"));
   if (p.slices > 1) {
-    finish_kernel<T, Op><<<static_cast<unsigned>((p.groups + 7) / 8), 256, 0, s>>>(p);
-    BARACUDA_TRY(launch_status("finish"));
+    const cudaError_t e =
+        launch_dependent(p.pdl, finish_kernel<T, Op>, dim3(static_cast<unsigned>((p.groups + 7) / 8)), dim3(256), s, p);
+    if (e != cudaSuccess) return Status(Code::kCudaError, std::string("reduce finish launch: ") + cudaGetErrorString(e));
   }
   return Status::ok();
 }

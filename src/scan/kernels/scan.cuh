@@ -282,33 +282,54 @@ struct MaxMinBwdOp : BackwardOpBase<T> {
 
 // logcumsumexp backward (torch): grad_x_i = exp(x_i + LP_i) - exp(x_i + LN_i), LP / LN the
 // scans (against the forward) of log(g_j) - y_j over positive / negative g (-inf elsewhere).
-// f32 rows scan in double: each combine rounds LP / LN to an ulp of their magnitude (4..15 on
-// long rows), and pos - neg cancels that up by (|pos| + |neg|) / |grad_x|, 100-1000 on random
-// g: in f32 a 262144-long row came out 1.7e-3 off (docs/scan.md). 16-bit rows keep f32 (their
-// output ulp is coarser than that error). Same formula, so the same infinities and NaN; an
-// exp(x + LP) that overflows f32 but not double gives the finite difference (as the oracle).
+// Each of LP, LN is kept as a linear sum against its running maximum, L = m + log(s) with
+// m = the largest term so far and s = sum of exp(term - m) (1 <= s <= the terms' count; the
+// empty sum m = -inf, s = 0), and combined as (M, s_small e^(m_small - M) + s_big): one exp,
+// rounding errors relative to the partial sums like a cumsum's. (The log-domain form rounded
+// LP / LN to an ulp of their magnitude, 4..15 on long rows, at every combine, and pos - neg
+// cancelled that up: a 262144-long f32 row came out 1.7e-3 off, docs/scan.md.) Output
+// exp(x + m) s for each part: the same infinities and NaN as torch's formula (NaN g or an
+// empty part's +inf x as torch's where()s give them).
 template <class C>
-struct LsePair {
-  C pos, neg;
+struct LseLinear {
+  C m, s;  // L = m + log(s)
+};
+template <class C>
+__device__ __forceinline__ LseLinear<C> lse_linear_add(LseLinear<C> a, LseLinear<C> b) {
+  const C d = a.m == b.m ? C(0) : a.m - b.m;  // equal maxima (also equal infinities): 0; NaN iff an m is NaN
+  const bool a_hi = d > C(0);
+  LseLinear<C> r;
+  r.m = scan_isnan(d) ? d : (a_hi ? a.m : b.m);
+  r.s = fma(a_hi ? b.s : a.s, scan_exp(-fabs(d)), a_hi ? a.s : b.s);
+  return r;
+}
+template <class C>
+struct LseBwdState {
+  LseLinear<C> pos, neg;
 };
 template <class T>
 struct LseBwdOp : BackwardOpBase<T> {
   using B = BackwardOpBase<T>;
-  using C = std::conditional_t<std::is_same_v<T, float>, double, Compute<T>>;
-  using S = LsePair<C>;
-  __device__ __forceinline__ static S identity() { return {-static_cast<C>(INFINITY), -static_cast<C>(INFINITY)}; }
-  __device__ __forceinline__ static S combine(S a, S b) { return {log_add_exp(a.pos, b.pos), log_add_exp(a.neg, b.neg)}; }
+  using C = Compute<T>;
+  using S = LseBwdState<C>;
+  __device__ __forceinline__ static S identity() {
+    const C ninf = -static_cast<C>(INFINITY);
+    return {{ninf, C(0)}, {ninf, C(0)}};
+  }
+  __device__ __forceinline__ static S combine(S a, S b) {
+    return {lse_linear_add(a.pos, b.pos), lse_linear_add(a.neg, b.neg)};
+  }
   template <int V>
   __device__ __forceinline__ static void load(const ScanCtx& c, std::int64_t i, S (&e)[V]) {
     static_assert(V == 1);
-    const C g = static_cast<C>(to_compute(B::grad_y(c, i))), y = static_cast<C>(to_compute(B::y_at(c, i)));
-    const C ninf = -static_cast<C>(INFINITY);
-    e[0] = {g > C(0) ? scan_log(g) - y : ninf, g < C(0) ? scan_log(-g) - y : ninf};
+    const C g = to_compute(B::grad_y(c, i)), y = to_compute(B::y_at(c, i));
+    const LseLinear<C> term{scan_log(fabs(g)) - y, C(1)}, none{-static_cast<C>(INFINITY), C(0)};
+    e[0] = {g > C(0) ? term : none, g < C(0) ? term : none};
   }
   template <int V>
   __device__ __forceinline__ static void store(const ScanCtx& c, std::int64_t i, const S (&)[V], const S (&in)[V]) {
-    const C x = static_cast<C>(to_compute(B::x_at(c, i)));
-    B::put(c, i, static_cast<Compute<T>>(scan_exp(x + in[0].pos) - scan_exp(x + in[0].neg)));
+    const C x = to_compute(B::x_at(c, i));
+    B::put(c, i, scan_exp(x + in[0].pos.m) * in[0].pos.s - scan_exp(x + in[0].neg.m) * in[0].neg.s);
   }
 };
 
