@@ -265,13 +265,16 @@ TEST(ScanDispatch, BackwardKinds) {
   EXPECT_EQ(p->sku().name().find("cumprod"), 0u) << p->sku().name();
 }
 
-// The logcumsumexp backward computes in f32 for f32 / f16 / bf16 rows (its linear (m, s) sums,
-// kernels/scan.cuh LseBwdOp, are accurate in f32) and in f64 for f64, as the other kinds.
+// The logcumsumexp backward's tile kernels sum in f32 for f32 / f16 / bf16 rows (tree sums of
+// its linear (m, s) states, kernels/scan.cuh LseBwdOp), its sequential column kernels in f64;
+// f64 rows in f64, and the other kinds as their dtype.
 TEST(ScanDispatch, LogcumsumexpBackwardComputeType) {
-  auto compute = [&](DType t, ScanKind k) {
+  auto compute = [&](DType t, ScanKind k, const char* force = "") {
     const auto l = contig(t, {4, 262144});
     const auto il = contig(DType::kI64, {4, 262144});
-    auto p = ScanBackwardPlan::select_for_caps(caps(90), ScanBackwardDescriptor{l, l, l, il, l, -1, k});
+    PlanPreference pref;
+    pref.force_sku = force;
+    auto p = ScanBackwardPlan::select_for_caps(caps(90), ScanBackwardDescriptor{l, l, l, il, l, -1, k}, pref);
     EXPECT_TRUE(p.has_value()) << p.error().to_string();
     return p ? p->sku().compute : DType::kU8;
   };
@@ -281,6 +284,12 @@ TEST(ScanDispatch, LogcumsumexpBackwardComputeType) {
   EXPECT_EQ(compute(DType::kBF16, ScanKind::kLogcumsumexp), DType::kF32);
   EXPECT_EQ(compute(DType::kF32, ScanKind::kCumsum), DType::kF32);
   EXPECT_EQ(compute(DType::kF32, ScanKind::kCumprod), DType::kF32);
+  for (DType t : {DType::kF32, DType::kF16, DType::kBF16}) {
+    EXPECT_EQ(compute(t, ScanKind::kLogcumsumexp, "*.column[*"), DType::kF64) << dtype_name(t);
+    EXPECT_EQ(compute(t, ScanKind::kLogcumsumexp, "*.column_split[*"), DType::kF64) << dtype_name(t);
+    EXPECT_EQ(compute(t, ScanKind::kLogcumsumexp, "*.block_row[*"), DType::kF32) << dtype_name(t);
+    EXPECT_EQ(compute(t, ScanKind::kCumprod, "*.column[*"), DType::kF32) << dtype_name(t);
+  }
 }
 
 TEST(ScanSelectRefusals, ScanPlan) {

@@ -307,10 +307,12 @@ template <class C>
 struct LseBwdState {
   LseLinear<C> pos, neg;
 };
-template <class T>
+// C: the sums' type. f32 in the tile kernels (tree sums, depth ~log2 len); f64 in the
+// sequential column kernels, where a running f32 sum of up to len terms drifted (1.5% over
+// 262144 16-bit terms: each step rounds s e^(-d) + 1 the same way, H100 session 21).
+template <class T, class C = Compute<T>>
 struct LseBwdOp : BackwardOpBase<T> {
   using B = BackwardOpBase<T>;
-  using C = Compute<T>;
   using S = LseBwdState<C>;
   __device__ __forceinline__ static S identity() {
     const C ninf = -static_cast<C>(INFINITY);
@@ -322,14 +324,14 @@ struct LseBwdOp : BackwardOpBase<T> {
   template <int V>
   __device__ __forceinline__ static void load(const ScanCtx& c, std::int64_t i, S (&e)[V]) {
     static_assert(V == 1);
-    const C g = to_compute(B::grad_y(c, i)), y = to_compute(B::y_at(c, i));
+    const C g = static_cast<C>(to_compute(B::grad_y(c, i))), y = static_cast<C>(to_compute(B::y_at(c, i)));
     const LseLinear<C> term{scan_log(fabs(g)) - y, C(1)}, none{-static_cast<C>(INFINITY), C(0)};
     e[0] = {g > C(0) ? term : none, g < C(0) ? term : none};
   }
   template <int V>
   __device__ __forceinline__ static void store(const ScanCtx& c, std::int64_t i, const S (&)[V], const S (&in)[V]) {
-    const C x = to_compute(B::x_at(c, i));
-    B::put(c, i, scan_exp(x + in[0].pos.m) * in[0].pos.s - scan_exp(x + in[0].neg.m) * in[0].neg.s);
+    const C x = static_cast<C>(to_compute(B::x_at(c, i)));
+    B::put(c, i, static_cast<Compute<T>>(scan_exp(x + in[0].pos.m) * in[0].pos.s - scan_exp(x + in[0].neg.m) * in[0].neg.s));
   }
 };
 
@@ -687,11 +689,14 @@ Status launch_scan_v(const scan::ScanParams& p, cudaStream_t s) {
   return Status(Code::kInternal, "scan: no tile kernel for this (impl, vec)");
 }
 
-// Every kernel of one op: the column kernel, and the tile kernels with 16-byte vectors (ops
-// with one input) and scalar loads.
-template <class Op, class T>
-Status launch_scan_op(const scan::ScanParams& p, cudaStream_t s) {
-  static_assert(sizeof(typename Op::S) <= scan::kScanStateSlot, "a published state fits its workspace slot");
+inline bool scan_column_impl(scan::ScanImpl impl) {
+  return impl == scan::ScanImpl::kColumn || impl == scan::ScanImpl::kColumnSplit;
+}
+
+// The column kernels of one op (p.impl kColumn or kColumnSplit).
+template <class Op>
+Status launch_scan_columns(const scan::ScanParams& p, cudaStream_t s) {
+  static_assert(sizeof(typename Op::S) <= scan::kScanStateSlot, "a state fits its workspace slot");
   if (p.rows == 0 || p.len == 0) return Status::ok();
   if (p.impl == scan::ScanImpl::kColumnSplit) {
     const auto blocks = static_cast<unsigned>((p.rows * p.tiles + 255) / 256);
@@ -704,12 +709,26 @@ Status launch_scan_op(const scan::ScanParams& p, cudaStream_t s) {
     scan_column<Op><<<static_cast<unsigned>((p.rows + 255) / 256), 256, 0, s>>>(p);
     return scan_launch_status("scan column");
   }
+  return Status(Code::kInternal, "scan: not a column impl");
+}
+
+// The tile kernels of one op, with 16-byte vectors (ops with one input) and scalar loads.
+template <class Op, class T>
+Status launch_scan_tiles(const scan::ScanParams& p, cudaStream_t s) {
+  static_assert(sizeof(typename Op::S) <= scan::kScanStateSlot, "a published state fits its workspace slot");
+  if (p.rows == 0 || p.len == 0) return Status::ok();
   if constexpr (Op::kVecOk) {
     constexpr int kV = 16 / static_cast<int>(sizeof(T));
     if (p.vec == kV) return launch_scan_v<Op, kV>(p, s);
   }
   if (p.vec == 1) return launch_scan_v<Op, 1>(p, s);
   return Status(Code::kInternal, "scan: no kernel for vec = " + std::to_string(p.vec));
+}
+
+// Every kernel of one op.
+template <class Op, class T>
+Status launch_scan_op(const scan::ScanParams& p, cudaStream_t s) {
+  return scan_column_impl(p.impl) ? launch_scan_columns<Op>(p, s) : launch_scan_tiles<Op, T>(p, s);
 }
 
 }  // namespace baracuda::kernels
