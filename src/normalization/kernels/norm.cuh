@@ -395,4 +395,25 @@ Status launch_norm(const norm::NormParams& p, cudaStream_t s) {
       "norm");
 }
 
+// A thread's columns of weight and bias in the persistent row kernels (a thread owns vectors
+// q = j * nt + t, j < K, of its slice in every row; ok[j] = q < nvec): loaded once before the
+// row loop, 1 and 0 where absent or past the slice. The backward (kBias = false) has no bias.
+template <class T, int V, int K, bool kBias>
+__device__ __forceinline__ void load_weight_bias_cols(const norm::NormParams& p, const void* weight, const void* bias,
+                                                      std::int64_t off, int nvec, int t, int nt, bool (&ok)[K],
+                                                      Vec<T, V> (&wv)[K], Vec<T, V> (&bv)[K]) {
+#pragma unroll
+  for (int j = 0; j < K; ++j) {
+    const int q = j * nt + t;
+    ok[j] = q < nvec;
+#pragma unroll
+    for (int e = 0; e < V; ++e) {
+      wv[j].v[e] = from_compute<T>(1.f);
+      bv[j].v[e] = from_compute<T>(0.f);
+    }
+    if (ok[j] && p.has_weight) wv[j] = load_elems<T, V>(static_cast<const T*>(weight), off + static_cast<std::int64_t>(q) * V);
+    if (kBias && ok[j] && p.has_bias) bv[j] = load_elems<T, V>(static_cast<const T*>(bias), off + static_cast<std::int64_t>(q) * V);
+  }
+}
+
 }  // namespace baracuda::kernels

@@ -47,21 +47,14 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) nor
   __shared__ Sum2<C> red[2][rows::kTmaMaxThreads / 32];
   const int t = static_cast<int>(threadIdx.x), nt = static_cast<int>(blockDim.x);
   const TmaSlice sl = tma_slice(p.rows, p.n, p.cluster, static_cast<int>(sizeof(T)));
-  const int nvec = sl.n / V;
   bool ok[K];
-  Vec<T, V> wv[K];
+  Vec<T, V> wv[K], no_bias[K];
+  load_weight_bias_cols<T, V, K, false>(p, p.bwd.weight, nullptr, sl.off, sl.n / V, t, nt, ok, wv, no_bias);
   C acc_w[K][V], acc_b[K][V];
 #pragma unroll
-  for (int j = 0; j < K; ++j) {
-    const int q = j * nt + t;
-    ok[j] = q < nvec;
+  for (int j = 0; j < K; ++j)
 #pragma unroll
-    for (int e = 0; e < V; ++e) {
-      wv[j].v[e] = from_compute<T>(C(1));
-      acc_w[j][e] = acc_b[j][e] = C(0);
-    }
-    if (ok[j] && p.has_weight) wv[j] = load_elems<T, V>(static_cast<const T*>(p.bwd.weight), sl.off + static_cast<std::int64_t>(q) * V);
-  }
+    for (int e = 0; e < V; ++e) acc_w[j][e] = acc_b[j][e] = C(0);
   BulkRowRing<2> ring{stage_mem, sh.full, p.stages, sl.bytes};
   auto sources = [&](std::int64_t i, const void* (&src)[2]) {  // this block's row i: grad_y, x
     const std::int64_t row = sl.first + i * sl.step;

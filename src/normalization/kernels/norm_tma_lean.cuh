@@ -45,26 +45,6 @@
 
 namespace baracuda::kernels {
 
-// A thread's columns of weight and bias (1 and 0 when absent), loaded once: a thread owns
-// the same columns in every row.
-template <class T, int V, int K>
-__device__ __forceinline__ void norm_fwd_thread_setup(const norm::NormParams& p, const TmaSlice& sl, int t, int nt,
-                                                      bool (&ok)[K], Vec<T, V> (&wv)[K], Vec<T, V> (&bv)[K]) {
-  const int nvec = sl.n / V;
-#pragma unroll
-  for (int j = 0; j < K; ++j) {
-    const int q = j * nt + t;
-    ok[j] = q < nvec;
-#pragma unroll
-    for (int e = 0; e < V; ++e) {
-      wv[j].v[e] = from_compute<T>(1.f);
-      bv[j].v[e] = from_compute<T>(0.f);
-    }
-    if (ok[j] && p.has_weight) wv[j] = load_elems<T, V>(static_cast<const T*>(p.fwd.weight), sl.off + static_cast<std::int64_t>(q) * V);
-    if (ok[j] && p.has_bias) bv[j] = load_elems<T, V>(static_cast<const T*>(p.fwd.bias), sl.off + static_cast<std::int64_t>(q) * V);
-  }
-}
-
 // LayerNorm: this warp's element count n_w (a thread owns vectors j * nt + t); lane 0 stores
 // (n_w, 1 / n_w; 0 when empty) to warp_count[warp] for the merge of the warps' (sum, M2).
 // Returns 1 / n_w.
@@ -151,7 +131,7 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) nor
   const int nvec = sl.n / V;
   bool ok[K];
   Vec<T, V> wv[K], bv[K];
-  norm_fwd_thread_setup<T, V, K>(p, sl, t, nt, ok, wv, bv);
+  load_weight_bias_cols<T, V, K, true>(p, p.fwd.weight, p.fwd.bias, sl.off, sl.n / V, t, nt, ok, wv, bv);
   BulkRowRing<kSources> ring{stage_mem, sh.full, stages, row_bytes};
   auto sources = [&](std::int64_t i, const void* (&src)[kSources]) {  // this block's row i
     const std::int64_t row = sl.first + i * sl.step;
@@ -284,7 +264,7 @@ __global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) lay
   const int nvec = sl.n / V;
   bool ok[K];
   Vec<T, V> wv[K], bv[K];
-  norm_fwd_thread_setup<T, V, K>(p, sl, t, nt, ok, wv, bv);
+  load_weight_bias_cols<T, V, K, true>(p, p.fwd.weight, p.fwd.bias, sl.off, sl.n / V, t, nt, ok, wv, bv);
   BulkRowRing<kSources> ring{stage_mem, sh.full, p.stages, sl.bytes};
   auto sources = [&](std::int64_t i, const void* (&src)[kSources]) {  // this block's row i
     const std::int64_t row = sl.first + i * sl.step;
