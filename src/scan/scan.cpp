@@ -308,7 +308,7 @@ KernelSku sku_of(const Operands& o, const ImplInfo& info) {
   const DType t = o.ref().dtype;
   const ScanOp op = op_of(o);
   // the logcumsumexp backward's column kernels sum in f64 (kernels/scan.cuh, LseBwdOp)
-  const bool f64 = t == DType::kF64 || (op == ScanOp::kLseBwd && (info.impl == ScanImpl::kColumn || info.impl == ScanImpl::kColumnSplit));
+  const bool f64 = t == DType::kF64 || (op == ScanOp::kLseBwd && is_column_impl(info.impl));
   s.compute = s.precision.accumulator = is_integer(t) ? DType::kI64 : f64 ? DType::kF64 : DType::kF32;
   // the look-backs (ours, CUB's) add a floating carry in the order predecessors finish
   const bool exact = is_integer(t) || op == ScanOp::kMax || op == ScanOp::kMin;

@@ -35,6 +35,9 @@ typedef struct CUstream_st* cudaStream_t;
 namespace baracuda::scan {
 
 enum class ScanImpl : std::uint8_t { kWarpRow, kBlockRow, kLookback, kColumnSplit, kColumn, kCub };
+// The sequential column kernels (one thread walks a row or a segment of it), as against the
+// tile kernels; the logcumsumexp backward sums in f64 there (kernels/scan.cuh, LseBwdOp).
+constexpr bool is_column_impl(ScanImpl impl) { return impl == ScanImpl::kColumn || impl == ScanImpl::kColumnSplit; }
 // The combine a kernel runs: the forward kinds, and the three backward scans that are not a
 // plain (reversed) cumsum.
 enum class ScanOp : std::uint8_t { kSum, kProd, kMax, kMin, kLse, kProdBwd, kMaxMinBwd, kLseBwd };

@@ -10,7 +10,7 @@ Status launch_scan_bwd<DType::BARACUDA_INSTANCE_DTYPE>(const ScanParams& p, cuda
     case ScanOp::kProdBwd: return kernels::launch_scan_op<kernels::ProdBwdOp<T>, T>(p, s);
     case ScanOp::kMaxMinBwd: return kernels::launch_scan_op<kernels::MaxMinBwdOp<T>, T>(p, s);
     case ScanOp::kLseBwd:  // the sequential column kernels sum in f64 (kernels/scan.cuh, LseBwdOp)
-      if (kernels::scan_column_impl(p.impl)) return kernels::launch_scan_columns<kernels::LseBwdOp<T, double>>(p, s);
+      if (is_column_impl(p.impl)) return kernels::launch_scan_columns<kernels::LseBwdOp<T, double>>(p, s);
       return kernels::launch_scan_tiles<kernels::LseBwdOp<T>, T>(p, s);
     default: return Status(Code::kInternal, "scan backward: not a backward op");
   }

@@ -325,7 +325,7 @@ struct LseBwdOp : BackwardOpBase<T> {
   __device__ __forceinline__ static void load(const ScanCtx& c, std::int64_t i, S (&e)[V]) {
     static_assert(V == 1);
     const C g = static_cast<C>(to_compute(B::grad_y(c, i))), y = static_cast<C>(to_compute(B::y_at(c, i)));
-    const LseLinear<C> term{scan_log(fabs(g)) - y, C(1)}, none{-static_cast<C>(INFINITY), C(0)};
+    const LseLinear<C> term{scan_log(fabs(g)) - y, C(1)}, none = identity().pos;
     e[0] = {g > C(0) ? term : none, g < C(0) ? term : none};
   }
   template <int V>
@@ -689,10 +689,6 @@ Status launch_scan_v(const scan::ScanParams& p, cudaStream_t s) {
   return Status(Code::kInternal, "scan: no tile kernel for this (impl, vec)");
 }
 
-inline bool scan_column_impl(scan::ScanImpl impl) {
-  return impl == scan::ScanImpl::kColumn || impl == scan::ScanImpl::kColumnSplit;
-}
-
 // The column kernels of one op (p.impl kColumn or kColumnSplit).
 template <class Op>
 Status launch_scan_columns(const scan::ScanParams& p, cudaStream_t s) {
@@ -728,7 +724,7 @@ Status launch_scan_tiles(const scan::ScanParams& p, cudaStream_t s) {
 // Every kernel of one op.
 template <class Op, class T>
 Status launch_scan_op(const scan::ScanParams& p, cudaStream_t s) {
-  return scan_column_impl(p.impl) ? launch_scan_columns<Op>(p, s) : launch_scan_tiles<Op, T>(p, s);
+  return scan::is_column_impl(p.impl) ? launch_scan_columns<Op>(p, s) : launch_scan_tiles<Op, T>(p, s);
 }
 
 }  // namespace baracuda::kernels
