@@ -96,6 +96,7 @@ __device__ __forceinline__ C log_add_exp(C x, C y) {
 template <class Derived, class T, class O, bool kIdx>
 struct ForwardOp {
   static constexpr bool kVecOk = true;
+  static constexpr int kMinBlocks = 1;  // scan_tiles' __launch_bounds__ minimum blocks a SM
   template <int V, class S>
   __device__ __forceinline__ static void load(const ScanCtx& c, std::int64_t i0, S (&e)[V]) {
     const T* x = scan_in<T>(c, 2);
@@ -201,6 +202,7 @@ struct LseOp : ForwardOp<LseOp<T>, T, T, false> {
 template <class T>
 struct BackwardOpBase {
   static constexpr bool kVecOk = false;
+  static constexpr int kMinBlocks = 1;
   __device__ __forceinline__ static T grad_y(const ScanCtx& c, std::int64_t i) { return scan_in<T>(c, 2)[i * c.st[2]]; }
   __device__ __forceinline__ static T x_at(const ScanCtx& c, std::int64_t i) { return scan_in<T>(c, 3)[i * c.st[3]]; }
   __device__ __forceinline__ static T y_at(const ScanCtx& c, std::int64_t i) { return scan_in<T>(c, 4)[i * c.st[4]]; }
@@ -314,6 +316,9 @@ template <class T, class C = Compute<T>>
 struct LseBwdOp : BackwardOpBase<T> {
   using B = BackwardOpBase<T>;
   using S = LseBwdState<C>;
+  // f32 sums: 3 blocks of 256 a SM in the row kernels (80 registers, no spills; 95 unbounded,
+  // 2 blocks); the look-back's instance would spill at 80 and keeps 1
+  static constexpr int kMinBlocks = sizeof(C) == 4 ? 3 : 1;
   __device__ __forceinline__ static S identity() {
     const C ninf = -static_cast<C>(INFINITY);
     return {{ninf, C(0)}, {ninf, C(0)}};
@@ -480,7 +485,8 @@ __device__ __forceinline__ S look_back(const scan::ScanParams& p, std::int64_t t
 }
 
 template <class Op, int V, int K, ScanGroup G>
-__global__ void __launch_bounds__(scan::kScanBlockThreads) scan_tiles(scan::ScanParams p) {
+__global__ void __launch_bounds__(scan::kScanBlockThreads, G == ScanGroup::kLookback ? 1 : Op::kMinBlocks)
+    scan_tiles(scan::ScanParams p) {
   using S = typename Op::S;
   constexpr int kNt = G == ScanGroup::kWarp ? 32 : scan::kScanBlockThreads;
   constexpr int kWarps = kNt / 32;
