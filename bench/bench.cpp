@@ -202,6 +202,7 @@ const OpSpec kOps[] = {
     // the bf16 matmul of the same shape (what the 4-bit weight replaces)
     {"w4a16", Family::kInt4Gemm, 0},
     {"w4a16_u4", Family::kInt4Gemm, 1},
+    {"w4a16_tiled", Family::kInt4Gemm, 2},
     // BinGemmPlan (--dtype u32, shape MxNxK with K in bits): A [M, K/32] and B [N, K/32] words,
     // D [M,N] i32; kind 0 xnor_dot, kind 1 and_count. The TFLOP/s column counts 2 M N K bit
     // operations (TOPS); the PyTorch twin is torch._int_mm of the same M, N, K in int8
@@ -601,6 +602,8 @@ Expected<std::vector<Case>> suite_cases(const SuiteSpec& s) {
       BARACUDA_TRY(add("gemm", "bf16", sh));
     }
     BARACUDA_TRY(add("w4a16_u4", "bf16", "16x28672x8192"));
+    // The same decode shapes on tiled weights (Int4WeightLayout::kTiled16x128, s4)
+    for (const char* sh : {"1x28672x8192", "8x28672x8192", "16x28672x8192"}) BARACUDA_TRY(add("w4a16_tiled", "bf16", sh));
     // W4A16 decode with each decode SKU forced (w4a16_streamk, w4a16_bulk, w4a16_stream, w4a16_gemv) at
     // M = 1 / 16 on 28672x8192 and 4096x4096, the bf16 GEMM of the 4096x4096 shapes beside them
     for (const char* sh : {"1x28672x8192", "16x28672x8192", "1x4096x4096", "16x4096x4096"}) {
@@ -1172,8 +1175,9 @@ Expected<Workload> quant_gemm_workload(const Case& c, const Stream& s) {
   return w;
 }
 
-// Int4GemmPlan: x [M,K], w [N,K] packed s4 (kind 0) or u4 + zero points (kind 1), group 128
-// scales and zeros [N, K/128] in c.in, y [M,N]. FLOPs 2MNK (the dequantization not counted).
+// Int4GemmPlan: x [M,K], w [N,K] packed s4 (kind 0), u4 + zero points (kind 1) or s4 in the
+// tiled layout (kind 2), group 128 scales and zeros [N, K/128] in c.in, y [M,N]. FLOPs 2MNK
+// (the dequantization not counted).
 Expected<Workload> int4_gemm_workload(const Case& c, const Stream& s) {
   const std::int64_t m = c.shape[0], n = c.shape[1], k = c.shape[2];
   const bool u4 = c.op->kind == 1;
@@ -1183,6 +1187,7 @@ Expected<Workload> int4_gemm_workload(const Case& c, const Stream& s) {
   d.y = MatrixLayout{c.in, m, n, n, MatrixOrder::kRowMajor, 16};
   d.group_size = k % 128 == 0 ? 128 : k;
   d.zeros = u4;
+  if (c.op->kind == 2) d.w_layout = Int4WeightLayout::kTiled16x128;
   const TensorLayout groups = TensorLayout::contiguous(c.in, {n, d.groups()});
   std::vector<TensorLayout> in = {d.x.as_tensor(), d.w.as_tensor(), groups};
   if (u4) in.push_back(groups);

@@ -308,7 +308,7 @@ def torch_case(op, dt_in, dt_out, shape):
         scale = Operand((), torch.float32)
         return ([Operand((m, k), dt_in), Operand((n, k), dt_in), scale, scale],
                 lambda a, w, sa, sb: torch._scaled_mm(a, w.t(), scale_a=sa, scale_b=sb, out_dtype=dt_out))
-    if op in ('w4a16', 'w4a16_u4'):  # Int4GemmPlan: the twin is the bf16 (dt_in) matmul x @ W^T it replaces
+    if op in ('w4a16', 'w4a16_u4', 'w4a16_tiled'):  # Int4GemmPlan: the twin is the bf16 (dt_in) matmul x @ W^T it replaces
         m, n, k = shape
         return [Operand((m, k), dt_in), Operand((n, k), dt_in)], lambda x, w: torch.matmul(x, w.t())
     if op in ('bin_gemm', 'bin_gemm_and'):
@@ -686,7 +686,7 @@ def compare(rec, reps_override, interleave=None, rounds=2):
     ms, ms_min = time_case(operands, fn, rec['bytes'], reps, rec.get('timing') == 'graph')
     torch.cuda.empty_cache()
     if interleave and op not in ('copy', 'gemm_bf16', 'gemm', 'gemm_bias_gelu', 'gemm_then_bias_gelu', 'int_gemm',
-                                 'fp8_gemm', 'w4a16', 'w4a16_u4', 'bin_gemm', 'bin_gemm_and') + GEMM_AUX_OPS:
+                                 'fp8_gemm', 'w4a16', 'w4a16_u4', 'w4a16_tiled', 'bin_gemm', 'bin_gemm_and') + GEMM_AUX_OPS:
         # A/B/A/B: alternate fresh baracuda and torch measurements of the case, so clock and
         # thermal drift between the two programs does not decide a near tie; each side
         # reports the mean of its rounds (baracuda's original record counts as one).

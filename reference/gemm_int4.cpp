@@ -11,10 +11,26 @@ using namespace gemm_detail;
 
 namespace {
 
-int nibble_at(const HostTensor& w, const MatrixLayout& l, std::int64_t n, std::int64_t k) {
+// Element (n, k) of w: row-major (row n at element n ld), or tiled (gemm_int4.hpp): 1 KiB
+// units of 16 rows x 128 k, unit (n / 16, k / 128) the (n / 16) (K / 128) + k / 128-th; in a
+// unit, 64 16-byte vectors of 32 elements, vector 32 (r / 8) + 4 (r % 8) + (k % 128) / 32
+// for row r = n % 16; in a vector, element e = k % 32 in nibble e % 2 of byte e / 2.
+int nibble_at(const HostTensor& w, const Int4GemmDescriptor& d, std::int64_t n, std::int64_t k) {
   const auto* bytes = static_cast<const unsigned char*>(w.data());
-  const std::int64_t e = n * l.ld + k;
-  const int v = (bytes[e / 2] >> (4 * (e % 2))) & 0xF;
+  const MatrixLayout& l = d.w;
+  std::int64_t byte = 0;
+  int shift = 0;
+  if (d.w_layout == Int4WeightLayout::kTiled16x128) {
+    const std::int64_t unit = (n / 16) * (d.k() / 128) + k / 128, r = n % 16;
+    const std::int64_t vec = 32 * (r / 8) + 4 * (r % 8) + (k % 128) / 32, e = k % 32;
+    byte = unit * 1024 + vec * 16 + e / 2;
+    shift = 4 * static_cast<int>(e % 2);
+  } else {
+    const std::int64_t e = n * l.ld + k;
+    byte = e / 2;
+    shift = 4 * static_cast<int>(e % 2);
+  }
+  const int v = (bytes[byte] >> shift) & 0xF;
   return l.dtype == DType::kS4 && v >= 8 ? v - 16 : v;
 }
 
@@ -30,7 +46,7 @@ std::vector<double> int4_dequant(const Int4GemmDescriptor& d, const HostTensor& 
     for (std::int64_t k = 0; k < K; ++k) {
       const std::int64_t gi = n * G + k / d.group_size;
       const double z = d.zeros ? zeros->get(gi) : 0.0;
-      out[n * K + k] = (nibble_at(w, d.w, n, k) - z) * scales.get(gi);
+      out[n * K + k] = (nibble_at(w, d, n, k) - z) * scales.get(gi);
     }
   return out;
 }

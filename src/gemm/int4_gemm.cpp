@@ -37,13 +37,14 @@ std::size_t Int4GemmDescriptor::hash() const noexcept {
   h = detail::hash_combine(h, gemm::quant_matrix_hash(w));
   h = detail::hash_combine(h, gemm::quant_matrix_hash(y));
   h = detail::hash_combine(h, static_cast<std::size_t>(group_size));
-  return detail::hash_combine(h, std::size_t{zeros} | (std::size_t{bias} << 1));
+  return detail::hash_combine(h, std::size_t{zeros} | (std::size_t{bias} << 1) | (static_cast<std::size_t>(w_layout) << 2));
 }
 
 std::string Int4GemmDescriptor::to_string() const {
   return "int4_gemm(x=" + gemm::quant_matrix_string(x) + ", w=" + gemm::quant_matrix_string(w) +
          ", y=" + gemm::quant_matrix_string(y) + ", group_size=" + std::to_string(group_size) + (zeros ? ", zeros" : "") +
-         (bias ? ", bias" : "") + ")";
+         (bias ? ", bias" : "") +
+         (w_layout != Int4WeightLayout::kRowMajor ? std::string(", w_layout=") + int4_weight_layout_name(w_layout) : "") + ")";
 }
 
 namespace gemm {
@@ -81,6 +82,14 @@ Status validate_int4(const Int4GemmDescriptor& d) {
     return quant_invalid("zeros = true with w.dtype = s4: signed weights take no zero points (use u4)");
   if (d.w.ld % 32 != 0)
     return quant_invalid("w.ld = " + s64(d.w.ld) + " is not a multiple of 32 elements (rows must be 16-byte aligned)");
+  if (d.w_layout == Int4WeightLayout::kTiled16x128) {
+    if (N % 16 != 0) return quant_invalid("w.rows = N = " + s64(N) + " is not a multiple of 16 (w_layout = tiled16x128)");
+    if (K % 128 != 0) return quant_invalid("w.cols = K = " + s64(K) + " is not a multiple of 128 (w_layout = tiled16x128)");
+    if (d.w.ld != K)
+      return quant_invalid("w.ld = " + s64(d.w.ld) + " differs from K = " + s64(K) + " (w_layout = tiled16x128 has no row padding)");
+  } else if (d.w_layout != Int4WeightLayout::kRowMajor) {
+    return quant_invalid("w_layout = " + std::to_string(static_cast<int>(d.w_layout)) + " is not an Int4WeightLayout");
+  }
   if (d.w.alignment < 16)
     return quant_invalid("w.alignment = " + s64(d.w.alignment) + " bytes is below 16 (the kernels read 16-byte vectors)");
   if (d.x.alignment < 2) return quant_invalid("x.alignment = " + s64(d.x.alignment) + " bytes is below one element (2)");
@@ -99,6 +108,7 @@ Int4Weights weights_of(const Int4GemmDescriptor& d, const Int4GemmArgs& a) {
   wt.k = d.k();
   wt.group_size = d.group_size;
   wt.groups = d.groups();
+  wt.tiled = d.w_layout == Int4WeightLayout::kTiled16x128;
   return wt;
 }
 
@@ -291,7 +301,9 @@ struct DecodeCandidate {
     Candidate<Desc, Int4GemmArgs>::Probe pr;
     pr.sku = int4_sku(d, kStream ? "w4a16_stream" : "w4a16_gemv", Backend::kHand);
     constexpr std::int64_t k31 = std::int64_t{1} << 31;
-    if (d.m() > kInt4GemvMaxM)
+    if (d.w_layout != Int4WeightLayout::kRowMajor)
+      pr.rejection = std::string("w_layout = ") + int4_weight_layout_name(d.w_layout) + ": this decode kernel reads row-major weights";
+    else if (d.m() > kInt4GemvMaxM)
       pr.rejection = "M = " + s64(d.m()) + " > " + s64(kInt4GemvMaxM) + ": the decode kernel covers at most 16 rows of x";
     else if (kStream && d.m() > 8 && (d.n() * d.groups() >= k31 || d.n() * (d.w.ld / 32) >= k31))
       pr.rejection = "N x G = " + s64(d.n() * d.groups()) + " scales or N x w.ld / 32 = " + s64(d.n() * (d.w.ld / 32)) +
@@ -341,6 +353,8 @@ struct BulkCandidate {
     pr.sku.min_sm = 90;
     if (caps.sm < 90) {
       pr.rejection = "sm " + std::to_string(caps.sm) + " < 90: cp.async.bulk and mbarrier transaction counts need sm_90+";
+    } else if (d.w_layout != Int4WeightLayout::kRowMajor) {
+      pr.rejection = std::string("w_layout = ") + int4_weight_layout_name(d.w_layout) + ": this decode kernel reads row-major weights";
     } else if (d.m() > kInt4GemvMaxM) {
       pr.rejection = "M = " + s64(d.m()) + " > " + s64(kInt4GemvMaxM) + ": the decode kernel covers at most 16 rows of x";
     } else {
@@ -398,7 +412,8 @@ struct StreamKShape {
 // block's shared memory; per slice, one block of kInt4StreamKWarps warps
 // per SM (sm_count / splits blocks). Below kStreamKMinUnits units per warp (small weights) it
 // refuses: the partial slots then outweigh the balance (H200 session 9, 4096 x 4096 at 3.9
-// units per warp: M = 1 0.0124 ms = w4a16_stream, M = 16 0.0222 against w4a16_gemv 0.0157).
+// units per warp: M = 1 0.0124 ms = w4a16_stream, M = 16 0.0222 against w4a16_gemv 0.0157);
+// with tiled weights, which only this decode kernel reads, it runs fewer blocks instead.
 // slots bounds the warps one tile's units can meet: a tile of c chunks spans at most
 // ceil(c / (units per warp, at least)) + 1 warp ranges.
 constexpr std::int64_t kStreamKMinUnits = 8;
@@ -418,8 +433,13 @@ Expected<StreamKShape> streamk_config(const Int4GemmDescriptor& d, const DeviceC
     const std::size_t smem = int4_streamk_smem_bytes(M, kslice, c.k.stages);
     if (smem > optin || int4_gemv_smem_bytes(M, kslice) > kInt4StreamKMaxXBytes + M * 64) continue;
     const std::int64_t last_chunks = ceil_div(K - (splits - 1) * kslice, 128), umin = c.k.tiles * last_chunks;
-    const std::int64_t blocks = std::max<std::int64_t>(sms / splits, 1);
-    if (umin < kStreamKMinUnits * blocks * kInt4StreamKWarps)
+    std::int64_t blocks = std::max<std::int64_t>(sms / splits, 1);
+    // Tiled weights have no row-major decode kernel to fall back to: fewer blocks instead, so
+    // that each warp still gets kStreamKMinUnits units (as long as every warp gets one).
+    if (d.w_layout == Int4WeightLayout::kTiled16x128 && umin >= kInt4StreamKWarps)
+      blocks = std::clamp<std::int64_t>(umin / (kStreamKMinUnits * kInt4StreamKWarps), 1, blocks);
+    if (umin < kStreamKMinUnits * blocks * kInt4StreamKWarps &&
+        !(d.w_layout == Int4WeightLayout::kTiled16x128 && umin >= blocks * kInt4StreamKWarps))
       return Status(Code::kNotSupported, "the smallest K slice has " + s64(umin) + " units of 16 rows x 128 k < " +
                                              s64(kStreamKMinUnits) + " per warp x " + s64(blocks * kInt4StreamKWarps) +
                                              " warps (N = " + s64(N) + ", K = " + s64(K) + ", " + s64(splits) +

@@ -16,8 +16,9 @@ namespace baracuda::gemm {
 
 // The weight operand as every int4 kernel reads it.
 struct Int4Weights {
-  const void* w = nullptr;         // packed, row n at byte n * ld_bytes, 16-byte aligned
+  const void* w = nullptr;         // packed, row n at byte n * ld_bytes, 16-byte aligned (row-major)
   std::int64_t ld_bytes = 0;       // a multiple of 16
+  bool tiled = false;              // Int4WeightLayout::kTiled16x128: vector (n, k) at int4_tiled_offset(n, k, K)
   const void* scales = nullptr;    // [N, G], act dtype
   const void* zeros = nullptr;     // [N, G], act dtype; null for s4
   bool is_signed = true;           // s4 (no zeros) or u4 (zeros)

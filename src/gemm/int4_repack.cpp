@@ -1,6 +1,8 @@
-// Host-side repacking of GPTQ / AWQ checkpoints into Int4GemmPlan's layout (formats in
-// baracuda/ops/gemm_int4.hpp). Plain loops over host memory: run once at model load.
+// Host-side repacking of GPTQ / AWQ checkpoints into Int4GemmPlan's layout, and of its
+// row-major packing into the tiled one (formats in baracuda/ops/gemm_int4.hpp). Plain loops
+// over host memory: run once at model load.
 #include <array>
+#include <cstring>
 #include <string>
 
 #include "baracuda/core/numeric.hpp"
@@ -18,6 +20,29 @@ std::size_t int4_packed_bytes(std::int64_t n, std::int64_t k) noexcept {
 
 std::size_t int4_group_count(std::int64_t n, std::int64_t k, std::int64_t group_size) noexcept {
   return n > 0 && k > 0 && group_size > 0 ? static_cast<std::size_t>(n * (k / group_size)) : 0;
+}
+
+const char* int4_weight_layout_name(Int4WeightLayout l) noexcept {
+  return l == Int4WeightLayout::kRowMajor ? "row_major" : "tiled16x128";
+}
+
+Status int4_tile_weights(const std::uint8_t* row_major, std::int64_t n, std::int64_t k, std::int64_t ld_elems,
+                         std::uint8_t* tiled) {
+  auto bad = [](const std::string& msg) { return Status(Code::kInvalidArgument, "int4_tile_weights: " + msg); };
+  if (n <= 0 || n % 16 != 0) return bad("n = " + std::to_string(n) + " is not a positive multiple of 16");
+  if (k <= 0 || k % 128 != 0) return bad("k = " + std::to_string(k) + " is not a positive multiple of 128");
+  if (ld_elems < k || ld_elems % 32 != 0)
+    return bad("ld_elems = " + std::to_string(ld_elems) + " is below k = " + std::to_string(k) +
+               " or not a multiple of 32");
+  if (row_major == nullptr) return bad("row_major is null");
+  if (tiled == nullptr) return bad("tiled is null");
+  const std::size_t src_bytes = static_cast<std::size_t>((n - 1) * (ld_elems / 2) + k / 2);
+  const std::size_t dst_bytes = static_cast<std::size_t>(n * (k / 2));
+  if (tiled < row_major + src_bytes && row_major < tiled + dst_bytes) return bad("tiled overlaps row_major");
+  for (std::int64_t r = 0; r < n; ++r)
+    for (std::int64_t c = 0; c < k; c += 32)
+      std::memcpy(tiled + int4_tiled_offset(r, c, k), row_major + r * (ld_elems / 2) + c / 2, 16);
+  return Status::ok();
 }
 
 Int4GemmDescriptor int4_repacked_descriptor(const Int4RepackSource& src, std::int64_t m) {

@@ -10,7 +10,8 @@
 // K a multiple of each group size (32, 64, 128, K), s4 and u4 + zeros, bias on / off, f16 and
 // bf16, padded lds (x.ld odd: the scalar staging path of the decode kernel), a large N that
 // needs no split-K and a small N that splits K 30+ ways, the empty M = 0; and the run-time
-// refusals (null, misaligned, aliasing, too-small workspace) with y untouched.
+// refusals (null, misaligned, aliasing, too-small workspace) with y untouched; tiled weights
+// (w_layout = kTiled16x128) under the two SKUs that read them.
 // Filter: --gtest_filter='*Int4Gemm*'.
 #include <gtest/gtest.h>
 
@@ -38,6 +39,7 @@ struct Case {
   bool bias = false;
   std::int64_t pad_x = 0, pad_w = 0, pad_y = 0;  // ld padding in elements
   std::int64_t scale_shift = 0;  // scales / zeros this many elements past a 16-byte boundary
+  bool tiled = false;            // w_layout = kTiled16x128 (random bytes are a valid tiled weight)
 };
 
 Int4GemmDescriptor desc_of(const Case& c) {
@@ -48,6 +50,7 @@ Int4GemmDescriptor desc_of(const Case& c) {
   d.group_size = c.group;
   d.zeros = c.w == DType::kU4;
   d.bias = c.bias;
+  if (c.tiled) d.w_layout = Int4WeightLayout::kTiled16x128;
   return d;
 }
 
@@ -219,6 +222,23 @@ TEST(Int4GemmGpu, StreamKRangesSlotsAndSlices) {
   runs += run_case({2, 1100, 16384, 16384, DType::kS4, DType::kBF16, false});
   runs += run_case({3, 4400, 8192, 128, DType::kS4, DType::kF16, true, 5, 0, 3});
   RecordProperty("skus_run", runs);
+}
+
+// Tiled weights (w_layout = kTiled16x128): under w4a16_streamk (one and several K slices,
+// warp ranges across tiles, the fewer-blocks launch of a small weight) and dequant_cublaslt
+// (every M), against the reference, which reads the tiled bytes by its own formula.
+TEST(Int4GemmGpu, TiledWeights) {
+  BARACUDA_REQUIRE_GPU();
+  int runs = 0;
+  for (std::int64_t m : {1, 5, 16})
+    runs += run_case({m, 8800 + 16 * m, 8192, 128, m % 2 ? DType::kS4 : DType::kU4, m == 5 ? DType::kF16 : DType::kBF16,
+                      m != 5, 0, 0, 0, 0, true});
+  runs += run_case({1, 4096, 4096, 128, DType::kU4, DType::kBF16, true, 0, 0, 0, 0, true});
+  runs += run_case({16, 4096, 4096, 4096, DType::kS4, DType::kF16, false, 0, 0, 3, 0, true});
+  runs += run_case({3, 96, 256, 64, DType::kU4, DType::kBF16, true, 5, 0, 0, 0, true});
+  runs += run_case({64, 256, 512, 128, DType::kS4, DType::kBF16, true, 0, 0, 0, 0, true});
+  RecordProperty("skus_run", runs);
+  EXPECT_EQ(runs, 12);  // streamk + dequant for the five M <= 16 cases at group 128 / K, dequant for the two others
 }
 
 TEST(Int4GemmGpu, EmptyM) {

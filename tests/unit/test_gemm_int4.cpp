@@ -424,7 +424,100 @@ TEST(Int4GemmRefusals, SelectNamesFieldAndValue) {
           {"order", [](D& d) { d.y.order = MatrixOrder::kColMajor; d.y.ld = 7; }, "y.order = column-major"},
           {"alignment", [](D& d) { d.w.alignment = 8; }, "w.alignment = 8 bytes is below 16"},
           {"alignment", [](D& d) { d.x.alignment = 1; }, "x.alignment = 1"},
+          {"layout", [](D& d) { d.w_layout = Int4WeightLayout::kTiled16x128; d.w.rows = d.y.cols = 104; },
+           "w.rows = N = 104 is not a multiple of 16 (w_layout = tiled16x128)"},
+          {"layout", [](D& d) { d.w_layout = Int4WeightLayout::kTiled16x128; d.x.cols = d.w.cols = 192; d.x.ld = d.w.ld = 192; },
+           "w.cols = K = 192 is not a multiple of 128 (w_layout = tiled16x128)"},
+          {"layout", [](D& d) { d.w_layout = Int4WeightLayout::kTiled16x128; d.w.ld = 288; },
+           "w.ld = 288 differs from K = 256 (w_layout = tiled16x128 has no row padding)"},
+          {"layout", [](D& d) { d.w_layout = static_cast<Int4WeightLayout>(7); }, "w_layout = 7 is not an Int4WeightLayout"},
       });
+}
+
+// The tiled layout: int4_tile_weights moves each 16-byte vector to int4_tiled_offset, and the
+// reference, which reads the tiled bytes by its own formula, dequantizes them to the same
+// weight as the row-major source (every element, padded source ld); refusals name the field
+// and value and write nothing.
+TEST(Int4GemmTiled, TileWeightsMatchesReferenceAndRefuses) {
+  const std::int64_t N = 48, K = 384, ld = 416;
+  auto d = i4_desc(1, N, K, DType::kU4, DType::kF16, 128);
+  d.w.ld = ld;
+  HostTensor w(d.w.as_tensor());
+  auto* wb = static_cast<unsigned char*>(w.data());
+  std::mt19937_64 rng(std::random_device{}());
+  for (std::size_t i = 0; i < w.storage_bytes(); ++i) wb[i] = static_cast<unsigned char>(rng());
+  std::vector<std::uint8_t> tiled(static_cast<std::size_t>(N * K / 2), 0xA5);
+  ASSERT_TRUE(int4_tile_weights(wb, N, K, ld, tiled.data()).is_ok());
+  auto dt = d;
+  dt.w_layout = Int4WeightLayout::kTiled16x128;
+  dt.w.ld = K;
+  HostTensor wt(dt.w.as_tensor());
+  ASSERT_EQ(wt.storage_bytes(), tiled.size());
+  std::memcpy(wt.data(), tiled.data(), tiled.size());
+  HostTensor s(TensorLayout::contiguous(DType::kF16, {N, d.groups()})), z(TensorLayout::contiguous(DType::kF16, {N, d.groups()}));
+  for (std::int64_t i = 0; i < s.layout().numel(); ++i) {
+    s.set(i, 1.0);
+    z.set(i, 0.0);
+  }
+  EXPECT_EQ(reference::int4_dequant(d, w, s, &z), reference::int4_dequant(dt, wt, s, &z));
+  EXPECT_EQ(int4_tiled_offset(17, 160, 384), (1 * 3 + 1) * 1024 + 512 + 64 + 16);
+  EXPECT_NE(d.hash(), [&] { auto e = d; e.w_layout = Int4WeightLayout::kTiled16x128; return e.hash(); }());
+  EXPECT_NE(dt.to_string().find("w_layout=tiled16x128"), std::string::npos) << dt.to_string();
+
+  std::vector<std::uint8_t> dst(static_cast<std::size_t>(N * K / 2), 0x5A);
+  const struct {
+    std::int64_t n, k, ld;
+    const std::uint8_t* src;
+    std::uint8_t* dst;
+    const char* needle;
+  } bad[] = {
+      {40, K, ld, wb, dst.data(), "n = 40 is not a positive multiple of 16"},
+      {N, 320 + 32, 416, wb, dst.data(), "k = 352 is not a positive multiple of 128"},
+      {N, K, 352, wb, dst.data(), "ld_elems = 352 is below k = 384"},
+      {N, K, 400, wb, dst.data(), "ld_elems = 400 is below k = 384 or not a multiple of 32"},
+      {N, K, ld, nullptr, dst.data(), "row_major is null"},
+      {N, K, ld, wb, nullptr, "tiled is null"},
+      {N, K, ld, wb, wb + 64, "tiled overlaps row_major"},
+  };
+  for (const auto& b : bad) {
+    const Status st = int4_tile_weights(b.src, b.n, b.k, b.ld, b.dst);
+    EXPECT_EQ(st.code(), Code::kInvalidArgument) << b.needle;
+    EXPECT_NE(st.message().find(b.needle), std::string::npos) << st.message();
+  }
+  EXPECT_TRUE(std::all_of(dst.begin(), dst.end(), [](std::uint8_t v) { return v == 0x5A; }));
+}
+
+// Which SKUs take tiled weights: w4a16_streamk (first; on small weights with fewer blocks
+// instead of refusing) and dequant_cublaslt; the row-major decode kernels refuse by name.
+TEST(Int4GemmTiled, SelectTakesStreamKAndDequantOnly) {
+  auto tiled = [](Int4GemmDescriptor d) {
+    d.w_layout = Int4WeightLayout::kTiled16x128;
+    return d;
+  };
+  for (std::int64_t m : {1, 8, 16}) {
+    auto p = Int4GemmPlan::select_for_caps(caps(90), tiled(i4_desc(m, 28672, 8192)));
+    ASSERT_TRUE(p.has_value()) << p.error().to_string();
+    EXPECT_EQ(p->sku().impl, "w4a16_streamk");
+  }
+  // 4096 x 4096: 8192 units, 4 per warp at 132 blocks: 64 blocks of 16 warps get 8 each
+  auto small = Int4GemmPlan::select_for_caps(caps(90), tiled(i4_desc(1, 4096, 4096)));
+  ASSERT_TRUE(small.has_value()) << small.error().to_string();
+  EXPECT_EQ(small->sku().impl, "w4a16_streamk");
+  auto big = Int4GemmPlan::select_for_caps(caps(90), tiled(i4_desc(2048, 28672, 8192)));
+  ASSERT_TRUE(big.has_value()) << big.error().to_string();
+  EXPECT_EQ(big->sku().impl, "dequant_cublaslt");
+  auto group64 = Int4GemmPlan::select_for_caps(caps(90), tiled(i4_desc(1, 4096, 4096, DType::kS4, DType::kBF16, 64)));
+  ASSERT_TRUE(group64.has_value()) << group64.error().to_string();
+  EXPECT_EQ(group64->sku().impl, "dequant_cublaslt");
+  for (const char* sku : {"int4_gemm.fwd.w4a16_stream*", "int4_gemm.fwd.w4a16_gemv*", "int4_gemm.fwd.w4a16_bulk*"}) {
+    PlanPreference pref;
+    pref.force_sku = sku;
+    auto r = Int4GemmPlan::select_for_caps(caps(90), tiled(i4_desc(1, 28672, 8192)), pref);
+    ASSERT_FALSE(r.has_value()) << sku;
+    EXPECT_NE(r.error().message().find("w_layout = tiled16x128: this decode kernel reads row-major weights"),
+              std::string::npos)
+        << r.error().message();
+  }
 }
 
 TEST(Int4GemmRefusals, RunArgsNullMisalignedAliasing) {

@@ -16,6 +16,17 @@
 // element 2j + 1 in its high nibble (bits 4..7). s4 nibbles are two's complement (-8..7),
 // u4 nibbles 0..15. Elements K..ld-1 of a row are padding (never read by the math).
 //
+// Tiled weights (w_layout = Int4WeightLayout::kTiled16x128, made from the row-major packing
+// by int4_tile_weights below): the same 16-byte vectors (32 elements of one row, nibble order
+// as above) regrouped so that each unit of 16 rows x 128 k is 1 KiB of contiguous bytes, the
+// order in which the decode kernel streams them. Needs N % 16 == 0, K % 128 == 0 and
+// w.ld == K (no padding); the buffer has the row-major size, N K / 2 bytes. The vector of rows
+// n, elements k .. k + 31 (k % 32 == 0) sits at byte
+//   ((n / 16) (K / 128) + k / 128) 1024 + ((n % 16) / 8) 512 + (n % 8) 64 + ((k % 128) / 32) 16
+// (int4_tiled_offset). Units of one 16-row tile follow each other along K. Taken by
+// w4a16_streamk (H100 session 22, 28672x8192: M = 1 / 8 / 16 2% / 3% / 5% faster than
+// row-major) and dequant_cublaslt; the other decode SKUs read row-major weights only.
+//
 // Dequantization (g = k / group_size):
 //   s4:  w(n, k) = q(n, k) * scales[n, g]
 //   u4:  w(n, k) = (q(n, k) - zeros[n, g]) * scales[n, g]
@@ -66,6 +77,10 @@
 
 namespace baracuda {
 
+// How w's packed bytes are ordered (see "Tiled weights" above).
+enum class Int4WeightLayout : std::uint8_t { kRowMajor, kTiled16x128 };
+const char* int4_weight_layout_name(Int4WeightLayout l) noexcept;
+
 struct Int4GemmDescriptor {
   MatrixLayout x;  // M x K, f16 / bf16, row-major
   MatrixLayout w;  // N x K, s4 / u4, row-major packed, ld % 32 == 0, alignment 16
@@ -73,6 +88,7 @@ struct Int4GemmDescriptor {
   std::int64_t group_size = 128;  // 32, 64, 128 or K
   bool zeros = false;             // u4: true (required); s4: false
   bool bias = false;              // bias[N] in x.dtype
+  Int4WeightLayout w_layout = Int4WeightLayout::kRowMajor;  // kTiled16x128: N % 16 == 0, K % 128 == 0, w.ld == K
 
   std::int64_t m() const noexcept { return y.rows; }
   std::int64_t n() const noexcept { return y.cols; }
@@ -138,6 +154,19 @@ std::size_t int4_group_count(std::int64_t n, std::int64_t k, std::int64_t group_
 // Repacks on the host; refuses (kInvalidArgument, naming the field and value) bad shapes,
 // group sizes, dtypes and null pointers, and writes nothing then.
 Status int4_repack(const Int4RepackSource& src, const Int4RepackTarget& dst);
+
+// Byte offset of the 16-byte vector of row n, elements k .. k + 31 (k % 32 == 0) in the tiled
+// layout of an N x K weight (N % 16 == 0, K % 128 == 0).
+constexpr std::int64_t int4_tiled_offset(std::int64_t n, std::int64_t k, std::int64_t K) noexcept {
+  return ((n / 16) * (K / 128) + k / 128) * 1024 + ((n % 16) / 8) * 512 + (n % 8) * 64 + ((k % 128) / 32) * 16;
+}
+
+// Host-side: the row-major packed weight `row_major` (N x K, ld_elems elements a row, a
+// multiple of 32) into the tiled layout `tiled` (N K / 2 bytes; Int4WeightLayout::kTiled16x128).
+// Refuses (kInvalidArgument, naming the field and value) N % 16 != 0, K % 128 != 0, ld_elems
+// < K or not a multiple of 32, null or overlapping buffers, and writes nothing then.
+Status int4_tile_weights(const std::uint8_t* row_major, std::int64_t n, std::int64_t k, std::int64_t ld_elems,
+                         std::uint8_t* tiled);
 
 // The Int4GemmDescriptor of a repacked checkpoint for M activation rows (dense x and y).
 Int4GemmDescriptor int4_repacked_descriptor(const Int4RepackSource& src, std::int64_t m);

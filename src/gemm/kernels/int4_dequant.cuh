@@ -25,6 +25,7 @@
 
 #include <cstdint>
 
+#include "baracuda/ops/gemm_int4.hpp"  // int4_tiled_offset
 #include "gemm/int4_params.hpp"
 
 namespace baracuda::gemm::kernels {
@@ -112,7 +113,8 @@ __global__ void int4_dequant_kernel(const Int4Weights wt, T* __restrict__ wd) {
   for (std::int64_t v = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; v < total;
        v += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     const std::int64_t row = v / vecs_per_row, kk = (v - row * vecs_per_row) * 32;
-    const uint4 q = __ldcs(reinterpret_cast<const uint4*>(wbytes + row * wt.ld_bytes + kk / 2));
+    const std::int64_t at = wt.tiled ? int4_tiled_offset(row, kk, wt.k) : row * wt.ld_bytes + kk / 2;
+    const uint4 q = __ldcs(reinterpret_cast<const uint4*>(wbytes + at));
     const Int4GroupConst<T> c = int4_group_const<T>(wt, row, kk);
     const std::uint32_t words[4] = {q.x, q.y, q.z, q.w};
     uint4* out = reinterpret_cast<uint4*>(wd + row * wt.k + kk);

@@ -34,6 +34,8 @@
 //  * blocks of kInt4StreamKWarps warps, one resident per SM, one K slice each
 //    (blockIdx.x % splits): the slice's X in shared memory is shared by all tiles the block's
 //    warps visit. The launch shape (Int4StreamKConfig) is fixed at select.
+// Weights row-major or tiled (wt.tiled: each unit's 1 KiB contiguous, the units of a tile in K
+// order; only the cursor's addresses differ).
 // Preconditions (select checks them): M <= 16, K % 32 == 0, group_size % 128 == 0 or
 // group_size == K, rows 16-byte aligned, kslice % 128 == 0, W <= U for every slice, smem_bytes
 // = int4_streamk_smem_bytes(M, kslice, D).
@@ -69,8 +71,11 @@ __device__ __forceinline__ void int4_streamk_seek(Int4StreamKCursor& c, const In
   for (int h = 0; h < 2; ++h) {
     std::int64_t row = c.tile * 16 + g + 8 * h;
     row = row < wt.n ? row : wt.n - 1;  // rows past N read row N - 1; their sums are never read
-    c.w[h] = reinterpret_cast<const uint4*>(static_cast<const unsigned char*>(wt.w) + row * wt.ld_bytes + k0 / 2) +
-             4 * c.chunk + t;
+    const auto* base = static_cast<const unsigned char*>(wt.w);
+    c.w[h] = wt.tiled  // the unit's 1 KiB: (tile, chunk) in K order, rows g / g + 8 at 64 g + 512 h, vector t
+                 ? reinterpret_cast<const uint4*>(base + (c.tile * (wt.k / 128) + k0 / 128 + c.chunk) * 1024) + 32 * h +
+                       4 * g + t
+                 : reinterpret_cast<const uint4*>(base + row * wt.ld_bytes + k0 / 2) + 4 * c.chunk + t;
     c.s[h] = static_cast<const unsigned short*>(wt.scales) + row * wt.groups;
   }
 }
@@ -106,8 +111,9 @@ __device__ __forceinline__ void int4_streamk_advance(Int4StreamKCursor& c, const
     ++c.tile;
     int4_streamk_seek(c, wt, k0, g, t);
   } else {
-    c.w[0] += 4;
-    c.w[1] += 4;
+    const int step = wt.tiled ? 64 : 4;  // the next chunk: 1 KiB on (tiled) or 64 bytes along the row
+    c.w[0] += step;
+    c.w[1] += step;
   }
 }
 

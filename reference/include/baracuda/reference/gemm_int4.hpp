@@ -26,7 +26,7 @@
 namespace baracuda::reference {
 
 // The exact dequantized weight, N x K row-major: (q(n, k) - z) * s in double. w: host tensor
-// of desc.w's layout (packed nibbles); scales / zeros: [N, G] of x.dtype (zeros when
+// of desc.w's layout (packed nibbles, row-major or tiled as desc.w_layout says); scales / zeros: [N, G] of x.dtype (zeros when
 // desc.zeros, else ignored and may be null).
 std::vector<double> int4_dequant(const Int4GemmDescriptor& d, const HostTensor& w, const HostTensor& scales,
                                  const HostTensor* zeros);
