@@ -424,7 +424,7 @@ TEST(Int4GemmRefusals, SelectNamesFieldAndValue) {
           {"order", [](D& d) { d.y.order = MatrixOrder::kColMajor; d.y.ld = 7; }, "y.order = column-major"},
           {"alignment", [](D& d) { d.w.alignment = 8; }, "w.alignment = 8 bytes is below 16"},
           {"alignment", [](D& d) { d.x.alignment = 1; }, "x.alignment = 1"},
-          {"layout", [](D& d) { d.w_layout = Int4WeightLayout::kTiled16x128; d.w.rows = d.y.cols = 104; },
+          {"layout", [](D& d) { d.w_layout = Int4WeightLayout::kTiled16x128; d.w.rows = d.y.cols = d.y.ld = 104; },
            "w.rows = N = 104 is not a multiple of 16 (w_layout = tiled16x128)"},
           {"layout", [](D& d) { d.w_layout = Int4WeightLayout::kTiled16x128; d.x.cols = d.w.cols = 192; d.x.ld = d.w.ld = 192; },
            "w.cols = K = 192 is not a multiple of 128 (w_layout = tiled16x128)"},
@@ -460,7 +460,7 @@ TEST(Int4GemmTiled, TileWeightsMatchesReferenceAndRefuses) {
     z.set(i, 0.0);
   }
   EXPECT_EQ(reference::int4_dequant(d, w, s, &z), reference::int4_dequant(dt, wt, s, &z));
-  EXPECT_EQ(int4_tiled_offset(17, 160, 384), (1 * 3 + 1) * 1024 + 512 + 64 + 16);
+  EXPECT_EQ(int4_tiled_offset(25, 160, 384), (1 * 3 + 1) * 1024 + 512 + 64 + 16);  // tile 1, chunk 1, row 9 (h 1, g 1), t 1
   EXPECT_NE(d.hash(), [&] { auto e = d; e.w_layout = Int4WeightLayout::kTiled16x128; return e.hash(); }());
   EXPECT_NE(dt.to_string().find("w_layout=tiled16x128"), std::string::npos) << dt.to_string();
 
@@ -509,7 +509,7 @@ TEST(Int4GemmTiled, SelectTakesStreamKAndDequantOnly) {
   auto group64 = Int4GemmPlan::select_for_caps(caps(90), tiled(i4_desc(1, 4096, 4096, DType::kS4, DType::kBF16, 64)));
   ASSERT_TRUE(group64.has_value()) << group64.error().to_string();
   EXPECT_EQ(group64->sku().impl, "dequant_cublaslt");
-  for (const char* sku : {"int4_gemm.fwd.w4a16_stream*", "int4_gemm.fwd.w4a16_gemv*", "int4_gemm.fwd.w4a16_bulk*"}) {
+  for (const char* sku : {"int4_gemm.fwd.w4a16_stream[*", "int4_gemm.fwd.w4a16_gemv*", "int4_gemm.fwd.w4a16_bulk*"}) {
     PlanPreference pref;
     pref.force_sku = sku;
     auto r = Int4GemmPlan::select_for_caps(caps(90), tiled(i4_desc(1, 28672, 8192)), pref);
