@@ -487,7 +487,8 @@ struct StreamKCandidate {
     if (!c) return c.error();
     auto st = std::make_shared<StreamKShape>(*c);
     if (caps.ordinal >= 0 && d.m() > 0 && st->g.smem_bytes > kDefaultSmem)
-      BARACUDA_TRY(int4_streamk_allow_smem(d.x.dtype, d.w.dtype == DType::kS4, d.m(), st->g.smem_bytes));
+      BARACUDA_TRY(int4_streamk_allow_smem(d.x.dtype, d.w.dtype == DType::kS4, d.w_layout == Int4WeightLayout::kTiled16x128, d.m(),
+                                           st->g.smem_bytes));
     return std::shared_ptr<const void>(st);
   }
   static Status launch(const void* state, const Desc& d, const Int4GemmArgs& a, Workspace ws, cudaStream_t s) {

@@ -18,10 +18,10 @@ namespace baracuda::gemm {
 struct Int4Weights {
   const void* w = nullptr;         // packed, row n at byte n * ld_bytes, 16-byte aligned (row-major)
   std::int64_t ld_bytes = 0;       // a multiple of 16
-  bool tiled = false;              // Int4WeightLayout::kTiled16x128: vector (n, k) at int4_tiled_offset(n, k, K)
   const void* scales = nullptr;    // [N, G], act dtype
   const void* zeros = nullptr;     // [N, G], act dtype; null for s4
   bool is_signed = true;           // s4 (no zeros) or u4 (zeros)
+  bool tiled = false;              // Int4WeightLayout::kTiled16x128: vector (n, k) at int4_tiled_offset(n, k, K)
   std::int64_t n = 0, k = 0;
   std::int64_t group_size = 0;     // 32, 64, 128 or K
   std::int64_t groups = 0;         // K / group_size
@@ -154,7 +154,7 @@ inline std::size_t int4_streamk_counts_offset(std::int64_t m, std::int64_t split
 inline std::size_t int4_streamk_workspace_bytes(std::int64_t m, std::int64_t splits, const Int4StreamKConfig& k) {
   return int4_streamk_counts_offset(m, splits, k) + static_cast<std::size_t>(splits * k.tiles) * sizeof(int);
 }
-Status int4_streamk_allow_smem(DType act, bool is_signed, std::int64_t m, std::size_t smem_bytes);
+Status int4_streamk_allow_smem(DType act, bool is_signed, bool tiled, std::int64_t m, std::size_t smem_bytes);
 Status launch_int4_streamk(const Int4StreamKParams& p, cudaStream_t stream);
 
 // Dequantizes W into wd (N x K row-major, ld = K, act dtype), values as the decode kernel.

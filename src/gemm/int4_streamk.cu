@@ -1,6 +1,7 @@
 // Instances and launcher of Int4GemmPlan's stream-K decode kernel (kernels/int4_streamk.cuh,
 // SKU w4a16_streamk): per activation dtype (f16, bf16), number of 8-row activation tiles (NT = 1
-// for M <= 8 with a 4-unit ring, NT = 2 with a 3-unit ring) and weight kind (s4 / u4); every
+// for M <= 8 with a 4-unit ring, NT = 2 with a 3-unit ring), weight kind (s4 / u4) and weight
+// layout (row-major / tiled: 16 instances); every
 // instance asks the L2 to fetch whole 128-byte lines (cp.async .L2::128B: each row's 64-byte
 // pieces of consecutive chunks share a line).
 #include <algorithm>
@@ -16,26 +17,32 @@ namespace {
 using StreamKKernel = void (*)(const Int4StreamKParams);
 constexpr int kStreamKL2Prefetch = 128;
 
-template <class T, bool kSigned>
+template <class T, bool kSigned, bool kTiled>
 StreamKKernel streamk_kernel_for(std::int64_t m) {
   static_assert(int4_streamk_stages(8) == 4 && int4_streamk_stages(16) == 3, "instances below follow int4_streamk_stages");
-  return m <= 8 ? &kernels::int4_streamk_kernel<T, 1, kSigned, 4, kStreamKL2Prefetch>
-                : &kernels::int4_streamk_kernel<T, 2, kSigned, 3, kStreamKL2Prefetch>;
+  return m <= 8 ? &kernels::int4_streamk_kernel<T, 1, kSigned, kTiled, 4, kStreamKL2Prefetch>
+                : &kernels::int4_streamk_kernel<T, 2, kSigned, kTiled, 3, kStreamKL2Prefetch>;
 }
 
-StreamKKernel streamk_kernel_for(DType act, bool is_signed, std::int64_t m) {
-  if (act == DType::kF16) return is_signed ? streamk_kernel_for<__half, true>(m) : streamk_kernel_for<__half, false>(m);
-  return is_signed ? streamk_kernel_for<__nv_bfloat16, true>(m) : streamk_kernel_for<__nv_bfloat16, false>(m);
+template <class T>
+StreamKKernel streamk_kernel_for(bool is_signed, bool tiled, std::int64_t m) {
+  if (tiled) return is_signed ? streamk_kernel_for<T, true, true>(m) : streamk_kernel_for<T, false, true>(m);
+  return is_signed ? streamk_kernel_for<T, true, false>(m) : streamk_kernel_for<T, false, false>(m);
+}
+
+StreamKKernel streamk_kernel_for(DType act, bool is_signed, bool tiled, std::int64_t m) {
+  return act == DType::kF16 ? streamk_kernel_for<__half>(is_signed, tiled, m)
+                            : streamk_kernel_for<__nv_bfloat16>(is_signed, tiled, m);
 }
 
 }  // namespace
 
-Status int4_streamk_allow_smem(DType act, bool is_signed, std::int64_t m, std::size_t bytes) {
-  return int4_allow_smem(streamk_kernel_for(act, is_signed, m), bytes);
+Status int4_streamk_allow_smem(DType act, bool is_signed, bool tiled, std::int64_t m, std::size_t bytes) {
+  return int4_allow_smem(streamk_kernel_for(act, is_signed, tiled, m), bytes);
 }
 
 Status launch_int4_streamk(const Int4StreamKParams& p, cudaStream_t s) {
-  streamk_kernel_for(p.g.act, p.g.wt.is_signed, p.g.m)<<<static_cast<unsigned>(p.k.grid), kInt4StreamKWarps * 32,
+  streamk_kernel_for(p.g.act, p.g.wt.is_signed, p.g.wt.tiled, p.g.m)<<<static_cast<unsigned>(p.k.grid), kInt4StreamKWarps * 32,
                                                           p.g.cfg.smem_bytes, s>>>(p);
   BARACUDA_TRY(kernel_launch_status("int4 stream-k"));
   const std::int64_t quads = p.k.tiles * 4 * p.g.m;  // a thread per 4 outputs

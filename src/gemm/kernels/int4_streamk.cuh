@@ -34,8 +34,8 @@
 //  * blocks of kInt4StreamKWarps warps, one resident per SM, one K slice each
 //    (blockIdx.x % splits): the slice's X in shared memory is shared by all tiles the block's
 //    warps visit. The launch shape (Int4StreamKConfig) is fixed at select.
-// Weights row-major or tiled (wt.tiled: each unit's 1 KiB contiguous, the units of a tile in K
-// order; only the cursor's addresses differ).
+// Weights row-major or tiled (kTiled, from wt.tiled: each unit's 1 KiB contiguous, the units of
+// a tile in K order; only the cursor's addresses differ).
 // Preconditions (select checks them): M <= 16, K % 32 == 0, group_size % 128 == 0 or
 // group_size == K, rows 16-byte aligned, kslice % 128 == 0, W <= U for every slice, smem_bytes
 // = int4_streamk_smem_bytes(M, kslice, D).
@@ -65,6 +65,7 @@ struct Int4StreamKCursor {
   const unsigned short* s[2];    // the rows' scales
 };
 
+template <bool kTiled>
 __device__ __forceinline__ void int4_streamk_seek(Int4StreamKCursor& c, const Int4Weights& wt, std::int64_t k0, int g,
                                                   int t) {
 #pragma unroll
@@ -72,7 +73,7 @@ __device__ __forceinline__ void int4_streamk_seek(Int4StreamKCursor& c, const In
     std::int64_t row = c.tile * 16 + g + 8 * h;
     row = row < wt.n ? row : wt.n - 1;  // rows past N read row N - 1; their sums are never read
     const auto* base = static_cast<const unsigned char*>(wt.w);
-    c.w[h] = wt.tiled  // the unit's 1 KiB: (tile, chunk) in K order, rows g / g + 8 at 64 g + 512 h, vector t
+    c.w[h] = kTiled  // the unit's 1 KiB: (tile, chunk) in K order, rows g / g + 8 at 64 g + 512 h, vector t
                  ? reinterpret_cast<const uint4*>(base + (c.tile * (wt.k / 128) + k0 / 128 + c.chunk) * 1024) + 32 * h +
                        4 * g + t
                  : reinterpret_cast<const uint4*>(base + row * wt.ld_bytes + k0 / 2) + 4 * c.chunk + t;
@@ -104,14 +105,15 @@ __device__ __forceinline__ Int4StreamKGroupBits int4_streamk_load(uint4* dst, co
   return b;
 }
 
+template <bool kTiled>
 __device__ __forceinline__ void int4_streamk_advance(Int4StreamKCursor& c, const Int4Weights& wt, std::int64_t k0,
                                                      int chunks, int g, int t) {
   if (++c.chunk == chunks) {
     c.chunk = 0;
     ++c.tile;
-    int4_streamk_seek(c, wt, k0, g, t);
+    int4_streamk_seek<kTiled>(c, wt, k0, g, t);
   } else {
-    const int step = wt.tiled ? 64 : 4;  // the next chunk: 1 KiB on (tiled) or 64 bytes along the row
+    constexpr int step = kTiled ? 64 : 4;  // the next chunk: 1 KiB on (tiled) or 64 bytes along the row
     c.w[0] += step;
     c.w[1] += step;
   }
@@ -254,7 +256,7 @@ __device__ __forceinline__ void int4_streamk_flush(const Int4StreamKParams& P, f
   if (last && g == 0 && t == 0) P.counts[split * P.k.tiles + tile] = static_cast<int>(slot + 1);
 }
 
-template <class T, int NT, bool kSigned, int D, int kL2Prefetch>
+template <class T, int NT, bool kSigned, bool kTiled, int D, int kL2Prefetch>
 __global__ void __launch_bounds__(kInt4StreamKWarps * 32, 1) int4_streamk_kernel(const Int4StreamKParams P) {
   extern __shared__ uint4 smem_raw[];
   const Int4GemvParams& p = P.g;
@@ -278,14 +280,14 @@ __global__ void __launch_bounds__(kInt4StreamKWarps * 32, 1) int4_streamk_kernel
   Int4StreamKCursor ld;
   ld.tile = u0 / chunks;
   ld.chunk = static_cast<int>(u0 - ld.tile * chunks);
-  int4_streamk_seek(ld, wt, k0, g, t);
+  int4_streamk_seek<kTiled>(ld, wt, k0, g, t);
   const std::int64_t first_tile = ld.tile;
   Int4StreamKGroupBits gb[D];
 #pragma unroll
   for (int s = 0; s < D; ++s) {
     if (s < n_units) {
       gb[s] = int4_streamk_load<kSigned, kL2Prefetch>(ring + s * 64, ld, wt, klen, chunk0, t, chunk_shift);
-      int4_streamk_advance(ld, wt, k0, chunks, g, t);
+      int4_streamk_advance<kTiled>(ld, wt, k0, chunks, g, t);
     }
     baracuda::kernels::cp_async_commit();  // one group per slot, empty or not
   }
@@ -322,7 +324,7 @@ __global__ void __launch_bounds__(kInt4StreamKWarps * 32, 1) int4_streamk_kernel
                                       have);
     if (!kTail || u + s + D < n_units) {
       gb[s] = int4_streamk_load<kSigned, kL2Prefetch>(ring + s * 64, ld, wt, klen, chunk0, t, chunk_shift);
-      int4_streamk_advance(ld, wt, k0, chunks, g, t);
+      int4_streamk_advance<kTiled>(ld, wt, k0, chunks, g, t);
     }
     baracuda::kernels::cp_async_commit();
     const bool tile_end = ++chunk == chunks;
