@@ -53,6 +53,13 @@ namespace {
 std::string s64(std::int64_t v) { return std::to_string(v); }
 std::string dt(DType t) { return std::string(dtype_name(t)); }
 
+bool is_tiled(const Int4GemmDescriptor& d) { return d.w_layout == Int4WeightLayout::kTiled16x128; }
+
+// The rejection of the decode kernels that read row-major weights only, for tiled weights.
+std::string row_major_only(const Int4GemmDescriptor& d) {
+  return std::string("w_layout = ") + int4_weight_layout_name(d.w_layout) + ": this decode kernel reads row-major weights";
+}
+
 Status validate_int4(const Int4GemmDescriptor& d) {
   BARACUDA_TRY(validate_matrix(d.x, "x"));
   BARACUDA_TRY(validate_matrix(d.w, "w"));
@@ -82,7 +89,7 @@ Status validate_int4(const Int4GemmDescriptor& d) {
     return quant_invalid("zeros = true with w.dtype = s4: signed weights take no zero points (use u4)");
   if (d.w.ld % 32 != 0)
     return quant_invalid("w.ld = " + s64(d.w.ld) + " is not a multiple of 32 elements (rows must be 16-byte aligned)");
-  if (d.w_layout == Int4WeightLayout::kTiled16x128) {
+  if (is_tiled(d)) {
     if (N % 16 != 0) return quant_invalid("w.rows = N = " + s64(N) + " is not a multiple of 16 (w_layout = tiled16x128)");
     if (K % 128 != 0) return quant_invalid("w.cols = K = " + s64(K) + " is not a multiple of 128 (w_layout = tiled16x128)");
     if (d.w.ld != K)
@@ -108,7 +115,7 @@ Int4Weights weights_of(const Int4GemmDescriptor& d, const Int4GemmArgs& a) {
   wt.k = d.k();
   wt.group_size = d.group_size;
   wt.groups = d.groups();
-  wt.tiled = d.w_layout == Int4WeightLayout::kTiled16x128;
+  wt.tiled = is_tiled(d);
   return wt;
 }
 
@@ -301,8 +308,8 @@ struct DecodeCandidate {
     Candidate<Desc, Int4GemmArgs>::Probe pr;
     pr.sku = int4_sku(d, kStream ? "w4a16_stream" : "w4a16_gemv", Backend::kHand);
     constexpr std::int64_t k31 = std::int64_t{1} << 31;
-    if (d.w_layout != Int4WeightLayout::kRowMajor)
-      pr.rejection = std::string("w_layout = ") + int4_weight_layout_name(d.w_layout) + ": this decode kernel reads row-major weights";
+    if (is_tiled(d))
+      pr.rejection = row_major_only(d);
     else if (d.m() > kInt4GemvMaxM)
       pr.rejection = "M = " + s64(d.m()) + " > " + s64(kInt4GemvMaxM) + ": the decode kernel covers at most 16 rows of x";
     else if (kStream && d.m() > 8 && (d.n() * d.groups() >= k31 || d.n() * (d.w.ld / 32) >= k31))
@@ -353,8 +360,8 @@ struct BulkCandidate {
     pr.sku.min_sm = 90;
     if (caps.sm < 90) {
       pr.rejection = "sm " + std::to_string(caps.sm) + " < 90: cp.async.bulk and mbarrier transaction counts need sm_90+";
-    } else if (d.w_layout != Int4WeightLayout::kRowMajor) {
-      pr.rejection = std::string("w_layout = ") + int4_weight_layout_name(d.w_layout) + ": this decode kernel reads row-major weights";
+    } else if (is_tiled(d)) {
+      pr.rejection = row_major_only(d);
     } else if (d.m() > kInt4GemvMaxM) {
       pr.rejection = "M = " + s64(d.m()) + " > " + s64(kInt4GemvMaxM) + ": the decode kernel covers at most 16 rows of x";
     } else {
@@ -435,13 +442,12 @@ Expected<StreamKShape> streamk_config(const Int4GemmDescriptor& d, const DeviceC
     const std::int64_t last_chunks = ceil_div(K - (splits - 1) * kslice, 128), umin = c.k.tiles * last_chunks;
     std::int64_t blocks = std::max<std::int64_t>(sms / splits, 1);
     // Tiled weights have no row-major decode kernel to fall back to: fewer blocks instead, so
-    // that each warp still gets kStreamKMinUnits units (as long as every warp gets one).
-    if (d.w_layout == Int4WeightLayout::kTiled16x128 && umin >= kInt4StreamKWarps)
-      blocks = std::clamp<std::int64_t>(umin / (kStreamKMinUnits * kInt4StreamKWarps), 1, blocks);
-    if (umin < kStreamKMinUnits * blocks * kInt4StreamKWarps &&
-        !(d.w_layout == Int4WeightLayout::kTiled16x128 && umin >= blocks * kInt4StreamKWarps))
+    // that each warp still gets kStreamKMinUnits units, and then at least one.
+    if (is_tiled(d)) blocks = std::clamp<std::int64_t>(umin / (kStreamKMinUnits * kInt4StreamKWarps), 1, blocks);
+    const std::int64_t min_units = is_tiled(d) ? 1 : kStreamKMinUnits;
+    if (umin < min_units * blocks * kInt4StreamKWarps)
       return Status(Code::kNotSupported, "the smallest K slice has " + s64(umin) + " units of 16 rows x 128 k < " +
-                                             s64(kStreamKMinUnits) + " per warp x " + s64(blocks * kInt4StreamKWarps) +
+                                             s64(min_units) + " per warp x " + s64(blocks * kInt4StreamKWarps) +
                                              " warps (N = " + s64(N) + ", K = " + s64(K) + ", " + s64(splits) +
                                              " K slices): too small for the stream-K split");
     c.g.kslice = kslice;
@@ -487,8 +493,7 @@ struct StreamKCandidate {
     if (!c) return c.error();
     auto st = std::make_shared<StreamKShape>(*c);
     if (caps.ordinal >= 0 && d.m() > 0 && st->g.smem_bytes > kDefaultSmem)
-      BARACUDA_TRY(int4_streamk_allow_smem(d.x.dtype, d.w.dtype == DType::kS4, d.w_layout == Int4WeightLayout::kTiled16x128, d.m(),
-                                           st->g.smem_bytes));
+      BARACUDA_TRY(int4_streamk_allow_smem(d.x.dtype, d.w.dtype == DType::kS4, is_tiled(d), d.m(), st->g.smem_bytes));
     return std::shared_ptr<const void>(st);
   }
   static Status launch(const void* state, const Desc& d, const Int4GemmArgs& a, Workspace ws, cudaStream_t s) {

@@ -38,7 +38,8 @@ Status int4_tile_weights(const std::uint8_t* row_major, std::int64_t n, std::int
   if (tiled == nullptr) return bad("tiled is null");
   const std::size_t src_bytes = static_cast<std::size_t>((n - 1) * (ld_elems / 2) + k / 2);
   const std::size_t dst_bytes = static_cast<std::size_t>(n * (k / 2));
-  if (tiled < row_major + src_bytes && row_major < tiled + dst_bytes) return bad("tiled overlaps row_major");
+  const auto src = reinterpret_cast<std::uintptr_t>(row_major), dst = reinterpret_cast<std::uintptr_t>(tiled);
+  if (dst < src + src_bytes && src < dst + dst_bytes) return bad("tiled overlaps row_major");
   for (std::int64_t r = 0; r < n; ++r)
     for (std::int64_t c = 0; c < k; c += 32)
       std::memcpy(tiled + int4_tiled_offset(r, c, k), row_major + r * (ld_elems / 2) + c / 2, 16);
