@@ -351,8 +351,12 @@ __global__ void __launch_bounds__(kInt4StreamKWarps * 32, 1) int4_streamk_kernel
 // Latency: the counts of kSliceBatch slices are read at once, then the first kSlotBatch slots
 // of each of them at once (two dependent reads, not one per slot); the sums still run over
 // the slices and slots in order (deterministic, as before).
+// Blocks of kInt4StreamKReduceThreads, at most 72 registers: 7 blocks a SM, so M = 16 on 28672
+// rows (896 blocks) is one wave on 132 SMs (75 registers gave 6 blocks a SM and 1.13 waves;
+// 64 registers spill).
+inline constexpr int kInt4StreamKReduceThreads = 128;
 template <class T>
-__global__ void int4_streamk_reduce_kernel(const Int4StreamKParams P) {
+__global__ void __launch_bounds__(kInt4StreamKReduceThreads, 7) int4_streamk_reduce_kernel(const Int4StreamKParams P) {
   constexpr int kSliceBatch = 4, kSlotBatch = 2;
   baracuda::kernels::pdl_wait();
   const Int4GemvParams& p = P.g;
