@@ -308,9 +308,9 @@ __global__ void __launch_bounds__(kInt4StreamKWarps * 32, 1) int4_streamk_kernel
     }
     baracuda::kernels::cp_async_commit();  // one group per slot, empty or not
   }
-  // X's slice: 8 vectors a thread in flight at once (M = 16's 64 KB slice is 8 a thread; one
+  // X's slice: 4 vectors a thread in flight at once (M = 16's 64 KB slice is 8 a thread; one
   // at a time, ncu showed 90 instructions and an exposed L2 round trip per vector).
-  int4_stage_x<T, 8>(p, xs, k0, k1);
+  int4_stage_x<T, 4>(p, xs, k0, k1);
   __syncthreads();
 
   // The lane's X vectors of word 0 of chunk 0: token row 8 nt + g (M - 1 past M) of tile nt.
