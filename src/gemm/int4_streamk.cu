@@ -46,7 +46,7 @@ Status launch_int4_streamk(const Int4StreamKParams& p, cudaStream_t s) {
                                                           p.g.cfg.smem_bytes, s>>>(p);
   BARACUDA_TRY(kernel_launch_status("int4 stream-k"));
   const std::int64_t quads = p.k.tiles * 4 * p.g.m;  // a thread per 4 outputs
-  constexpr int kReduceThreads = 128;  // small blocks: at M = 1 the 1792 tiles of 28672 rows are 56 blocks
+  constexpr int kReduceThreads = kernels::kInt4StreamKReduceThreads;  // small blocks: at M = 1 the 1792 tiles of 28672 rows are 56 blocks
   const unsigned blocks = static_cast<unsigned>(std::min<std::int64_t>((quads + kReduceThreads - 1) / kReduceThreads, 65535));
   const cudaError_t e =
       p.g.act == DType::kF16

@@ -63,9 +63,17 @@ struct Int4StreamKCursor {
   int chunk;
   const uint4* w[2];             // row g / g + 8, at the lane's vector of `chunk`
   const unsigned short* s[2];    // the rows' scales
+  int gi_first, gi_last;         // the slice's first and last group
 };
 
-template <bool kTiled>
+__device__ __forceinline__ void int4_streamk_prefetch_l1(const void* p) {
+  asm volatile("prefetch.global.L1 [%0];\n" ::"l"(p));
+}
+
+// Experiment: on entering a tile, the rows' scale (and zero) bytes of the slice's groups are
+// prefetched into the L1, D units before the first of them is read (the scale loads sit just
+// ahead of their use in SASS: ncu, M = 16, 12% of stall samples wait for them).
+template <bool kTiled, bool kSigned>
 __device__ __forceinline__ void int4_streamk_seek(Int4StreamKCursor& c, const Int4Weights& wt, std::int64_t k0, int g,
                                                   int t) {
 #pragma unroll
@@ -78,6 +86,13 @@ __device__ __forceinline__ void int4_streamk_seek(Int4StreamKCursor& c, const In
                        4 * g + t
                  : reinterpret_cast<const uint4*>(base + row * wt.ld_bytes + k0 / 2) + 4 * c.chunk + t;
     c.s[h] = static_cast<const unsigned short*>(wt.scales) + row * wt.groups;
+    int4_streamk_prefetch_l1(c.s[h] + c.gi_first);
+    if (c.gi_last != c.gi_first) int4_streamk_prefetch_l1(c.s[h] + c.gi_last);
+    if constexpr (!kSigned) {
+      const std::ptrdiff_t zoff = static_cast<const unsigned short*>(wt.zeros) - static_cast<const unsigned short*>(wt.scales);
+      int4_streamk_prefetch_l1(c.s[h] + zoff + c.gi_first);
+      if (c.gi_last != c.gi_first) int4_streamk_prefetch_l1(c.s[h] + zoff + c.gi_last);
+    }
   }
 }
 
@@ -105,13 +120,13 @@ __device__ __forceinline__ Int4StreamKGroupBits int4_streamk_load(uint4* dst, co
   return b;
 }
 
-template <bool kTiled>
+template <bool kTiled, bool kSigned>
 __device__ __forceinline__ void int4_streamk_advance(Int4StreamKCursor& c, const Int4Weights& wt, std::int64_t k0,
                                                      int chunks, int g, int t) {
   if (++c.chunk == chunks) {
     c.chunk = 0;
     ++c.tile;
-    int4_streamk_seek<kTiled>(c, wt, k0, g, t);
+    int4_streamk_seek<kTiled, kSigned>(c, wt, k0, g, t);
   } else {
     constexpr int step = kTiled ? 64 : 4;  // the next chunk: 1 KiB on (tiled) or 64 bytes along the row
     c.w[0] += step;
@@ -149,26 +164,25 @@ __device__ __forceinline__ void mma_16816_zero_c<__half>(float (&c)[4], const st
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(0.0f));
 }
 
-// The lane's X operand of word i of a chunk (X slots as int4_stage_x): x_addr is the shared
-// address of its vector for word 0 (token row, chunk and t folded in), word i 64 bytes on;
-// tokens >= M (have = false) keep whatever the registers held: their mma columns are never read.
+// The lane's X operand of word i of a chunk (X slots as int4_stage_x): x_addr[nt] is the shared
+// address of its vector for word 0 of token tile nt (token row, chunk and t folded in), word i
+// 64 bytes on. Lanes of tokens >= M read row M - 1 instead (x_addr clamped by the caller):
+// their mma columns are never read, so the loads need no predicate and no register copies.
 template <int NT>
-__device__ __forceinline__ void int4_streamk_x_frag(uint4 (&b)[NT], std::uint32_t x_addr, std::uint32_t tile_bytes,
-                                                    int i, const bool (&have)[NT]) {
+__device__ __forceinline__ void int4_streamk_x_frag(uint4 (&b)[NT], const std::uint32_t (&x_addr)[NT], int i) {
 #pragma unroll
   for (int nt = 0; nt < NT; ++nt)
-    asm volatile(
-        "{\n .reg .pred p;\n setp.ne.b32 p, %5, 0;\n @p ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n}\n"
-        : "+r"(b[nt].x), "+r"(b[nt].y), "+r"(b[nt].z), "+r"(b[nt].w)
-        : "r"(x_addr + nt * tile_bytes + 64 * i), "r"(static_cast<int>(have[nt])));
+    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(b[nt].x), "=r"(b[nt].y), "=r"(b[nt].z), "=r"(b[nt].w)
+                 : "r"(x_addr[nt] + 64 * i));
 }
 
-// acc += s * (the unit's sums of x (q - z)), lane (g, t); b holds the X registers between units.
-// Two mma chains (k16 steps 0 and 1 of each word) halve the dependent tensor-core latency.
+// acc += s * (the unit's sums of x (q - z)), lane (g, t); x_addr: the lane's X vectors of word 0
+// of the unit's chunk, one per token tile. Two mma chains (k16 steps 0 and 1 of each word) halve
+// the dependent tensor-core latency.
 template <class T, int NT, bool kSigned>
-__device__ __forceinline__ void int4_streamk_unit(float (&acc)[NT][4], uint4 (&b)[4][NT], const uint4 (&q)[2],
-                                                  Int4StreamKGroupBits gb, std::uint32_t x_addr,
-                                                  std::uint32_t tile_bytes, const bool (&have)[NT]) {
+__device__ __forceinline__ void int4_streamk_unit(float (&acc)[NT][4], const uint4 (&q)[2], Int4StreamKGroupBits gb,
+                                                  const std::uint32_t (&x_addr)[NT]) {
   using A = Int4Act<T>;
   using T2 = typename A::T2;
   T2 zb[2];
@@ -178,8 +192,9 @@ __device__ __forceinline__ void int4_streamk_unit(float (&acc)[NT][4], uint4 (&b
     zb[h] = kSigned ? as_pair<T2>(A::kMagic | 0x00080008u)
                     : A::splat(A::kBase + A::to_float(*reinterpret_cast<const T*>(&zbits)));
   }
+  uint4 b[4][NT];
 #pragma unroll
-  for (int i = 0; i < 4; ++i) int4_streamk_x_frag<NT>(b[i], x_addr, tile_bytes, i, have);
+  for (int i = 0; i < 4; ++i) int4_streamk_x_frag<NT>(b[i], x_addr, i);
   float part[2][NT][4];
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
@@ -280,33 +295,32 @@ __global__ void __launch_bounds__(kInt4StreamKWarps * 32, 1) int4_streamk_kernel
   Int4StreamKCursor ld;
   ld.tile = u0 / chunks;
   ld.chunk = static_cast<int>(u0 - ld.tile * chunks);
-  int4_streamk_seek<kTiled>(ld, wt, k0, g, t);
+  ld.gi_first = static_cast<int>(static_cast<unsigned>(chunk0) >> chunk_shift);
+  ld.gi_last = static_cast<int>(static_cast<unsigned>(chunk0 + chunks - 1) >> chunk_shift);
+  int4_streamk_seek<kTiled, kSigned>(ld, wt, k0, g, t);
   const std::int64_t first_tile = ld.tile;
   Int4StreamKGroupBits gb[D];
 #pragma unroll
   for (int s = 0; s < D; ++s) {
     if (s < n_units) {
       gb[s] = int4_streamk_load<kSigned, kL2Prefetch>(ring + s * 64, ld, wt, klen, chunk0, t, chunk_shift);
-      int4_streamk_advance<kTiled>(ld, wt, k0, chunks, g, t);
+      int4_streamk_advance<kTiled, kSigned>(ld, wt, k0, chunks, g, t);
     }
     baracuda::kernels::cp_async_commit();  // one group per slot, empty or not
   }
-  int4_stage_x<T>(p, xs, k0, k1);
+  // X's slice: 4 vectors a thread in flight at once (M = 16's 64 KB slice is 8 a thread; one
+  // at a time, ncu showed 90 instructions and an exposed L2 round trip per vector).
+  int4_stage_x<T, 4>(p, xs, k0, k1);
   __syncthreads();
 
-  // The lane's X vector of word 0 of chunk 0 (token row g of tile 0; tile nt is rs 16 bytes on).
-  const std::uint32_t x_base =
-      static_cast<std::uint32_t>(__cvta_generic_to_shared(xs)) + static_cast<std::uint32_t>(g * rs * 2 + t * 16);
-  const std::uint32_t tile_bytes = static_cast<std::uint32_t>(8 * rs * 2);
-  bool have[NT];
+  // The lane's X vectors of word 0 of chunk 0: token row 8 nt + g (M - 1 past M) of tile nt.
+  std::uint32_t x_base[NT];
 #pragma unroll
-  for (int nt = 0; nt < NT; ++nt) have[nt] = 8 * nt + g < p.m;
-  uint4 xb[4][NT];
-#pragma unroll
-  for (int i = 0; i < 4; ++i)
-#pragma unroll
-    for (int nt = 0; nt < NT; ++nt) xb[i][nt] = make_uint4(0, 0, 0, 0);
-
+  for (int nt = 0; nt < NT; ++nt) {
+    const int row = 8 * nt + g < p.m ? 8 * nt + g : static_cast<int>(p.m) - 1;
+    x_base[nt] = static_cast<std::uint32_t>(__cvta_generic_to_shared(xs)) +
+                 static_cast<std::uint32_t>(row * rs * 2 + t * 16);
+  }
   float acc[NT][4] = {};
   std::int64_t tile = first_tile;
   int chunk = static_cast<int>(u0 - first_tile * chunks);
@@ -320,11 +334,13 @@ __global__ void __launch_bounds__(kInt4StreamKWarps * 32, 1) int4_streamk_kernel
     if (kTail && u + s >= n_units) return;  // warp-uniform
     baracuda::kernels::cp_async_wait<D - 1>();  // slot s (the oldest group) has landed
     const uint4 q[2] = {ring[s * 64], ring[s * 64 + 32]};
-    int4_streamk_unit<T, NT, kSigned>(acc, xb, q, gb[s], x_base + 256u * static_cast<unsigned>(chunk), tile_bytes,
-                                      have);
+    std::uint32_t x_addr[NT];
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt) x_addr[nt] = x_base[nt] + 256u * static_cast<unsigned>(chunk);
+    int4_streamk_unit<T, NT, kSigned>(acc, q, gb[s], x_addr);
     if (!kTail || u + s + D < n_units) {
       gb[s] = int4_streamk_load<kSigned, kL2Prefetch>(ring + s * 64, ld, wt, klen, chunk0, t, chunk_shift);
-      int4_streamk_advance<kTiled>(ld, wt, k0, chunks, g, t);
+      int4_streamk_advance<kTiled, kSigned>(ld, wt, k0, chunks, g, t);
     }
     baracuda::kernels::cp_async_commit();
     const bool tile_end = ++chunk == chunks;
@@ -354,8 +370,12 @@ __global__ void __launch_bounds__(kInt4StreamKWarps * 32, 1) int4_streamk_kernel
 // Latency: the counts of kSliceBatch slices are read at once, then the first kSlotBatch slots
 // of each of them at once (two dependent reads, not one per slot); the sums still run over
 // the slices and slots in order (deterministic, as before).
+// Blocks of kInt4StreamKReduceThreads, at most 72 registers: 7 blocks a SM, so M = 16 on 28672
+// rows (896 blocks) is one wave on 132 SMs (75 registers gave 6 blocks a SM and 1.13 waves;
+// 64 registers spill).
+inline constexpr int kInt4StreamKReduceThreads = 128;
 template <class T>
-__global__ void int4_streamk_reduce_kernel(const Int4StreamKParams P) {
+__global__ void __launch_bounds__(kInt4StreamKReduceThreads, 7) int4_streamk_reduce_kernel(const Int4StreamKParams P) {
   constexpr int kSliceBatch = 4, kSlotBatch = 2;
   baracuda::kernels::pdl_wait();
   const Int4GemvParams& p = P.g;
