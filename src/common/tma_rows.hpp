@@ -23,10 +23,18 @@ inline constexpr int kTmaMinBlocks = 65536 / (kTmaMaxThreads * kTmaRegCap);
 // The block size the lean kernels prefer: two blocks an SM at the register cap, so one
 // block's reductions overlap the other's loads and stores.
 inline constexpr int kTmaPreferThreads = 256;
+// The lean backward's first bucket: 2 vectors a thread under a 64-register cap (blocks of up
+// to 512 threads, two an SM: 32 warps instead of 16 at 8192 bf16 columns); rows too long for
+// it (past 16 blocks x 512 threads x 2 vectors) take the kTmaVecsPerThread bucket.
+inline constexpr int kTmaBwdVecsPerThread = 2;
+inline constexpr int kTmaBwdRegCap = 64;
+// Register cap and launch-bound blocks of a bucket of k vectors a thread.
+constexpr int tma_reg_cap(int k) { return k == kTmaBwdVecsPerThread ? kTmaBwdRegCap : kTmaRegCap; }
+constexpr int tma_min_blocks(int k) { return 65536 / (kTmaMaxThreads * tma_reg_cap(k)); }
 
 // Blocks of `threads` an SM can hold at the register cap (64 Ki registers).
-constexpr int tma_blocks_per_sm(int threads) {
-  const int by_regs = 65536 / (threads * kTmaRegCap);
+constexpr int tma_blocks_per_sm(int threads, int reg_cap = kTmaRegCap) {
+  const int by_regs = 65536 / (threads * reg_cap);
   return by_regs < 1 ? 1 : by_regs > 4 ? 4 : by_regs;
 }
 
@@ -57,18 +65,18 @@ struct TmaRowShape {
 // leaves two or more stages, at the most blocks an SM; "" or why none (`what`: the name of
 // the length in the text). nvec: vectors a row;
 // slice bytes = n / cluster * esize; optin: the per-block dynamic shared memory limit (0:
-// unknown, 227 KiB).
+// unknown, 227 KiB); k, reg_cap: the kernel's vectors a thread and register cap.
 inline std::string tma_row_shape(TmaRowShape& out, std::int64_t n, std::int64_t nvec, int esize, int sources, int fixed,
                                  std::int64_t rows, int sms, std::int64_t optin, int prefer_threads,
-                                 const char* what) {
+                                 const char* what, int k = kTmaVecsPerThread, int reg_cap = kTmaRegCap) {
   if (optin <= 0) optin = 227 * 1024;
   for (int limit : {prefer_threads, kTmaMaxThreads}) {
     for (int cluster : {1, 2, 4, 8, 16}) {
-      const std::int64_t per_thread = (nvec / cluster + kTmaVecsPerThread - 1) / kTmaVecsPerThread;
+      const std::int64_t per_thread = (nvec / cluster + k - 1) / k;
       if (nvec % cluster != 0 || per_thread > limit) continue;
       const std::int64_t slice_bytes = n / cluster * esize;
       const int threads = static_cast<int>(std::max<std::int64_t>(64, (per_thread + 31) / 32 * 32));
-      for (int bps = tma_blocks_per_sm(threads); bps >= 1; --bps) {
+      for (int bps = tma_blocks_per_sm(threads, reg_cap); bps >= 1; --bps) {
         // 228 KiB of shared memory an SM, 1 KiB of it reserved per block, ~1 KiB static
         const std::int64_t per_block = std::min<std::int64_t>(228 * 1024 / bps - 2048, optin - 1024);
         int stages = 0;

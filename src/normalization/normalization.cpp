@@ -225,11 +225,26 @@ void tma_setup(Setup& r, const NormShape& s, const DeviceCaps& caps, bool lean) 
   // bf16 0.1705 ms against 0.1560, layer_norm 0.2223 against 0.1948; 131072 rows equal).
   // tma_row keeps weight and bias in two shared-memory slices; tma_lean in registers, and it
   // prefers blocks of kTmaPreferThreads (two an SM).
+  // The lean LayerNorm backward of 16-bit rows that fit one block runs its own bucket
+  // (kTmaBwdVecsPerThread under kTmaBwdRegCap: twice the warps an SM for its column sums of
+  // dgamma / dbeta). H100 session 24, min ms k = 4 -> 2: layer_norm_bwd bf16 16384x8192 0.3408
+  // -> 0.3300, f16 0.3384 -> 0.3311; slower elsewhere: f32 16384x8192 0.5603 -> 0.5726 (a
+  // cluster of 2), rms_norm_bwd bf16 16384x8192 0.3045 -> 0.3129, 4096x131072 rows (clusters
+  // of 16 x 512 threads) layer 1.111 -> 1.455, rms 1.089 -> 1.320.
+  const bool bwd_bucket = s.bwd && lean && p.layer && esize == 2;
   rows::TmaRowShape shape;
-  r.rejection = rows::tma_row_shape(shape, p.n, nvec, static_cast<int>(esize), two_sources ? 2 : 1,
-                                    !lean && !s.vecs.empty() ? 2 : 0, p.rows, std::max(1, caps.sm_count),
-                                    static_cast<std::int64_t>(caps.smem_per_block_optin), lean ? rows::kTmaPreferThreads : kTmaMaxThreads, "normalized size");
-  p.k = kTmaVecsPerThread;
+  int k = kTmaVecsPerThread;
+  for (int try_k : {rows::kTmaBwdVecsPerThread, kTmaVecsPerThread}) {
+    if (!bwd_bucket && try_k != kTmaVecsPerThread) continue;
+    k = try_k;
+    r.rejection = rows::tma_row_shape(shape, p.n, nvec, static_cast<int>(esize), two_sources ? 2 : 1,
+                                      !lean && !s.vecs.empty() ? 2 : 0, p.rows, std::max(1, caps.sm_count),
+                                      static_cast<std::int64_t>(caps.smem_per_block_optin),
+                                      lean && k == kTmaVecsPerThread ? rows::kTmaPreferThreads : kTmaMaxThreads, "normalized size",
+                                      k, rows::tma_reg_cap(k));
+    if (r.rejection.empty() && (k == kTmaVecsPerThread || shape.cluster == 1)) break;
+  }
+  p.k = k;
   p.threads = shape.threads;
   p.stages = shape.stages;
   p.cluster = shape.cluster;

@@ -17,7 +17,9 @@
 // that barrier is the first point where every thread has finished pass 2 of row i. At the
 // end each block writes its column sums to partial[unit][n] (unit = the block's cluster
 // index) and norm_param_grads (norm.cuh) adds the units in order per column: deterministic.
-// f32 math for 16-bit and f32 rows.
+// f32 math for 16-bit and f32 rows. A thread holds K vectors of the row: K = 2 under a
+// 64-register cap for LayerNorm's 16-bit rows that fit one block (blocks of up to 512 threads,
+// two an SM: the per-thread column sums need the warps), else K = 4 under 128.
 // Preconditions (host): rows are one unit-stride run, 16-byte aligned, n a multiple of the
 // vector, n / cluster <= threads * K * vector, stages * 2 * slice bytes of dynamic shared
 // memory, workspace for 2 * (grid / cluster) * n f32 partials when there are parameter
@@ -38,7 +40,7 @@
 namespace baracuda::kernels {
 
 template <class T, int K, bool kLayer>
-__global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::kTmaMinBlocks) norm_bwd_tma_lean(norm::NormParams p) {
+__global__ void __launch_bounds__(rows::kTmaMaxThreads, rows::tma_min_blocks(K)) norm_bwd_tma_lean(norm::NormParams p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   using C = float;
   constexpr int V = 16 / static_cast<int>(sizeof(T));
@@ -178,13 +180,25 @@ template <class T>
 Status launch_norm_bwd_tma_lean(const norm::NormParams& p, cudaStream_t s) {
   const std::int64_t slice_bytes = p.n / p.cluster * static_cast<std::int64_t>(sizeof(T));
   const auto smem = static_cast<std::size_t>(rows::tma_row_smem_bytes(slice_bytes, p.stages, 2, 0));
-  constexpr int K = rows::kTmaVecsPerThread;
+  constexpr int K2 = rows::kTmaBwdVecsPerThread, K4 = rows::kTmaVecsPerThread;
   if constexpr (sizeof(T) > 4) {
     return Status(Code::kInternal, "norm tma_lean: f64 rows stay in the in-register kernels");
   } else {
     std::int64_t grid = p.grid;
-    if (p.layer) BARACUDA_TRY(launch_tma_row(norm_bwd_tma_lean<T, K, true>, p, smem, s, "norm tma_lean backward", &grid));
-    else BARACUDA_TRY(launch_tma_row(norm_bwd_tma_lean<T, K, false>, p, smem, s, "norm tma_lean backward", &grid));
+    const char* what = "norm tma_lean backward";
+    // the 2-vector bucket: LayerNorm with 16-bit rows only (normalization.cpp's tma_setup)
+    if (p.k == K2) {
+      if constexpr (sizeof(T) == 2) {
+        if (!p.layer) return Status(Code::kInternal, "norm tma_lean backward: k = 2 is LayerNorm's bucket");
+        BARACUDA_TRY(launch_tma_row(norm_bwd_tma_lean<T, K2, true>, p, smem, s, what, &grid));
+      } else {
+        return Status(Code::kInternal, "norm tma_lean backward: k = 2 is the 16-bit rows' bucket");
+      }
+    } else if (p.layer) {
+      BARACUDA_TRY(launch_tma_row(norm_bwd_tma_lean<T, K4, true>, p, smem, s, what, &grid));
+    } else {
+      BARACUDA_TRY(launch_tma_row(norm_bwd_tma_lean<T, K4, false>, p, smem, s, what, &grid));
+    }
     norm::NormParams q = p;
     q.units = grid / p.cluster;
     return launch_norm_param_grads<T>(q, s);
