@@ -11,3 +11,34 @@ devrun_binary() {
   [[ -x "${path}" ]] || { echo "devrun: ${path} missing (staged with stage.sh? unpacked with unpack.sh?)" >&2; exit 1; }
   echo "${path}"
 }
+# cuDNN: of the loader's libcudnn.so.9 (the system's: 9.14 on the device machines) and the one
+# in PyTorch's nvidia-cudnn wheel (9.19), the newer goes first on LD_LIBRARY_PATH, so that our
+# cuDNN SKUs and torch's run the same library (H100 session 24, sdpa_bwd_causal bf16 d128 B8
+# H16 S4096 on our cudnn SKU: 2.94-3.02 ms with 9.14, 2.86-2.87 with 9.19; forward equal).
+# BARACUDA_CUDNN=system keeps the loader's. Chosen once per call (exported).
+_cudnn_pick='
+import ctypes, os
+def version(path):
+    try:
+        return ctypes.CDLL(path).cudnnGetVersion()
+    except OSError:
+        return 0
+best, best_dir = version("libcudnn.so.9"), ""
+try:
+    import nvidia.cudnn as wheel
+    for p in wheel.__path__:
+        d = os.path.join(p, "lib")
+        v = version(os.path.join(d, "libcudnn.so.9"))
+        if v > best:
+            best, best_dir = v, d
+except ImportError:
+    pass
+print(best, best_dir)
+'
+if [[ -z "${BARACUDA_CUDNN_CHOSEN:-}" && "${BARACUDA_CUDNN:-}" != system ]]; then
+  BARACUDA_CUDNN_CHOSEN="$(python3 -c "${_cudnn_pick}" 2>/dev/null)"
+  export BARACUDA_CUDNN_CHOSEN="${BARACUDA_CUDNN_CHOSEN:-0}"
+  read -r _cudnn_version _cudnn_dir <<<"${BARACUDA_CUDNN_CHOSEN}"
+  if [[ -n "${_cudnn_dir:-}" ]]; then export LD_LIBRARY_PATH="${_cudnn_dir}${LD_LIBRARY_PATH:+:${LD_LIBRARY_PATH}}"; fi
+  echo "devrun: cuDNN ${_cudnn_version:-?} from ${_cudnn_dir:-the loader path}" >&2
+fi
