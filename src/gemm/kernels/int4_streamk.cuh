@@ -70,9 +70,11 @@ __device__ __forceinline__ void int4_streamk_prefetch_l1(const void* p) {
   asm volatile("prefetch.global.L1 [%0];\n" ::"l"(p));
 }
 
-// Experiment: on entering a tile, the rows' scale (and zero) bytes of the slice's groups are
-// prefetched into the L1, D units before the first of them is read (the scale loads sit just
-// ahead of their use in SASS: ncu, M = 16, 12% of stall samples wait for them).
+// On entering a tile, the rows' scale (and zero) bytes of the slice's first and last group are
+// prefetched into the L1, D units before the first of them is read (ptxas places the scale
+// loads just ahead of their use: ncu, M = 16, 12% of stall samples waited for them). Part of
+// the session-24 set with plain X loads, X staged 4 vectors at a time and the one-wave
+// reduction (H100: tiled M = 16 0.0532 -> 0.0513 ms; docs/gemm.md).
 template <bool kTiled, bool kSigned>
 __device__ __forceinline__ void int4_streamk_seek(Int4StreamKCursor& c, const Int4Weights& wt, std::int64_t k0, int g,
                                                   int t) {
