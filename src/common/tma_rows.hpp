@@ -23,9 +23,9 @@ inline constexpr int kTmaMinBlocks = 65536 / (kTmaMaxThreads * kTmaRegCap);
 // The block size the lean kernels prefer: two blocks an SM at the register cap, so one
 // block's reductions overlap the other's loads and stores.
 inline constexpr int kTmaPreferThreads = 256;
-// The lean backward's first bucket: 2 vectors a thread under a 64-register cap (blocks of up
-// to 512 threads, two an SM: 32 warps instead of 16 at 8192 bf16 columns); rows too long for
-// it (past 16 blocks x 512 threads x 2 vectors) take the kTmaVecsPerThread bucket.
+// The LayerNorm backward's bucket for 16-bit rows that fit one block: 2 vectors a thread
+// under a 64-register cap (blocks of up to 512 threads, two an SM: 32 warps instead of 16 at
+// 8192 bf16 columns); other rows keep kTmaVecsPerThread (normalization.cpp's tma_setup).
 inline constexpr int kTmaBwdVecsPerThread = 2;
 inline constexpr int kTmaBwdRegCap = 64;
 // Register cap and launch-bound blocks of a bucket of k vectors a thread.
