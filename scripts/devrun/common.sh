@@ -40,5 +40,9 @@ if [[ -z "${BARACUDA_CUDNN_CHOSEN:-}" && "${BARACUDA_CUDNN:-}" != system ]]; the
   export BARACUDA_CUDNN_CHOSEN="${BARACUDA_CUDNN_CHOSEN:-0}"
   read -r _cudnn_version _cudnn_dir <<<"${BARACUDA_CUDNN_CHOSEN}"
   if [[ -n "${_cudnn_dir:-}" ]]; then export LD_LIBRARY_PATH="${_cudnn_dir}${LD_LIBRARY_PATH:+:${LD_LIBRARY_PATH}}"; fi
-  echo "devrun: cuDNN ${_cudnn_version:-?} from ${_cudnn_dir:-the loader path}" >&2
+  # said once per machine (the scripts run one another as child processes)
+  if [[ ! -e /tmp/.baracuda_cudnn_said ]]; then
+    echo "devrun: cuDNN ${_cudnn_version:-?} from ${_cudnn_dir:-the loader path}" >&2
+    : >/tmp/.baracuda_cudnn_said
+  fi
 fi
