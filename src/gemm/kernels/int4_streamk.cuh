@@ -70,6 +70,11 @@ __device__ __forceinline__ void int4_streamk_prefetch_l1(const void* p) {
   asm volatile("prefetch.global.L1 [%0];\n" ::"l"(p));
 }
 
+// A row's zero points sit at this offset (in elements) from its scales.
+__device__ __forceinline__ std::ptrdiff_t int4_streamk_zero_offset(const Int4Weights& wt) {
+  return static_cast<const unsigned short*>(wt.zeros) - static_cast<const unsigned short*>(wt.scales);
+}
+
 // On entering a tile, the rows' scale (and zero) bytes of the slice's first and last group are
 // prefetched into the L1, D units before the first of them is read (ptxas places the scale
 // loads just ahead of their use: ncu, M = 16, 12% of stall samples waited for them). Part of
@@ -91,7 +96,7 @@ __device__ __forceinline__ void int4_streamk_seek(Int4StreamKCursor& c, const In
     int4_streamk_prefetch_l1(c.s[h] + c.gi_first);
     if (c.gi_last != c.gi_first) int4_streamk_prefetch_l1(c.s[h] + c.gi_last);
     if constexpr (!kSigned) {
-      const std::ptrdiff_t zoff = static_cast<const unsigned short*>(wt.zeros) - static_cast<const unsigned short*>(wt.scales);
+      const std::ptrdiff_t zoff = int4_streamk_zero_offset(wt);
       int4_streamk_prefetch_l1(c.s[h] + zoff + c.gi_first);
       if (c.gi_last != c.gi_first) int4_streamk_prefetch_l1(c.s[h] + zoff + c.gi_last);
     }
@@ -114,8 +119,8 @@ __device__ __forceinline__ Int4StreamKGroupBits int4_streamk_load(uint4* dst, co
   b.s[0] = __ldg(c.s[0] + gi);
   b.s[1] = __ldg(c.s[1] + gi);
   b.z[0] = b.z[1] = 0;
-  if constexpr (!kSigned) {  // a row's zero points sit at the same offset from zeros as its scales from scales
-    const std::ptrdiff_t zoff = static_cast<const unsigned short*>(wt.zeros) - static_cast<const unsigned short*>(wt.scales);
+  if constexpr (!kSigned) {
+    const std::ptrdiff_t zoff = int4_streamk_zero_offset(wt);
     b.z[0] = __ldg(c.s[0] + zoff + gi);
     b.z[1] = __ldg(c.s[1] + zoff + gi);
   }
