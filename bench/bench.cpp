@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -430,7 +431,7 @@ Expected<Case> make_case(std::string_view op_name, std::string_view dtype, std::
 }
 
 struct Options {
-  std::string suite, op, dtype, shape, json_path, sku;
+  std::string suite, op, dtype, shape, json_path, sku, cases_path;
   int reps = 0;  // 0: the suite's / default count
   int warmup = 3;
   int device = 0;
@@ -440,7 +441,10 @@ struct Options {
 const char* kUsage =
     "usage: baracuda-bench [--suite NAME] [--op OP] [--dtype DT|IN:OUT] [--shape DxDx..] [--reps N]\n"
     "                      [--warmup N] [--graph] [--device N] [--sku GLOB] [--json FILE] [--list] [--help]\n"
+    "                      [--cases FILE]\n"
     "  --sku GLOB: force the plans' SKU (PlanPreference::force_sku), e.g. '*vec16_rows*'\n"
+    "  --cases FILE: the cases of FILE, one 'op dtype shape [sku-glob]' a line ('#' comments), in\n"
+    "    one process (a SKU glob of a line replaces --sku for that case)\n"
     "  no --suite and no --op: the foundation suite; --op alone: one case (defaults per op);\n"
     "  --suite with --op/--dtype/--shape: the suite's cases that match.\n";
 
@@ -455,7 +459,7 @@ Expected<Options> parse_options(int argc, char** argv) {
   std::map<std::string_view, bool*> flags = {{"--graph", &o.graph}, {"--list", &o.list}, {"--help", &o.help}};
   std::map<std::string_view, std::string*> strings = {
       {"--suite", &o.suite}, {"--op", &o.op}, {"--dtype", &o.dtype}, {"--shape", &o.shape}, {"--json", &o.json_path},
-      {"--sku", &o.sku}};
+      {"--sku", &o.sku}, {"--cases", &o.cases_path}};
   std::map<std::string_view, int*> counts = {{"--reps", &o.reps}, {"--warmup", &o.warmup}, {"--device", &o.device}};
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i], value;
@@ -645,8 +649,37 @@ const SuiteSpec* find_suite(std::string_view name) {
   return nullptr;
 }
 
+// The cases of a --cases file: "op dtype shape [sku-glob]" lines, '#' starts a comment.
+Expected<std::vector<Case>> read_case_file(const Options& o) {
+  std::ifstream in(o.cases_path);
+  if (!in) return Status(Code::kInvalidArgument, "--cases " + o.cases_path + " cannot be read");
+  std::vector<Case> cases;
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    if (const auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
+    std::istringstream words(line);
+    std::string op, dtype, shape, sku, extra;
+    if (!(words >> op)) continue;
+    if (!(words >> dtype >> shape) || ((words >> sku) && (words >> extra)))
+      return Status(Code::kInvalidArgument, o.cases_path + ":" + std::to_string(n) + ": '" + line +
+                                                "' is not 'op dtype shape [sku-glob]'");
+    if (!find_op(op)) return Status(Code::kInvalidArgument, o.cases_path + ":" + std::to_string(n) + ": op " + op + " is unknown (see --list)");
+    auto c = make_case(op, dtype, shape, o.reps ? o.reps : kDefaultReps);
+    if (!c) return Status(Code::kInvalidArgument, o.cases_path + ":" + std::to_string(n) + ": " + c.error().message());
+    c->force = sku.empty() ? o.sku : sku;
+    cases.push_back(*c);
+  }
+  if (cases.empty()) return Status(Code::kInvalidArgument, "--cases " + o.cases_path + " has no case");
+  return cases;
+}
+
 // The cases the options ask for (see kUsage).
 Expected<std::vector<Case>> resolve_cases(const Options& o) {
+  if (!o.cases_path.empty()) {
+    if (!o.suite.empty() || !o.op.empty() || !o.dtype.empty() || !o.shape.empty())
+      return Status(Code::kInvalidArgument, "--cases takes no --suite, --op, --dtype or --shape");
+    return read_case_file(o);
+  }
   if (!o.op.empty() && o.suite.empty()) {
     const OpSpec* op = find_op(o.op);
     if (!op) return Status(Code::kInvalidArgument, "--op " + o.op + " is unknown (see --list)");
@@ -1933,6 +1966,7 @@ int run_bench(int argc, char** argv) {
   Ceilings ceil;
   int failures = 0;
   for (const Case& c : ordered) {
+    if (!opts->cases_path.empty()) g_preference.force_sku = c.force;  // a --cases line's SKU glob
     auto r = run_case(c, *opts, *env, *stream);
     if (!r && !c.force.empty() && r.error().code() == Code::kNotSupported) {  // no SKU of that backend accepts
       std::fprintf(stderr, "baracuda-bench: %s %s %s: no %s SKU accepts (row skipped)\n", c.op->name,
