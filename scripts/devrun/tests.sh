@@ -30,6 +30,12 @@ cat "${tmp}"/s*.log >"${tmp}/all.log"
       echo "shard ${i}: NO RESULT (cut by TT=${TT}?): $(tail -n 1 "${tmp}/s${i}.log")"
   done
   grep -E '^\[  SKIPPED \] [A-Za-z]' "${tmp}/all.log" | sed 's/ ([0-9]* ms)$//' | sort -u
+  # the slowest tests and the slowest shard's total (where the suite's wall time goes)
+  echo "-- slowest tests (ms):"
+  sed -nE 's/^\[       OK \] ([^ ]+) \(([0-9]+) ms\)$/\2 \1/p' "${tmp}/all.log" | sort -rn | head -n "${SLOWEST:-12}"
+  for ((i = 0; i < N; i++)); do
+    sed -nE 's/^\[==========\] .* ran\. \(([0-9]+) ms total\)$/\1/p' "${tmp}/s${i}.log" | sed "s/^/shard ${i}: /;s/$/ ms/"
+  done | sort -t: -k2 -rn | head -n 3
 } | tee "${OUT}/gpu_${B}.log"
 grep -B40 -E '^\[  FAILED  \] [A-Za-z].*\(' "${tmp}/all.log" | grep -v '^\[       OK' | head -n 400 >"${OUT}/gpu_${B}_detail.log"
 rm -rf "${tmp}"
