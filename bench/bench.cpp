@@ -660,12 +660,14 @@ Expected<std::vector<Case>> read_case_file(const Options& o) {
     std::istringstream words(line);
     std::string op, dtype, shape, sku, extra;
     if (!(words >> op)) continue;
+    auto bad_line = [&](const std::string& why) {
+      return Status(Code::kInvalidArgument, o.cases_path + ":" + std::to_string(n) + ": " + why);
+    };
     if (!(words >> dtype >> shape) || ((words >> sku) && (words >> extra)))
-      return Status(Code::kInvalidArgument, o.cases_path + ":" + std::to_string(n) + ": '" + line +
-                                                "' is not 'op dtype shape [sku-glob]'");
-    if (!find_op(op)) return Status(Code::kInvalidArgument, o.cases_path + ":" + std::to_string(n) + ": op " + op + " is unknown (see --list)");
+      return bad_line("'" + line + "' is not 'op dtype shape [sku-glob]'");
+    if (!find_op(op)) return bad_line("op " + op + " is unknown (see --list)");
     auto c = make_case(op, dtype, shape, o.reps ? o.reps : kDefaultReps);
-    if (!c) return Status(Code::kInvalidArgument, o.cases_path + ":" + std::to_string(n) + ": " + c.error().message());
+    if (!c) return bad_line(c.error().message());
     c->force = sku.empty() ? o.sku : sku;
     cases.push_back(*c);
   }
