@@ -10,13 +10,16 @@ BUNDLES="${BUNDLES:?BUNDLES: bundle names under .devrun}"
 CASES="${CASES:?CASES: a file of 'op dtype shape [sku]' lines}"
 ROUNDS="${ROUNDS:-3}"
 REPS="${REPS:-30}"
-for b in ${BUNDLES}; do devrun_binary "${b}" baracuda-bench >/dev/null || exit 1; done
+declare -A one_process  # bundles whose bench takes --cases (built from session 25 on)
+for b in ${BUNDLES}; do
+  bench="$(devrun_binary "${b}" baracuda-bench)" || exit 1
+  "${bench}" --help 2>/dev/null | grep -q -- '--cases' && one_process[${b}]=1
+done
 ops="$(awk '$1 !~ /^#/ && NF {print $1}' "${CASES}" | sort -u | tr '\n' ' ')"
 for ((r = 1; r <= ROUNDS; r++)); do
   for b in ${BUNDLES}; do
     bench="$(devrun_binary "${b}" baracuda-bench)"
-    if "${bench}" --help 2>/dev/null | grep -q -- '--cases'; then
-      # one process for all the cases (bundles built from session 25 on)
+    if [[ -n "${one_process[${b}]:-}" ]]; then  # one process for all the cases
       "${bench}" --cases "${CASES}" --reps "${REPS}" 2>&1 |
         awk -v b="${b}" -v r="${r}" -v ops="${ops}" 'BEGIN {n = split(ops, a, " "); for (i = 1; i <= n; ++i) k[a[i]] = 1}
           ($1 in k) && NF >= 6 {print b, r, $1, $2, $3, $4, $5, $6}'
