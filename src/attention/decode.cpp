@@ -200,6 +200,20 @@ void choose_splits(DecodeParams& p, const DeviceCaps& caps) {
   set_splits(p, wave_splits(base, slots, max_splits, 0.85), kDecodeBlockN);
 }
 
+// Two stages instead of three (three CTAs an SM instead of two, splits chosen again for them)
+// where page 16, D = 128 and at most 8 query rows per KV head split the KV length anyway: the
+// copy-bound split cases hide their page-16 address work better with more CTAs (H100 session
+// 25, min ms 3 -> 2 stages: B8 x 8k 64 / 8 heads 0.1131 -> 0.1075, 32 / 8 heads 0.1091 ->
+// 0.1044, B16 x 8k 0.2081 -> 0.1961, B4 x 16k 0.1090 -> 0.1055, B2 x 32k 0.1175 -> 0.1099,
+// B1 x 32k 0.0660 -> 0.0616). Not where 3 stages need no split (B64 x 4k: tied, 0.3905 / 0.3914,
+// at the cost of a split and its combine), nor at 16 rows (Sq 4 x group 4: 0.4146 -> 0.4366) or
+// page 256 (B8 x 8k 0.1046 -> 0.1074). Measured on sm_90 only.
+void prefer_two_stages(const SdpaDecodeDescriptor& d, DecodeParams& p, const DeviceCaps& caps) {
+  if (caps.sm < 90 || !d.paged() || p.page_size != 16 || p.d != 128 || p.rows > 8 || p.stages != 3 || p.splits <= 1) return;
+  p.stages = 2;
+  choose_splits(p, caps);
+}
+
 std::size_t split_workspace(const DecodeParams& p) {
   if (p.splits <= 1) return 0;
   const std::int64_t rows = static_cast<std::int64_t>(p.splits) * p.batch * p.sq * p.hq;
@@ -263,6 +277,7 @@ struct MmaCandidate {
     p.stages = choose_stages(p.d, caps);
     p.pdl = caps.sm >= 90 ? 1 : 0;
     choose_splits(p, caps);
+    prefer_two_stages(d, p, caps);
     return p;
   }
   static Candidate<Desc, Args>::Probe probe(const Desc& d, const DeviceCaps& caps) {

@@ -255,6 +255,13 @@ TEST(DecodeSelect, SkusFromCapsAndSplits) {
     ASSERT_TRUE(q.has_value()) << q.error().to_string();
     EXPECT_EQ(q->sku().name(), "paged_decode.fwd.mma_splitkv[f16,f32].sm80+");
     EXPECT_GT(q->workspace_size(), 0u);
+    // B8 x 8k keys (page 16), 64 / 8 heads: 3 stages split the KV length 4 ways (256 CTAs, 2 an
+    // SM); on sm_90 2 stages take over (3 CTAs an SM: 6 splits, 384 CTAs of 396 slots), the
+    // partials f32 [splits, 8, 1, 64, 128] + lse [splits, 8, 1, 64].
+    auto mid = reference::decode_descriptor(shape(DType::kBF16, 8, 1, 64, 8, 128, 16, 512, 8 * 512));
+    auto m = SdpaDecodePlan::select_for_caps(caps(sm), mid);
+    ASSERT_TRUE(m.has_value()) << m.error().to_string();
+    if (sm >= 90) EXPECT_EQ(m->workspace_size(), std::size_t{6} * 8 * 64 * (128 * 4 + 4));
     // More than 16 query rows per KV head (GQA 4 x 8 tokens): the mma kernel on every arch.
     auto spec = reference::decode_descriptor(shape(DType::kBF16, 64, 8, 32, 8, 128, 16, 256, 64 * 256));
     auto sp = SdpaDecodePlan::select_for_caps(caps(sm), spec);
