@@ -46,6 +46,14 @@
 // y may alias nothing (refused at run).
 //
 // SKUs (candidate order):
+//   int4_gemm.fwd.w4a16_streamk[s4|u4,f32,f16|bf16]   M <= 16, group_size 128 or K, weights large
+//       enough for every warp of the device to stream >= 8 units (16 rows x 128 k; tiled
+//       weights: >= 1): the stream-K decode kernel (src/gemm/kernels/int4_streamk.cuh), row-major
+//       or tiled weights. The units of each K slice are split evenly over all warps of the
+//       device, each warp streaming its contiguous range through a shared-memory ring; the
+//       dequantized weight is never rounded (exact x (q - z) products, f32 sums per 128-k chunk
+//       scaled in f32), and a second kernel adds the warps' partial sums in a fixed order
+//       (deterministic) + bias and rounds once.
 //   int4_gemm.fwd.w4a16_stream[s4|u4,f32,f16|bf16]    M <= 16: the streaming decode kernel
 //       (src/gemm/kernels/int4_stream.cuh): w4a16_gemv's fragments and numerics (identical
 //       results), with 3 (M <= 8) or 2 chunks of packed weights in flight per warp, the weight kind
