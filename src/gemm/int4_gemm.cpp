@@ -119,6 +119,22 @@ Int4Weights weights_of(const Int4GemmDescriptor& d, const Int4GemmArgs& a) {
   return wt;
 }
 
+// The operands of a run as the decode kernels take them (their launch shape and workspace are
+// each SKU's own).
+Int4GemvParams gemv_params_of(const Int4GemmDescriptor& d, const Int4GemmArgs& a) {
+  Int4GemvParams p;
+  p.wt = weights_of(d, a);
+  p.act = d.x.dtype;
+  p.x = a.x;
+  p.ldx = d.x.ld;
+  p.x_vec16 = pointer_alignment(a.x) >= 16 && d.x.ld % 8 == 0;
+  p.bias = d.bias ? a.bias : nullptr;
+  p.y = a.y;
+  p.ldy = d.y.ld;
+  p.m = d.m();
+  return p;
+}
+
 KernelSku int4_sku(const Int4GemmDescriptor& d, const char* impl, Backend b) {
   KernelSku s;
   s.family = "int4_gemm";
@@ -330,16 +346,7 @@ struct DecodeCandidate {
   static Status launch(const void* state, const Desc& d, const Int4GemmArgs& a, Workspace ws, cudaStream_t s) {
     if (d.m() == 0 || d.n() == 0) return Status::ok();
     const auto& st = *static_cast<const GemvState*>(state);
-    Int4GemvParams p;
-    p.wt = weights_of(d, a);
-    p.act = d.x.dtype;
-    p.x = a.x;
-    p.ldx = d.x.ld;
-    p.x_vec16 = pointer_alignment(a.x) >= 16 && d.x.ld % 8 == 0;
-    p.bias = d.bias ? a.bias : nullptr;
-    p.y = a.y;
-    p.ldy = d.y.ld;
-    p.m = d.m();
+    Int4GemvParams p = gemv_params_of(d, a);
     p.cfg = st.cfg;
     p.partial = st.cfg.splits > 1 ? static_cast<float*>(ws.data) : nullptr;
     return kStream ? launch_int4_stream(p, s) : launch_int4_gemv(p, s);
@@ -385,15 +392,7 @@ struct BulkCandidate {
     if (d.m() == 0 || d.n() == 0) return Status::ok();
     const auto& c = *static_cast<const Int4BulkConfig*>(state);
     Int4BulkParams p;
-    p.g.wt = weights_of(d, a);
-    p.g.act = d.x.dtype;
-    p.g.x = a.x;
-    p.g.ldx = d.x.ld;
-    p.g.x_vec16 = pointer_alignment(a.x) >= 16 && d.x.ld % 8 == 0;
-    p.g.bias = d.bias ? a.bias : nullptr;
-    p.g.y = a.y;
-    p.g.ldy = d.y.ld;
-    p.g.m = d.m();
+    p.g = gemv_params_of(d, a);
     p.g.cfg.splits = c.splits;
     p.g.cfg.kslice = c.kslice;
     p.g.cfg.smem_bytes = c.smem_bytes;
@@ -500,15 +499,7 @@ struct StreamKCandidate {
     if (d.m() == 0 || d.n() == 0) return Status::ok();
     const auto& c = *static_cast<const StreamKShape*>(state);
     Int4StreamKParams p;
-    p.g.wt = weights_of(d, a);
-    p.g.act = d.x.dtype;
-    p.g.x = a.x;
-    p.g.ldx = d.x.ld;
-    p.g.x_vec16 = pointer_alignment(a.x) >= 16 && d.x.ld % 8 == 0;
-    p.g.bias = d.bias ? a.bias : nullptr;
-    p.g.y = a.y;
-    p.g.ldy = d.y.ld;
-    p.g.m = d.m();
+    p.g = gemv_params_of(d, a);
     p.g.cfg = c.g;
     p.g.partial = static_cast<float*>(ws.data);
     p.k = c.k;
