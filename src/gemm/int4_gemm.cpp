@@ -309,13 +309,6 @@ struct GemvState {
   Int4GemvConfig cfg;
 };
 
-// w4a16_bulk's launch shape: the X staging / split-K part the gemv kernels share (g) and the
-// ring's own (b), both fixed at select.
-struct BulkShape {
-  Int4GemvConfig g;   // kslice, splits, group_shift, smem_bytes
-  Int4BulkConfig b;
-};
-
 // The two decode SKUs: kStream = true is w4a16_stream (kernels/int4_stream.cuh), false the
 // original w4a16_gemv (kernels/int4_gemv.cuh); both M <= 16, same parameters and workspace rule.
 template <bool kStream>
@@ -390,23 +383,20 @@ struct BulkCandidate {
   static Expected<std::shared_ptr<const void>> prepare(const Desc& d, const DeviceCaps& caps) {
     auto c = bulk_config(d, caps);
     if (!c) return c.error();
-    auto st = std::make_shared<BulkShape>();
-    st->b = *c;
-    st->g.splits = c->splits;
-    st->g.kslice = c->kslice;
-    st->g.smem_bytes = c->smem_bytes;
-    st->g.group_shift = group_shift_of(d.group_size);
-    if (caps.ordinal >= 0 && d.m() > 0 && c->smem_bytes > kDefaultSmem)
-      BARACUDA_TRY(int4_bulk_allow_smem(d.x.dtype, d.w.dtype == DType::kS4, d.m(), c->groups, c->smem_bytes));
+    auto st = std::make_shared<Int4BulkConfig>(*c);
+    if (caps.ordinal >= 0 && d.m() > 0 && st->smem_bytes > kDefaultSmem)
+      BARACUDA_TRY(int4_bulk_allow_smem(d.x.dtype, d.w.dtype == DType::kS4, d.m(), st->groups, st->smem_bytes));
     return std::shared_ptr<const void>(st);
   }
   static Status launch(const void* state, const Desc& d, const Int4GemmArgs& a, Workspace ws, cudaStream_t s) {
     if (d.m() == 0 || d.n() == 0) return Status::ok();
-    const auto& st = *static_cast<const BulkShape*>(state);
-    const Int4BulkConfig& c = st.b;
+    const auto& c = *static_cast<const Int4BulkConfig*>(state);
     Int4BulkParams p;
     p.g = gemv_params_of(d, a);
-    p.g.cfg = st.g;
+    p.g.cfg.splits = c.splits;  // the bulk config carries the gemv part of the launch shape
+    p.g.cfg.kslice = c.kslice;
+    p.g.cfg.smem_bytes = c.smem_bytes;
+    p.g.cfg.group_shift = group_shift_of(d.group_size);
     p.g.partial = c.splits > 1 ? static_cast<float*>(ws.data) : nullptr;
     p.b = c;
     // Scale (zero) rows go through the copy engine when they are 16-byte runs; else the
@@ -635,7 +625,7 @@ struct FamilyTraits<Int4GemmDescriptor> {
       case 3: {
         auto b = gemm::BulkCandidate::prepare(d, caps);
         if (!b) return b.error();
-        const auto& c = static_cast<const gemm::BulkShape*>(b.value().get())->b;
+        const auto& c = *static_cast<const gemm::Int4BulkConfig*>(b.value().get());
         return PreparedCandidate{std::move(b.value()), gemm::BulkCandidate::workspace(d, c)};
       }
       default:
