@@ -305,23 +305,57 @@ __device__ __forceinline__ LseLinear<C> lse_linear_add(LseLinear<C> a, LseLinear
   r.s = fma(a_hi ? b.s : a.s, scan_exp(-fabs(d)), a_hi ? a.s : b.s);
   return r;
 }
-template <class C>
+// The same with a compensated f64 sum, L = m + log(s + e), e the rounding error of s carried
+// along (the product's by an FMA, the sum's by TwoSum): for f64 inputs in the sequential column
+// kernel (kColumn; its state, 48 bytes, is never published, and column_split's segments are
+// short), which has no wider type to sum in: a plain f64 running sum over a 262144-long row
+// came out ~7e-12 relative off, 2214 of 524288 elements past the f64 tolerance (H100 session 29,
+// seed 9897670956504153021). A host model of both (session 29, 3 seeds of 262144 uniform(-5, 5)
+// x, g in (-2, 2)): plain up to 1.05x the tolerance, compensated at most 0.20x.
+struct LseLinearCompensated {
+  double m, s, e;
+};
+__device__ __forceinline__ LseLinearCompensated lse_linear_add(LseLinearCompensated a, LseLinearCompensated b) {
+  const double d = a.m == b.m ? 0.0 : a.m - b.m;  // as lse_linear_add above
+  const bool a_hi = d > 0.0;
+  const LseLinearCompensated hi = a_hi ? a : b, lo = a_hi ? b : a;
+  const double f = scan_exp(-fabs(d));
+  const double p = lo.s * f, p_err = fma(lo.s, f, -p);  // lo.s f = p + p_err exactly
+  const double t = hi.s + p, z = t - hi.s, t_err = (hi.s - (t - z)) + (p - z);  // hi.s + p = t + t_err exactly
+  LseLinearCompensated r;
+  r.m = scan_isnan(d) ? d : hi.m;
+  r.s = t;
+  r.e = hi.e + fma(lo.e, f, p_err + t_err);
+  return r;
+}
+template <class L>
 struct LseBwdState {
-  LseLinear<C> pos, neg;
+  L pos, neg;
 };
 // C: the sums' type. f32 in the tile kernels (tree sums, depth ~log2 len); f64 in the
 // sequential column kernels, where a running f32 sum of up to len terms drifted (1.5% over
-// 262144 16-bit terms: each step rounds s e^(-d) + 1 the same way, H100 session 21).
-template <class T, class C = Compute<T>>
+// 262144 16-bit terms: each step rounds s e^(-d) + 1 the same way, H100 session 21), and
+// compensated f64 there for f64 inputs (kCompensated, LseLinearCompensated).
+template <class T, class C = Compute<T>, bool kCompensated = false>
 struct LseBwdOp : BackwardOpBase<T> {
+  static_assert(!kCompensated || std::is_same_v<C, double>, "the compensated sums are f64");
   using B = BackwardOpBase<T>;
-  using S = LseBwdState<C>;
+  using L = std::conditional_t<kCompensated, LseLinearCompensated, LseLinear<C>>;
+  using S = LseBwdState<L>;
+  __device__ __forceinline__ static L part(C m, C s) {
+    if constexpr (kCompensated) return {m, s, 0.0};
+    else return {m, s};
+  }
+  __device__ __forceinline__ static C value(const L& l) {  // s, or s + e
+    if constexpr (kCompensated) return l.s + l.e;
+    else return l.s;
+  }
   // f32 sums: 3 blocks of 256 a SM in the row kernels (80 registers, no spills; 95 unbounded,
   // 2 blocks); the look-back's instance would spill at 80 and keeps 1
   static constexpr int kMinBlocks = sizeof(C) == 4 ? 3 : 1;
   __device__ __forceinline__ static S identity() {
     const C ninf = -static_cast<C>(INFINITY);
-    return {{ninf, C(0)}, {ninf, C(0)}};
+    return {part(ninf, C(0)), part(ninf, C(0))};
   }
   __device__ __forceinline__ static S combine(S a, S b) {
     return {lse_linear_add(a.pos, b.pos), lse_linear_add(a.neg, b.neg)};
@@ -330,13 +364,14 @@ struct LseBwdOp : BackwardOpBase<T> {
   __device__ __forceinline__ static void load(const ScanCtx& c, std::int64_t i, S (&e)[V]) {
     static_assert(V == 1);
     const C g = static_cast<C>(to_compute(B::grad_y(c, i))), y = static_cast<C>(to_compute(B::y_at(c, i)));
-    const LseLinear<C> term{scan_log(fabs(g)) - y, C(1)}, none = identity().pos;
+    const L term = part(scan_log(fabs(g)) - y, C(1)), none = identity().pos;
     e[0] = {g > C(0) ? term : none, g < C(0) ? term : none};
   }
   template <int V>
   __device__ __forceinline__ static void store(const ScanCtx& c, std::int64_t i, const S (&)[V], const S (&in)[V]) {
     const C x = static_cast<C>(to_compute(B::x_at(c, i)));
-    B::put(c, i, static_cast<Compute<T>>(scan_exp(x + in[0].pos.m) * in[0].pos.s - scan_exp(x + in[0].neg.m) * in[0].neg.s));
+    B::put(c, i, static_cast<Compute<T>>(scan_exp(x + in[0].pos.m) * value(in[0].pos) -
+                                         scan_exp(x + in[0].neg.m) * value(in[0].neg)));
   }
 };
 
@@ -696,16 +731,20 @@ Status launch_scan_v(const scan::ScanParams& p, cudaStream_t s) {
 }
 
 // The column kernels of one op (p.impl kColumn or kColumnSplit).
+// Ops whose state outgrows a workspace slot (LseBwdOp's compensated one) run kColumn only.
 template <class Op>
 Status launch_scan_columns(const scan::ScanParams& p, cudaStream_t s) {
-  static_assert(sizeof(typename Op::S) <= scan::kScanStateSlot, "a state fits its workspace slot");
   if (p.rows == 0 || p.len == 0) return Status::ok();
   if (p.impl == scan::ScanImpl::kColumnSplit) {
-    const auto blocks = static_cast<unsigned>((p.rows * p.tiles + 255) / 256);
-    scan_column_split<Op, 0><<<blocks, 256, 0, s>>>(p);
-    scan_column_split<Op, 1><<<static_cast<unsigned>((p.rows + 255) / 256), 256, 0, s>>>(p);
-    scan_column_split<Op, 2><<<blocks, 256, 0, s>>>(p);
-    return scan_launch_status("scan column_split");
+    if constexpr (sizeof(typename Op::S) <= scan::kScanStateSlot) {
+      const auto blocks = static_cast<unsigned>((p.rows * p.tiles + 255) / 256);
+      scan_column_split<Op, 0><<<blocks, 256, 0, s>>>(p);
+      scan_column_split<Op, 1><<<static_cast<unsigned>((p.rows + 255) / 256), 256, 0, s>>>(p);
+      scan_column_split<Op, 2><<<blocks, 256, 0, s>>>(p);
+      return scan_launch_status("scan column_split");
+    } else {
+      return Status(Code::kInternal, "scan column_split: this op's state does not fit a workspace slot");
+    }
   }
   if (p.impl == scan::ScanImpl::kColumn) {
     scan_column<Op><<<static_cast<unsigned>((p.rows + 255) / 256), 256, 0, s>>>(p);
