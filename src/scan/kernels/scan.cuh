@@ -320,8 +320,10 @@ __device__ __forceinline__ LseLinearCompensated lse_linear_add(LseLinearCompensa
   const bool a_hi = d > 0.0;
   const LseLinearCompensated hi = a_hi ? a : b, lo = a_hi ? b : a;
   const double f = scan_exp(-fabs(d));
-  const double p = lo.s * f, p_err = fma(lo.s, f, -p);  // lo.s f = p + p_err exactly
-  const double t = hi.s + p, z = t - hi.s, t_err = (hi.s - (t - z)) + (p - z);  // hi.s + p = t + t_err exactly
+  // _rn intrinsics: never contracted into an FMA, which would break the exact error terms
+  const double p = __dmul_rn(lo.s, f), p_err = fma(lo.s, f, -p);  // lo.s f = p + p_err exactly
+  const double t = __dadd_rn(hi.s, p), z = __dsub_rn(t, hi.s);     // TwoSum: hi.s + p = t + t_err exactly
+  const double t_err = __dadd_rn(__dsub_rn(hi.s, __dsub_rn(t, z)), __dsub_rn(p, z));
   LseLinearCompensated r;
   r.m = scan_isnan(d) ? d : hi.m;
   r.s = t;
