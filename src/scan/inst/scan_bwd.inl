@@ -11,7 +11,7 @@ Status launch_scan_bwd<DType::BARACUDA_INSTANCE_DTYPE>(const ScanParams& p, cuda
     case ScanOp::kMaxMinBwd: return kernels::launch_scan_op<kernels::MaxMinBwdOp<T>, T>(p, s);
     case ScanOp::kLseBwd:  // the sequential column kernels sum in f64, kColumn's compensated for f64 inputs (kernels/scan.cuh, LseBwdOp)
       if constexpr (std::is_same_v<T, double>)
-        if (p.impl == ScanImpl::kColumn) return kernels::launch_scan_columns<kernels::LseBwdOp<T, double, true>>(p, s);
+        if (p.impl == ScanImpl::kColumn) return kernels::launch_scan_column<kernels::LseBwdOp<T, double, true>>(p, s);
       if (is_column_impl(p.impl)) return kernels::launch_scan_columns<kernels::LseBwdOp<T, double>>(p, s);
       return kernels::launch_scan_tiles<kernels::LseBwdOp<T>, T>(p, s);
     default: return Status(Code::kInternal, "scan backward: not a backward op");

@@ -296,15 +296,6 @@ template <class C>
 struct LseLinear {
   C m, s;  // L = m + log(s)
 };
-template <class C>
-__device__ __forceinline__ LseLinear<C> lse_linear_add(LseLinear<C> a, LseLinear<C> b) {
-  const C d = a.m == b.m ? C(0) : a.m - b.m;  // equal maxima (also equal infinities): 0; NaN iff an m is NaN
-  const bool a_hi = d > C(0);
-  LseLinear<C> r;
-  r.m = scan_isnan(d) ? d : (a_hi ? a.m : b.m);
-  r.s = fma(a_hi ? b.s : a.s, scan_exp(-fabs(d)), a_hi ? a.s : b.s);
-  return r;
-}
 // The same with a compensated f64 sum, L = m + log(s + e), e the rounding error of s carried
 // along (the product's by an FMA, the sum's by TwoSum): for f64 inputs in the sequential column
 // kernel (kColumn; its state, 48 bytes, is never published, and column_split's segments are
@@ -315,19 +306,26 @@ __device__ __forceinline__ LseLinear<C> lse_linear_add(LseLinear<C> a, LseLinear
 struct LseLinearCompensated {
   double m, s, e;
 };
-__device__ __forceinline__ LseLinearCompensated lse_linear_add(LseLinearCompensated a, LseLinearCompensated b) {
-  const double d = a.m == b.m ? 0.0 : a.m - b.m;  // as lse_linear_add above
-  const bool a_hi = d > 0.0;
-  const LseLinearCompensated hi = a_hi ? a : b, lo = a_hi ? b : a;
-  const double f = scan_exp(-fabs(d));
-  // _rn intrinsics: never contracted into an FMA, which would break the exact error terms
-  const double p = __dmul_rn(lo.s, f), p_err = fma(lo.s, f, -p);  // lo.s f = p + p_err exactly
-  const double t = __dadd_rn(hi.s, p), z = __dsub_rn(t, hi.s);     // TwoSum: hi.s + p = t + t_err exactly
-  const double t_err = __dadd_rn(__dsub_rn(hi.s, __dsub_rn(t, z)), __dsub_rn(p, z));
-  LseLinearCompensated r;
+// (M, s_small e^(m_small - M) + s_big) of either kind.
+template <class L>
+__device__ __forceinline__ L lse_linear_add(L a, L b) {
+  using C = decltype(a.m);
+  const C d = a.m == b.m ? C(0) : a.m - b.m;  // equal maxima (also equal infinities): 0; NaN iff an m is NaN
+  const bool a_hi = d > C(0);
+  const L hi = a_hi ? a : b, lo = a_hi ? b : a;
+  const C f = scan_exp(-fabs(d));
+  L r;
   r.m = scan_isnan(d) ? d : hi.m;
-  r.s = t;
-  r.e = hi.e + fma(lo.e, f, p_err + t_err);
+  if constexpr (std::is_same_v<L, LseLinearCompensated>) {
+    // _rn intrinsics: never contracted into an FMA, which would break the exact error terms
+    const double p = __dmul_rn(lo.s, f), p_err = fma(lo.s, f, -p);  // lo.s f = p + p_err exactly
+    const double t = __dadd_rn(hi.s, p), z = __dsub_rn(t, hi.s);     // TwoSum: hi.s + p = t + t_err exactly
+    const double t_err = __dadd_rn(__dsub_rn(hi.s, __dsub_rn(t, z)), __dsub_rn(p, z));
+    r.s = t;
+    r.e = hi.e + fma(lo.e, f, p_err + t_err);
+  } else {
+    r.s = fma(lo.s, f, hi.s);
+  }
   return r;
 }
 template <class L>
@@ -732,27 +730,27 @@ Status launch_scan_v(const scan::ScanParams& p, cudaStream_t s) {
   return Status(Code::kInternal, "scan: no tile kernel for this (impl, vec)");
 }
 
+// The sequential column kernel of one op (p.impl kColumn): its state is never published, so
+// it may outgrow a workspace slot (LseBwdOp's compensated one).
+template <class Op>
+Status launch_scan_column(const scan::ScanParams& p, cudaStream_t s) {
+  if (p.rows == 0 || p.len == 0) return Status::ok();
+  scan_column<Op><<<static_cast<unsigned>((p.rows + 255) / 256), 256, 0, s>>>(p);
+  return scan_launch_status("scan column");
+}
+
 // The column kernels of one op (p.impl kColumn or kColumnSplit).
-// Ops whose state outgrows a workspace slot (LseBwdOp's compensated one) run kColumn only.
 template <class Op>
 Status launch_scan_columns(const scan::ScanParams& p, cudaStream_t s) {
+  static_assert(sizeof(typename Op::S) <= scan::kScanStateSlot, "a state fits its workspace slot");
+  if (p.impl == scan::ScanImpl::kColumn) return launch_scan_column<Op>(p, s);
+  if (p.impl != scan::ScanImpl::kColumnSplit) return Status(Code::kInternal, "scan: not a column impl");
   if (p.rows == 0 || p.len == 0) return Status::ok();
-  if (p.impl == scan::ScanImpl::kColumnSplit) {
-    if constexpr (sizeof(typename Op::S) <= scan::kScanStateSlot) {
-      const auto blocks = static_cast<unsigned>((p.rows * p.tiles + 255) / 256);
-      scan_column_split<Op, 0><<<blocks, 256, 0, s>>>(p);
-      scan_column_split<Op, 1><<<static_cast<unsigned>((p.rows + 255) / 256), 256, 0, s>>>(p);
-      scan_column_split<Op, 2><<<blocks, 256, 0, s>>>(p);
-      return scan_launch_status("scan column_split");
-    } else {
-      return Status(Code::kInternal, "scan column_split: this op's state does not fit a workspace slot");
-    }
-  }
-  if (p.impl == scan::ScanImpl::kColumn) {
-    scan_column<Op><<<static_cast<unsigned>((p.rows + 255) / 256), 256, 0, s>>>(p);
-    return scan_launch_status("scan column");
-  }
-  return Status(Code::kInternal, "scan: not a column impl");
+  const auto blocks = static_cast<unsigned>((p.rows * p.tiles + 255) / 256);
+  scan_column_split<Op, 0><<<blocks, 256, 0, s>>>(p);
+  scan_column_split<Op, 1><<<static_cast<unsigned>((p.rows + 255) / 256), 256, 0, s>>>(p);
+  scan_column_split<Op, 2><<<blocks, 256, 0, s>>>(p);
+  return scan_launch_status("scan column_split");
 }
 
 // The tile kernels of one op, with 16-byte vectors (ops with one input) and scalar loads.
