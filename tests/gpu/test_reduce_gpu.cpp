@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -253,6 +254,39 @@ TEST(ReduceIntGpu, SumProdArg) {
         auto want = reference::reduce(d, hx);
         ASSERT_TRUE(want.has_value()) << want.error().to_string();
         check_every_sku<ReducePlan, ReduceArgs>(d, dx, d.y, want.value(), true);
+      }
+    }
+}
+
+// argmax / argmin where the row kernels take a chunk of loaded elements at once
+// (ArgOp::add_chunk): dense ties (integers in [-3, 3]), and in float rows 0..3 NaNs and
+// some +-inf at random positions, so that the first NaN, the first of tied extremes and
+// the tail loop (odd lengths) decide across and inside chunks; i32 / i64 rows too. Exact.
+TEST(ReduceArgGpu, ChunkTiesNansInfs) {
+  BARACUDA_REQUIRE_GPU();
+  for (DType t : {DType::kF64, DType::kF32, DType::kF16, DType::kBF16, DType::kI32, DType::kI64})
+    for (std::vector<std::int64_t> shape : std::vector<std::vector<std::int64_t>>{
+             {12, 4096}, {4, 65536}, {8, 3001}, {2, 262144}, {300, 2048}, {64, 1040}}) {
+      const TensorLayout x = TensorLayout::contiguous(t, shape);
+      SCOPED_TRACE(std::string(dtype_name(t)) + " " + x.to_string());
+      HostTensor hx(x);
+      fill_random(hx, -3.49, 3.49);
+      const std::int64_t rows = shape[0], n = shape[1];
+      for (std::int64_t i = 0; i < rows * n; ++i) hx.set(i, std::round(hx.get(i)));
+      if (!dtype_is_integer(t))
+        for (std::int64_t r = 0; r < rows; ++r) {
+          std::uniform_int_distribution<std::int64_t> pos(0, n - 1);
+          for (std::int64_t k = 0; k < r % 4; ++k) hx.set(r * n + pos(rng()), std::nan(""));
+          if (r % 3 == 1)
+            for (int k = 0; k < 3; ++k) hx.set(r * n + pos(rng()), k == 1 ? -INFINITY : INFINITY);
+        }
+      DeviceTensor dx(hx, test_stream());
+      for (auto kind : {ArgReduceKind::kArgmax, ArgReduceKind::kArgmin}) {
+        ArgReduceDescriptor d{x, reduced_layout(x, ReduceAxes::of({1}), false, DType::kI64).value(), ReduceAxes::of({1}),
+                              false, kind};
+        auto want = reference::arg_reduce(d, hx);
+        ASSERT_TRUE(want.has_value());
+        check_every_sku<ArgReducePlan, ArgReduceArgs>(d, dx, d.y, want.value(), true);
       }
     }
 }

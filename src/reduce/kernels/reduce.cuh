@@ -4,7 +4,9 @@
 //   row (warp or block)  reduced elements unit-stride: one warp (short rows, 8 rows per
 //                        256-thread block) or one block per row; each thread keeps 4 loads
 //                        of V elements in flight (16-byte vectors when V > 1), folds them
-//                        into its accumulator in a fixed order, then a fixed warp/block tree.
+//                        into its accumulator in a fixed order, then a fixed warp/block tree;
+//                        ops with `add_chunk` (var / std, argmax / argmin) take the U x V
+//                        loaded elements at once (one merge a chunk, not one an element).
 //   split row            few, long rows: `slices` blocks per row write partial accumulators
 //                        to the workspace; finish_kernel merges them in slice order.
 //   column               reduced dim strided, a kept dim unit-stride (inner): a 2-D block of
@@ -104,10 +106,14 @@ __global__ void __launch_bounds__(256) row_kernel(const ReduceParams p) {
       Vec<T, V> buf[U];
 #pragma unroll
       for (int u = 0; u < U; ++u) buf[u] = load_v<T, V>(x + e + u * step);
+      if constexpr (requires { Op::kChunked; }) {
+        op.template add_chunk<U, V>(acc, buf, e, step);  // the U x V elements at once (reduce_ops.cuh)
+      } else {
 #pragma unroll
-      for (int u = 0; u < U; ++u)
+        for (int u = 0; u < U; ++u)
 #pragma unroll
-        for (int i = 0; i < V; ++i) op.add(acc, buf[u].v[i], e + u * step + i);
+          for (int i = 0; i < V; ++i) op.add(acc, buf[u].v[i], e + u * step + i);
+      }
     }
     for (; e < end; e += step) {
       const Vec<T, V> b = load_v<T, V>(x + e);

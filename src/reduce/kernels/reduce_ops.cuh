@@ -5,13 +5,15 @@
 //
 // Numerics (docs/reduce.md): f16 / bf16 / f32 accumulate in f32, f64 in f64, integers in i64
 // with two's complement wrapping. amax / amin propagate NaN; logsumexp shifts by the running
-// max (online merge); var / std use Welford per thread and Chan's merge.
+// max (online merge); var / std use Welford per thread (per chunk of loaded elements in the row
+// kernel: two-pass mean / M2 in registers) and Chan's merge.
 #pragma once
 
 #include <cstdint>
 #include <type_traits>
 
 #include "common/device_types.cuh"
+#include "common/vec_io.cuh"
 #include "reduce/reduce_params.hpp"
 
 namespace baracuda::kernels::reduce {
@@ -209,6 +211,29 @@ struct WelfordOp {
     a.mean += d / static_cast<C>(a.n);
     a.m2 += d * (v - a.mean);
   }
+  // The row kernel's U x V loaded elements at once: their mean and squared deviations by two
+  // passes over registers, then one Chan merge (one division a chunk instead of one an
+  // element, which made var / std twice as slow as sum: H100 session 30).
+  static constexpr bool kChunked = true;
+  template <int U, int V>
+  __device__ void add_chunk(Acc& a, const Vec<T, V> (&buf)[U], std::int64_t, std::int64_t) const {
+    constexpr int kN = U * V;
+    C x[kN];
+    C s = C(0);
+#pragma unroll
+    for (int k = 0; k < kN; ++k) {
+      x[k] = to_compute(buf[k / V].v[k % V]);
+      s += x[k];
+    }
+    const C mean = s / static_cast<C>(kN);
+    C m2 = C(0);
+#pragma unroll
+    for (int k = 0; k < kN; ++k) {
+      const C d = x[k] - mean;
+      m2 += d * d;
+    }
+    a = merge(a, Acc{kN, mean, m2});
+  }
   __device__ void store(void* y, std::int64_t off, Acc a, std::int64_t) const {
     C div = static_cast<C>(a.n) - correction;
     if (div < C(0)) div = C(0);
@@ -243,11 +268,30 @@ struct ArgOp {
     if constexpr (kMax) return a.v > b.v ? a : b;
     else return a.v < b.v ? a : b;
   }
-  __device__ void add(Acc& a, T x, std::int64_t idx) const {
-    V v;
-    if constexpr (std::is_integral_v<T>) v = static_cast<V>(x);
-    else v = to_compute(x);
-    a = merge(a, Acc{v, idx});
+  __device__ V value(T x) const {
+    if constexpr (std::is_integral_v<T>) return static_cast<V>(x);
+    else return to_compute(x);
+  }
+  __device__ void add(Acc& a, T x, std::int64_t idx) const { a = merge(a, Acc{value(x), idx}); }
+  // The row kernel's U x V loaded elements (indices e + u step + i, increasing in (u, i)) at
+  // once: the chunk's extreme by plain compares in index order (strictly better replaces, so
+  // ties keep the first; a NaN replaces a non-NaN and nothing replaces a NaN), its position a
+  // compile-time constant, then one merge with the 64-bit index (the per-element merge made
+  // argmax twice as slow as sum: H100 session 30).
+  static constexpr bool kChunked = true;
+  template <int U, int VW>
+  __device__ void add_chunk(Acc& a, const Vec<T, VW> (&buf)[U], std::int64_t e, std::int64_t step) const {
+    V best = value(buf[0].v[0]);
+    int at = 0;
+#pragma unroll
+    for (int k = 1; k < U * VW; ++k) {
+      const V x = value(buf[k / VW].v[k % VW]);
+      bool take = kMax ? x > best : x < best;
+      if constexpr (!std::is_integral_v<T>) take = take || (is_nan(x) && !is_nan(best));
+      best = take ? x : best;
+      at = take ? k : at;
+    }
+    a = merge(a, Acc{best, e + (at / VW) * step + at % VW});
   }
   __device__ void store(void* y, std::int64_t off, Acc a, std::int64_t) const {
     static_cast<std::int64_t*>(y)[off] = a.i;
