@@ -179,13 +179,14 @@ const OpSpec kOps[] = {
     // row-major weight (column-major K x N), D [M,N]; kind 0 int8 (torch._int_mm(a, b.t())),
     // 1 fp8 with per-tensor f32 scales (torch._scaled_mm(a, b.t(), scale_a, scale_b))
     // issue 5 reductions (ReducePlan / ArgReducePlan) of [rows, N]: sum over the last dim,
-    // over dim 0, over everything (a 1-D shape), amax / argmax (i64 out) / var over the last dim
+    // over dim 0, over everything (a 1-D shape), amax / argmax (i64 out) / var / logsumexp over the last dim
     {"sum_rows", Family::kReduce, 0},
     {"sum_cols", Family::kReduce, 1},
     {"sum_all", Family::kReduce, 2},
     {"amax_rows", Family::kReduce, 3},
     {"argmax_rows", Family::kReduce, 4},
     {"var_rows", Family::kReduce, 5},
+    {"lse_rows", Family::kReduce, 6},
     // issue 5, scans along the last dim (ScanPlan; kind = ScanKind): cummax also writes the
     // i64 indices
     {"cumsum", Family::kScan, static_cast<int>(ScanKind::kCumsum)},
@@ -290,7 +291,7 @@ const SuiteSpec kSuites[] = {
     {"softmax", "softmax / log_softmax forward and softmax backward, gumbel_softmax (soft, hard, backward), sparsemax (and backward), bf16 16384x8192 and 4096x131072", "1073741824", "",
      "", 50},
     {"reduce", "row sum bf16 16384x8192 and 4096x131072, column sum bf16 16384x8192, full sum f32 2^28, amax / argmax / "
-     "var bf16 16384x8192", "1073741824", "", "", 50},
+     "var / logsumexp bf16 16384x8192", "1073741824", "", "", 50},
     {"norm", "layer_norm / rms_norm / add_rms_norm forward and layer_norm / rms_norm backward, bf16 16384x8192 and "
      "4096x131072; batch_norm (+eval, bwd) bf16 32x256x56x56, group_norm (+bwd) bf16 8x512x64x64 (32 groups), "
      "instance_norm bf16 8x512x64x64", "1073741824", "", "", 50},
@@ -547,7 +548,7 @@ Expected<std::vector<Case>> suite_cases(const SuiteSpec& s) {
     for (const char* sh : kRowShapes) BARACUDA_TRY(add("sum_rows", "bf16", sh));
     BARACUDA_TRY(add("sum_cols", "bf16", "16384x8192"));
     BARACUDA_TRY(add("sum_all", "f32", "268435456"));
-    for (const char* op : {"amax_rows", "argmax_rows", "var_rows"}) BARACUDA_TRY(add(op, "bf16", "16384x8192"));
+    for (const char* op : {"amax_rows", "argmax_rows", "var_rows", "lse_rows"}) BARACUDA_TRY(add(op, "bf16", "16384x8192"));
     return cases;
   }
   if (name == "softmax" || name == "norm") {
@@ -1040,7 +1041,7 @@ Expected<Workload> reduce_workload(const Case& c, const Stream& s) {
   }
   auto y = reduced_layout(t, axes, false, c.in);
   if (!y) return y.error();
-  const ReduceKind kind = k == 3 ? ReduceKind::kAmax : k == 5 ? ReduceKind::kVar : ReduceKind::kSum;
+  const ReduceKind kind = k == 3 ? ReduceKind::kAmax : k == 5 ? ReduceKind::kVar : k == 6 ? ReduceKind::kLogSumExp : ReduceKind::kSum;
   return plan_workload<ReducePlan>(s, ReduceDescriptor{t, *y, axes, false, kind}, {t}, {*y},
                                    [](const Ptrs& p) { return ReduceArgs{p[0], p[1]}; });
 }

@@ -268,11 +268,12 @@ def torch_case(op, dt_in, dt_out, shape):
         m, n, k = shape
         return [Operand((m, k), torch.bfloat16), Operand((k, n), torch.bfloat16)], torch.matmul
     # issue 5 reductions (baracuda-bench --suite reduce): torch.sum / amax / argmax / var
-    if op in ('sum_rows', 'sum_cols', 'sum_all', 'amax_rows', 'argmax_rows', 'var_rows'):
+    if op in ('sum_rows', 'sum_cols', 'sum_all', 'amax_rows', 'argmax_rows', 'var_rows', 'lse_rows'):
         x = Operand(tuple(shape), dt_in)
         fns = {'sum_rows': lambda t: torch.sum(t, -1), 'sum_cols': lambda t: torch.sum(t, 0),
                'sum_all': lambda t: torch.sum(t), 'amax_rows': lambda t: torch.amax(t, -1),
-               'argmax_rows': lambda t: torch.argmax(t, -1), 'var_rows': lambda t: torch.var(t, -1)}
+               'argmax_rows': lambda t: torch.argmax(t, -1), 'var_rows': lambda t: torch.var(t, -1),
+               'lse_rows': lambda t: torch.logsumexp(t, -1)}
         return [x], fns[op]
     if op in ('gemm', 'gemm_bias_gelu', 'gemm_then_bias_gelu'):  # GemmPlan: row-major A [M,K] @ B [K,N]
         m, n, k = shape

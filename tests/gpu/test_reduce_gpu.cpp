@@ -157,7 +157,8 @@ TEST_P(ReduceGpu, Backward) {
     }
 }
 
-// NaN propagates through amax / amin (torch.amax), on every path.
+// NaN propagates through amax / amin (torch.amax) and logsumexp, on every path; +inf and an
+// all -inf row (row 2) keep torch's results.
 TEST_P(ReduceGpu, NanPropagation) {
   BARACUDA_REQUIRE_GPU();
   const DType t = GetParam();
@@ -167,7 +168,9 @@ TEST_P(ReduceGpu, NanPropagation) {
     fill_random(hx, -5, 5);
     hx.set(len + len / 2, std::nan(""));
     hx.set(3 * len + len - 1, std::nan(""));
-    for (auto kind : {ReduceKind::kAmax, ReduceKind::kAmin}) {
+    hx.set(len / 3, INFINITY);
+    for (std::int64_t i = 0; i < len; ++i) hx.set(2 * len + i, -INFINITY);
+    for (auto kind : {ReduceKind::kAmax, ReduceKind::kAmin, ReduceKind::kLogSumExp}) {
       for (int axis : {0, 1}) {
         ReduceDescriptor d{l, reduced_layout(l, ReduceAxes::of({axis}), false, t).value(), ReduceAxes::of({axis}), false, kind};
         HostTensor hy(d.y);

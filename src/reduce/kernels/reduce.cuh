@@ -75,6 +75,13 @@ __device__ __forceinline__ void emit(const ReduceParams& p, const Op& op, std::i
   else op.store(p.y, out_offset(p, g), acc, p.n);
 }
 
+// Whether Op takes the row kernel's loaded elements by add_chunk (its kChunked flag).
+template <class Op>
+constexpr bool chunked() {
+  if constexpr (requires { Op::kChunked; }) return Op::kChunked;
+  else return false;
+}
+
 template <class T, class Op, int V, bool kWarp>
 __global__ void __launch_bounds__(256) row_kernel(const ReduceParams p) {
   using Acc = typename Op::Acc;
@@ -106,7 +113,7 @@ __global__ void __launch_bounds__(256) row_kernel(const ReduceParams p) {
       Vec<T, V> buf[U];
 #pragma unroll
       for (int u = 0; u < U; ++u) buf[u] = load_v<T, V>(x + e + u * step);
-      if constexpr (requires { Op::kChunked; }) {
+      if constexpr (chunked<Op>()) {
         op.template add_chunk<U, V>(acc, buf, e, step);  // the U x V elements at once (reduce_ops.cuh)
       } else {
 #pragma unroll

@@ -61,6 +61,18 @@ __device__ __forceinline__ C c_inf() {
   else return __int_as_float(0x7f800000);
 }
 
+template <class C>
+__device__ __forceinline__ C c_nan() {
+  if constexpr (std::is_same_v<C, double>) return __longlong_as_double(0x7ff8000000000000ll);
+  else return __int_as_float(0x7fffffff);
+}
+// max / min that ignore a NaN operand (fmax / fmin); the chunk paths track NaN apart.
+template <bool kMax, class C>
+__device__ __forceinline__ C c_extreme(C a, C b) {
+  if constexpr (std::is_same_v<C, double>) return kMax ? fmax(a, b) : fmin(a, b);
+  else return kMax ? fmaxf(a, b) : fminf(a, b);
+}
+
 // The output of the floating ops has x's dtype; integer sums / products are i64.
 template <class T, class C>
 __device__ __forceinline__ void store_value(void* y, std::int64_t off, C v) {
@@ -118,6 +130,22 @@ struct MaxOp {
     Acc v = to_compute(x);
     a = merge(a, abs_first ? (v < Acc(0) ? -v : v) : v);
   }
+  // The row kernel's U x V loaded elements at once: fmax / fmin (one instruction an element)
+  // and a NaN flag, then one merge (the per-element merge tests both operands for NaN).
+  static constexpr bool kChunked = true;
+  template <int U, int V>
+  __device__ void add_chunk(Acc& a, const Vec<T, V> (&buf)[U], std::int64_t, std::int64_t) const {
+    Acc m = identity();
+    bool nan = false;
+#pragma unroll
+    for (int k = 0; k < U * V; ++k) {
+      Acc v = to_compute(buf[k / V].v[k % V]);
+      if (abs_first) v = v < Acc(0) ? -v : v;
+      nan |= v != v;
+      m = c_extreme<kMax>(m, v);
+    }
+    a = merge(a, nan ? c_nan<Acc>() : m);
+  }
   __device__ void store(void* y, std::int64_t off, Acc a, std::int64_t) const { store_value<T>(y, off, a); }
 };
 
@@ -174,6 +202,33 @@ struct LseOp {
   __device__ void add(Acc& a, T x, std::int64_t) const {
     const C v = to_compute(x);
     a = merge(a, Acc{v, v == -c_inf<C>() ? C(0) : C(1)});
+  }
+  // The row kernel's U x V loaded elements at once: their max (NaN and +inf flagged), then
+  // the sum of exp(x - max) and one merge (one exponential an element either way; no
+  // per-element branches and rescales). Not for f64: a chunk of double exponentials spills.
+  static constexpr bool kChunked = !std::is_same_v<C, double>;
+  template <int U, int V>
+  __device__ void add_chunk(Acc& a, const Vec<T, V> (&buf)[U], std::int64_t, std::int64_t) const {
+    constexpr int kN = U * V;
+    C x[kN];
+    C mx = -c_inf<C>();
+    bool nan = false;
+#pragma unroll
+    for (int k = 0; k < kN; ++k) {
+      x[k] = to_compute(buf[k / V].v[k % V]);
+      nan |= x[k] != x[k];
+      mx = c_extreme<true>(mx, x[k]);
+    }
+    Acc c;
+    if (nan) c = Acc{c_nan<C>(), C(1)};
+    else if (mx == c_inf<C>() || mx == -c_inf<C>()) c = Acc{mx, mx == c_inf<C>() ? C(1) : C(0)};
+    else {
+      C sum = C(0);
+#pragma unroll
+      for (int k = 0; k < kN; ++k) sum += c_exp(x[k] - mx);
+      c = Acc{mx, sum};
+    }
+    a = merge(a, c);
   }
   __device__ void store(void* y, std::int64_t off, Acc a, std::int64_t) const {
     const C r = (is_nan(a.m) || a.m == c_inf<C>() || a.m == -c_inf<C>()) ? a.m : a.m + c_log(a.s);
