@@ -71,8 +71,8 @@ constexpr int scan_state_bytes(ScanOp op, DType t) {
   const bool f64 = t == DType::kF64, integer = t == DType::kI32 || t == DType::kI64;
   switch (op) {
     case ScanOp::kSum:
-    case ScanOp::kProd:
-    case ScanOp::kLse: return (f64 || integer) ? 8 : 4;
+    case ScanOp::kProd: return (f64 || integer) ? 8 : 4;
+    case ScanOp::kLse: return 8;  // f32 (m, s), the linear form; f64 the log-domain value
     case ScanOp::kMax:
     case ScanOp::kMin: return 16;           // value (compute type) + i64 index
     case ScanOp::kProdBwd: return f64 ? 16 : 8;
