@@ -5,7 +5,8 @@
 // lg2.approx and rcp.approx are 2^-22 relative or better at one instruction each. The forms
 // without .ftz keep subnormal arguments and results (bf16 shares f32's exponent range); the
 // .ftz forms are one instruction shorter, for values whose subnormals do not matter.
-// Users: elementwise/kernels/unary_fast16.cuh, softmax/kernels/softmax.cuh.
+// Users: elementwise/kernels/unary_fast16.cuh, softmax/kernels/softmax.cuh, the logsumexp of
+// reduce/kernels/reduce_ops.cuh and the logcumsumexp of scan/kernels/scan.cuh (16-bit rows).
 #pragma once
 
 #include <cuda_runtime.h>

@@ -13,6 +13,7 @@
 #include <type_traits>
 
 #include "common/device_types.cuh"
+#include "common/mufu.cuh"
 #include "common/vec_io.cuh"
 #include "reduce/reduce_params.hpp"
 
@@ -205,7 +206,8 @@ struct LseOp {
   }
   // The row kernel's U x V loaded elements at once: their max (NaN and +inf flagged), then
   // the sum of exp(x - max) and one merge (one exponential an element either way; no
-  // per-element branches and rescales). Not for f64: a chunk of double exponentials spills.
+  // per-element branches and rescales; f16 / bf16 results: MUFU ex2, 2^-22 relative, as the
+  // softmax of 16-bit rows). Not for f64: a chunk of double exponentials spills.
   static constexpr bool kChunked = !std::is_same_v<C, double>;
   template <int U, int V>
   __device__ void add_chunk(Acc& a, const Vec<T, V> (&buf)[U], std::int64_t, std::int64_t) const {
@@ -225,7 +227,10 @@ struct LseOp {
     else {
       C sum = C(0);
 #pragma unroll
-      for (int k = 0; k < kN; ++k) sum += c_exp(x[k] - mx);
+      for (int k = 0; k < kN; ++k) {
+        if constexpr (sizeof(T) == 2) sum += mufu::ex2_ftz((x[k] - mx) * mufu::kLog2e);  // 16-bit result: MUFU
+        else sum += c_exp(x[k] - mx);
+      }
       c = Acc{mx, sum};
     }
     a = merge(a, c);
@@ -256,7 +261,11 @@ struct WelfordOp {
     if (b.n == 0) return a;
     const std::int64_t n = a.n + b.n;
     const C d = b.mean - a.mean;
-    const C wb = static_cast<C>(b.n) / static_cast<C>(n);
+    // f32: __fdividef (2 ulp, n < 2^126) instead of the IEEE division's ~10 instructions and
+    // slow-path call at every merge of the warp / block trees
+    C wb;
+    if constexpr (std::is_same_v<C, float>) wb = __fdividef(static_cast<C>(b.n), static_cast<C>(n));
+    else wb = static_cast<C>(b.n) / static_cast<C>(n);
     return Acc{n, a.mean + d * wb, a.m2 + b.m2 + d * d * static_cast<C>(a.n) * wb};
   }
   __device__ void add(Acc& a, T x, std::int64_t) const {

@@ -35,6 +35,7 @@
 #include <type_traits>
 
 #include "common/device_types.cuh"
+#include "common/mufu.cuh"
 #include "common/row_io.cuh"
 #include "common/vec_io.cuh"
 #include "scan/scan_params.hpp"
@@ -296,14 +297,17 @@ struct LseLinear {
 struct LseLinearCompensated {
   double m, s, e;
 };
-// (M, s_small e^(m_small - M) + s_big) of either kind.
-template <class L>
+// (M, s_small e^(m_small - M) + s_big) of either kind. kFast (f32 sums under a 16-bit
+// result): the exponential as MUFU ex2 (2^-22 relative, common/mufu.cuh) instead of expf.
+template <bool kFast = false, class L>
 __device__ __forceinline__ L lse_linear_add(L a, L b) {
   using C = decltype(a.m);
   const C d = a.m == b.m ? C(0) : a.m - b.m;  // equal maxima (also equal infinities): 0; NaN iff an m is NaN
   const bool a_hi = d > C(0);
   const L hi = a_hi ? a : b, lo = a_hi ? b : a;
-  const C f = scan_exp(-fabs(d));
+  C f;
+  if constexpr (kFast) f = mufu::ex2_ftz(-fabs(d) * mufu::kLog2e);
+  else f = scan_exp(-fabs(d));
   L r;
   r.m = scan_isnan(d) ? d : hi.m;
   if constexpr (std::is_same_v<L, LseLinearCompensated>) {
@@ -323,20 +327,22 @@ __device__ __forceinline__ L lse_linear_add(L a, L b) {
 // each output one log; torch's log-domain combine, log1p(exp(min - max)) + max, takes an exp
 // and a log1p a combine (H100 session 30: bf16 16384x8192 0.72 ms, 24% of copy,
 // compute-bound). An element x is (x, 1): -inf gives -inf, +inf gives +inf from there on, NaN
-// gives NaN from there on. f64 keeps the log-domain combine: its (m, s) state, 16 bytes,
-// spilled 160 bytes in column_split's 8-ahead loop. Either state is 8 bytes
-// (scan_state_bytes).
+// gives NaN from there on. f16 / bf16 results take the exp and the log as MUFU ex2 / lg2
+// (2^-22 relative, as the softmax of 16-bit rows). f64 keeps the log-domain combine: its
+// (m, s) state, 16 bytes, spilled 160 bytes in column_split's 8-ahead loop. Either state is
+// 8 bytes (scan_state_bytes).
 template <class T>
 struct LseOp : ForwardOp<LseOp<T>, T, T, false> {
   using C = Compute<T>;
   static constexpr bool kLinear = !std::is_same_v<C, double>;
+  static constexpr bool kFast = sizeof(T) == 2;
   using S = std::conditional_t<kLinear, LseLinear<C>, C>;
   __device__ __forceinline__ static S identity() {
     if constexpr (kLinear) return {-static_cast<C>(INFINITY), C(0)};
     else return -static_cast<C>(INFINITY);
   }
   __device__ __forceinline__ static S combine(S a, S b) {
-    if constexpr (kLinear) return lse_linear_add(a, b);
+    if constexpr (kLinear) return lse_linear_add<kFast>(a, b);
     else return log_add_exp(a, b);
   }
   __device__ __forceinline__ static S elem(T x, std::int64_t) {
@@ -344,7 +350,8 @@ struct LseOp : ForwardOp<LseOp<T>, T, T, false> {
     else return to_compute(x);
   }
   __device__ __forceinline__ static T value(S s) {
-    if constexpr (kLinear) return from_compute<T>(s.m + scan_log(s.s));
+    if constexpr (kFast) return from_compute<T>(fmaf(mufu::lg2(s.s), mufu::kLn2, s.m));
+    else if constexpr (kLinear) return from_compute<T>(s.m + scan_log(s.s));
     else return from_compute<T>(s);
   }
 };
