@@ -599,7 +599,11 @@ Setup setup_for(ReduceImpl impl, bool vec, const Problem& pr, const DeviceCaps& 
       return done();
     }
     case ReduceImpl::kBlockRow: {
-      p.threads = round_up32(ceil_div(p.n, 4LL * V));
+      // var / std and argmax / argmin merge a heavy state up the block's tree (Welford's
+      // (n, mean, m2), a value and a 64-bit index): two loaded chunks a thread where the row
+      // allows, so half as many threads merge a row and twice as many rows share an SM.
+      const bool heavy_merge = p.op == RedOp::kVar || p.op == RedOp::kStd || p.op == RedOp::kArgmax || p.op == RedOp::kArgmin;
+      p.threads = round_up32(ceil_div(p.n, (heavy_merge ? 8LL : 4LL) * V));
       if (p.groups > kMaxGrid) r.rejection = "rows = " + std::to_string(p.groups) + " exceed the grid";
       return done();
     }
