@@ -5,8 +5,9 @@
 //                        256-thread block) or one block per row; each thread keeps 4 loads
 //                        of V elements in flight (16-byte vectors when V > 1), folds them
 //                        into its accumulator in a fixed order, then a fixed warp/block tree;
-//                        ops with `add_chunk` (var / std, argmax / argmin) take the U x V
-//                        loaded elements at once (one merge a chunk, not one an element).
+//                        ops with `add_chunk` (var / std, argmax / argmin, amax / amin /
+//                        max / min, logsumexp but f64) take the U x V loaded elements at
+//                        once (one merge a chunk, not one an element).
 //   split row            few, long rows: `slices` blocks per row write partial accumulators
 //                        to the workspace; finish_kernel merges them in slice order.
 //   column               reduced dim strided, a kept dim unit-stride (inner): a 2-D block of
