@@ -302,6 +302,7 @@ struct LseLinearCompensated {
 template <bool kFast = false, class L>
 __device__ __forceinline__ L lse_linear_add(L a, L b) {
   using C = decltype(a.m);
+  static_assert(!kFast || std::is_same_v<C, float>, "MUFU ex2 is an f32 instruction");
   const C d = a.m == b.m ? C(0) : a.m - b.m;  // equal maxima (also equal infinities): 0; NaN iff an m is NaN
   const bool a_hi = d > C(0);
   const L hi = a_hi ? a : b, lo = a_hi ? b : a;
