@@ -1,6 +1,6 @@
 // Instances and launcher of Int4GemmPlan's stream-K decode kernel (kernels/int4_streamk.cuh,
 // SKU w4a16_streamk): per activation dtype (f16, bf16), number of 8-row activation tiles (NT = 1
-// for M <= 8 with a 4-unit ring, NT = 2 with a 3-unit ring), weight kind (s4 / u4) and weight
+// for M <= 8, NT = 2 up to 16; the ring depth int4_streamk_stages(M)), weight kind (s4 / u4) and weight
 // layout (row-major / tiled: 16 instances); every
 // instance asks the L2 to fetch whole 128-byte lines (cp.async .L2::128B: each row's 64-byte
 // pieces of consecutive chunks share a line).
@@ -19,9 +19,8 @@ constexpr int kStreamKL2Prefetch = 128;
 
 template <class T, bool kSigned, bool kTiled>
 StreamKKernel streamk_kernel_for(std::int64_t m) {
-  static_assert(int4_streamk_stages(8) == 4 && int4_streamk_stages(16) == 3, "instances below follow int4_streamk_stages");
-  return m <= 8 ? &kernels::int4_streamk_kernel<T, 1, kSigned, kTiled, 4, kStreamKL2Prefetch>
-                : &kernels::int4_streamk_kernel<T, 2, kSigned, kTiled, 3, kStreamKL2Prefetch>;
+  return m <= 8 ? &kernels::int4_streamk_kernel<T, 1, kSigned, kTiled, int4_streamk_stages(8), kStreamKL2Prefetch>
+                : &kernels::int4_streamk_kernel<T, 2, kSigned, kTiled, int4_streamk_stages(16), kStreamKL2Prefetch>;
 }
 
 template <class T>
