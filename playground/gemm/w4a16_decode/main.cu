@@ -3,10 +3,13 @@
 //
 // One program, run on the H200, that times on the same weight (bf16 activations, s4 weights,
 // group 128): read_ceiling (a grid-stride 16-byte read of the packed weight, the best a reader
-// can do) and the library's stream-K kernel (kernels/int4_streamk.cuh) with its reduction, per
-// ring depth D, L2 prefetch size and K-split count, M in {1, 4, 8, 16} (MS=1,16, to pick;
-// ONLY=substring runs one variant once, for ncu). Every variant is checked against a naive GPU
-// reference (f32 sums of the exact weights; max relative error printed).
+// can do) and the library's stream-K kernel (kernels/int4_streamk.cuh, row-major s4 weights)
+// with its reduction, per K-split count at the library's ring depth (ALL=1: deeper rings too),
+// M in {1, 4, 8, 16} (MS=1,16, to pick; ONLY=substring runs one variant once, for ncu), and the
+// parts of each time: the stream-K kernel alone, the reduction alone, an empty kernel of the
+// same launch shape (session 31 found a ~10 us fixed part in the bench's times: run it at
+// several K, argv N K, to split it). Every variant is checked against a naive GPU reference
+// (f32 sums of the exact weights; max relative error printed).
 // Build (here): nvcc -std=c++20 -O3 -arch=sm_90a -I../../../src -I../../../include main.cu
 //   -o ../../../.devrun/w4a16_decode; run there with carry [".devrun"].
 // Session 9 findings (H200; details in docs/gemm.md): loads alone 0.0346 ms, compute alone
@@ -39,6 +42,8 @@ using T = __nv_bfloat16;
       std::exit(1);                                                             \
     }                                                                           \
   } while (0)
+
+__global__ void empty_kernel() {}
 
 __global__ void read_ceiling(const uint4* w, std::int64_t n16, unsigned* sink) {
   unsigned acc = 0;
@@ -119,7 +124,7 @@ void run_streamk(Problem& P, int splits) {
   const char* only = std::getenv("ONLY");
   if (only && !std::strstr(label, only)) return;
   const int reps = only ? 1 : 50;
-  auto kern = int4_streamk_kernel<T, NT, true, D, PF>;
+  auto kern = int4_streamk_kernel<T, NT, /*kSigned=*/true, /*kTiled=*/false, D, PF>;
   Int4StreamKParams sp;
   Int4GemvParams& p = sp.g;
   p.wt.ld_bytes = P.K / 2 + P.pad;
@@ -168,22 +173,36 @@ void run_streamk(Problem& P, int splits) {
     std::printf("%s  (skip: partial %zu)\n", label, part_bytes);
     return;
   }
-  auto launch = [&](int which) {
+  const dim3 reduce_grid(static_cast<unsigned>((sp.k.tiles * 4 * P.M + 127) / 128));
+  auto stream_k = [&](int which) {
     sp.g.wt.w = P.w[which];
     kern<<<sp.k.grid, WARPS * 32, p.cfg.smem_bytes>>>(sp);
-    if (!std::getenv("NOREDUCE")) CK(launch_dependent(true, int4_streamk_reduce_kernel<T>, dim3(static_cast<unsigned>((sp.k.tiles * 4 * P.M + 127) / 128)),
-                        dim3(128), nullptr, sp));
   };
-  const double ms = time_it(P, launch, reps);
+  auto reduce = [&](bool pdl) { CK(launch_dependent(pdl, int4_streamk_reduce_kernel<T>, reduce_grid, dim3(128), nullptr, sp)); };
+  auto both = [&](int which) {
+    stream_k(which);
+    reduce(true);
+  };
+  const double ms = time_it(P, both, reps);
   CK(cudaGetLastError());
-  launch(0);
+  both(0);
   CK(cudaDeviceSynchronize());
   const double err = check(P);
+  // The parts of that time (back-to-back launches, so launch gaps hide partly behind the
+  // previous kernel): the stream-K kernel alone, the reduction alone (on the slots the check's
+  // run left), and an empty kernel of the stream-K launch shape and shared memory.
+  const double ms_k = time_it(P, stream_k, reps);
+  const double ms_r = time_it(P, [&](int) { reduce(false); }, reps);
+  CK(cudaFuncSetAttribute(empty_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(p.cfg.smem_bytes)));
+  const double ms_e = time_it(P, [&](int) { empty_kernel<<<sp.k.grid, WARPS * 32, p.cfg.smem_bytes>>>(); }, reps);
+  CK(cudaGetLastError());
   cudaFuncAttributes fa;
   CK(cudaFuncGetAttributes(&fa, kern));
   const double bytes = static_cast<double>(P.N) * P.K / 2 + static_cast<double>(P.N) * P.G * 2;
-  std::printf("%s occ=%d regs=%d lmem=%zu slots=%lld part=%.1fMB: %.4f ms  %.0f GB/s  err %.2e\n", label, occ, fa.numRegs,
-              fa.localSizeBytes, (long long)sp.k.slots, part_bytes * 1e-6, ms, bytes / ms * 1e-6, err);
+  std::printf("%s occ=%d regs=%d lmem=%zu slots=%lld part=%.1fMB: %.4f ms  %.0f GB/s  err %.2e | stream-K alone %.4f, "
+              "reduction alone %.4f, empty launch %.4f ms\n",
+              label, occ, fa.numRegs, fa.localSizeBytes, (long long)sp.k.slots, part_bytes * 1e-6, ms, bytes / ms * 1e-6,
+              err, ms_k, ms_r, ms_e);
 }
 
 
@@ -240,6 +259,7 @@ int main(int argc, char** argv) {
     std::printf("read_ceiling: %.4f ms  %.0f GB/s\n", ms, wbytes / ms * 1e-6);
   }
   const char* ms = std::getenv("MS");
+  const bool all = std::getenv("ALL") != nullptr;  // the other ring depths too
   for (std::int64_t M : {1, 4, 8, 16}) {
     if (ms && !std::strstr(ms, (std::to_string(M) + ",").c_str())) continue;
     P.M = M;
@@ -247,13 +267,17 @@ int main(int argc, char** argv) {
     CK(cudaDeviceSynchronize());
     for (int splits : {1, 2, 4}) {
       if (M <= 8) {
-        run_streamk<1, 4, 128>(P, splits);
-        run_streamk<1, 6, 128>(P, splits);
-        run_streamk<1, 8, 128>(P, splits);
+        run_streamk<1, int4_streamk_stages(8), 128>(P, splits);
+        if (all) {
+          run_streamk<1, 6, 128>(P, splits);
+          run_streamk<1, 8, 128>(P, splits);
+        }
       } else {
-        run_streamk<2, 3, 128>(P, splits);
-        run_streamk<2, 4, 128>(P, splits);
-        run_streamk<2, 6, 128>(P, splits);
+        run_streamk<2, int4_streamk_stages(16), 128>(P, splits);
+        if (all) {
+          run_streamk<2, 4, 128>(P, splits);
+          run_streamk<2, 6, 128>(P, splits);
+        }
       }
     }
   }
