@@ -29,6 +29,9 @@ BARACUDA_MUFU(rcp_ftz, "rcp.approx.ftz.f32")
 
 inline constexpr float kLog2e = 1.44269504088896340736f, kLn2 = 0.69314718055994530942f;
 
+// e^x as one MUFU ex2 of x log2(e) (.ftz: results below 2^-126 are 0).
+__device__ __forceinline__ float exp_ftz(float x) { return ex2_ftz(x * kLog2e); }
+
 // max(a, b) that returns NaN when either is NaN (PTX max.NaN, sm_80+): one instruction.
 __device__ __forceinline__ float max_nan(float a, float b) {
   float r;

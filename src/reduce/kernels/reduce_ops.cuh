@@ -228,7 +228,7 @@ struct LseOp {
       C sum = C(0);
 #pragma unroll
       for (int k = 0; k < kN; ++k) {
-        if constexpr (sizeof(T) == 2) sum += mufu::ex2_ftz((x[k] - mx) * mufu::kLog2e);  // 16-bit result: MUFU
+        if constexpr (sizeof(T) == 2) sum += mufu::exp_ftz(x[k] - mx);  // 16-bit result: MUFU
         else sum += c_exp(x[k] - mx);
       }
       c = Acc{mx, sum};

@@ -307,7 +307,7 @@ __device__ __forceinline__ L lse_linear_add(L a, L b) {
   const bool a_hi = d > C(0);
   const L hi = a_hi ? a : b, lo = a_hi ? b : a;
   C f;
-  if constexpr (kFast) f = mufu::ex2_ftz(-fabs(d) * mufu::kLog2e);
+  if constexpr (kFast) f = mufu::exp_ftz(-fabs(d));
   else f = scan_exp(-fabs(d));
   L r;
   r.m = scan_isnan(d) ? d : hi.m;

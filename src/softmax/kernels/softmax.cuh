@@ -58,7 +58,7 @@ __device__ __forceinline__ float nan_max(float a, float b) { return mufu::max_na
 // an absolute error under 1.2e-38.
 template <class T>
 inline constexpr bool kFastExp = sizeof(T) == 2;
-__device__ __forceinline__ float exp_shifted(float x, float m) { return mufu::ex2_ftz((x - m) * mufu::kLog2e); }
+__device__ __forceinline__ float exp_shifted(float x, float m) { return mufu::exp_ftz(x - m); }
 template <class C>
 __device__ __forceinline__ C neg_inf() {
   return -static_cast<C>(INFINITY);
