@@ -609,10 +609,10 @@ Expected<std::vector<Case>> suite_cases(const SuiteSpec& s) {
     BARACUDA_TRY(add("w4a16_u4", "bf16", "16x28672x8192"));
     // The same decode shapes on tiled weights (Int4WeightLayout::kTiled16x128, s4)
     for (const char* sh : {"1x28672x8192", "8x28672x8192", "16x28672x8192"}) BARACUDA_TRY(add("w4a16_tiled", "bf16", sh));
-    // W4A16 decode with each decode SKU forced (w4a16_streamk, w4a16_bulk, w4a16_stream, w4a16_gemv) at
+    // W4A16 decode with each decode SKU forced (w4a16_streamk, w4a16_onepass, w4a16_bulk, w4a16_stream, w4a16_gemv) at
     // M = 1 / 16 on 28672x8192 and 4096x4096, the bf16 GEMM of the 4096x4096 shapes beside them
     for (const char* sh : {"1x28672x8192", "16x28672x8192", "1x4096x4096", "16x4096x4096"}) {
-      for (const char* force : {"*w4a16_streamk*", "*w4a16_bulk*", "*w4a16_stream[*", "*w4a16_gemv*"}) {
+      for (const char* force : {"*w4a16_streamk*", "*w4a16_onepass*", "*w4a16_bulk*", "*w4a16_stream[*", "*w4a16_gemv*"}) {
         auto c = make_case("w4a16", "bf16", sh, s.reps);
         if (!c) return c.error();
         c->force = force;

@@ -1,4 +1,4 @@
-// Int4GemmPlan (baracuda/ops/gemm_int4.hpp): descriptor validation, the five candidates and
+// Int4GemmPlan (baracuda/ops/gemm_int4.hpp): descriptor validation, the six candidates and
 // the run-time argument checks. Candidates, in this order:
 //  * "w4a16_streamk": M <= 16, group_size 128 or K, the stream-K decode kernel
 //    (kernels/int4_streamk.cuh): every warp of the device streams the same number of (16-row,
@@ -14,6 +14,10 @@
 //    packed weights stream through a shared-memory ring filled by cp.async.bulk (one copy per
 //    16-row tile row per 1024-k stage), launch shape from bulk_config (2 CTAs of 8 consumer
 //    warps or 1 of 16 per SM, split-K when X's slice must shrink or N gives too few tiles);
+//  * "w4a16_onepass": M <= 16, group_size 128 or K, the one-pass decode kernel
+//    (kernels/int4_onepass.cuh): w4a16_streamk's units and rings, but each cluster of K-slice
+//    blocks owns whole output tiles and finishes them in shared memory: no workspace, no second
+//    kernel (ordered before dequant only until measured; launch shape from onepass_config);
 //  * "dequant_cublaslt": any M, our dequantization kernel (kernels/int4_dequant.cuh) into the
 //    workspace, then the GemmPlan chosen at select (cuBLASLt, bias epilogue).
 #include <algorithm>
@@ -509,6 +513,110 @@ struct StreamKCandidate {
   }
 };
 
+// ------------------------------------------------------------------------ one-pass decode kernel
+struct OnePassShape {
+  Int4GemvConfig g;   // kslice, splits, group_shift, smem_bytes
+  Int4OnePassConfig o;
+};
+
+// The launch shape of w4a16_onepass: the K slices as w4a16_streamk's (the fewest whose X slice
+// is at most kInt4StreamKMaxXBytes), at most 8 (one portable cluster) and more than one only on
+// sm_90+ (distributed shared memory); C clusters of `splits` blocks, C = the clusters the device
+// holds at once (max_clusters, from the occupancy query at prepare; sm_count / splits without a
+// device), so that cluster c owns floor or ceil(T / C) tiles. Refused when a block's smallest
+// slice gives a warp fewer than kOnePassMinUnits units or shared memory does not fit.
+constexpr std::int64_t kOnePassMinUnits = 2;
+constexpr int kOnePassMaxSplits = 8;
+Expected<OnePassShape> onepass_config(const Int4GemmDescriptor& d, const DeviceCaps& caps, std::int64_t max_clusters) {
+  const std::int64_t M = std::max<std::int64_t>(d.m(), 1), N = d.n(), K = d.k();
+  const std::int64_t sms = std::max(caps.sm_count, 1);
+  const std::size_t optin = caps.smem_per_block_optin > 0 ? caps.smem_per_block_optin : kDefaultSmem;
+  OnePassShape c;
+  c.o.stages = int4_streamk_stages(M);
+  c.o.tiles = ceil_div(std::max<std::int64_t>(N, 1), 16);
+  c.g.group_shift = group_shift_of(d.group_size);
+  const std::int64_t chunks = ceil_div(K, 128);
+  for (std::int64_t want = 1; want <= std::min<std::int64_t>(chunks, kOnePassMaxSplits); ++want) {
+    const std::int64_t kslice = ceil_div(chunks, want) * 128, splits = ceil_div(K, kslice);
+    if (splits != want) continue;  // each split count once
+    if (int4_gemv_smem_bytes(M, kslice) > kInt4StreamKMaxXBytes + M * 64) continue;
+    if (splits > 1 && caps.sm < 90)
+      return Status(Code::kNotSupported, "M = " + s64(M) + ", K = " + s64(K) + " needs " + s64(splits) +
+                                             " K slices, summed through a thread-block cluster: sm_90+ (device sm_" +
+                                             std::to_string(caps.sm) + ")");
+    std::int64_t clusters = max_clusters > 0 ? max_clusters : sms / splits;
+    clusters = std::clamp<std::int64_t>(clusters, 1, c.o.tiles);
+    const std::int64_t min_tiles = c.o.tiles / clusters, max_tiles = ceil_div(c.o.tiles, clusters);
+    const std::int64_t last_chunks = ceil_div(K - (splits - 1) * kslice, 128);
+    if (min_tiles * last_chunks < kOnePassMinUnits * kInt4StreamKWarps)
+      return Status(Code::kNotSupported, "a block's smallest K slice has " + s64(min_tiles * last_chunks) +
+                                             " units of 16 rows x 128 k < " + s64(kOnePassMinUnits) + " per warp x " +
+                                             s64(kInt4StreamKWarps) + " warps (N = " + s64(N) + ", K = " + s64(K) +
+                                             ", " + s64(clusters) + " clusters): too small for the one-pass split");
+    if (max_tiles * ceil_div(kslice, 128) >= (std::int64_t{1} << 31))
+      return Status(Code::kNotSupported, "N = " + s64(N) + ": a block's units exceed 2^31");
+    c.g.kslice = kslice;
+    c.g.splits = static_cast<int>(splits);
+    c.o.clusters = clusters;
+    const std::size_t smem = int4_onepass_layout(c.o, M, kslice, c.g.splits, max_tiles);
+    if (smem > optin)
+      return Status(Code::kNotSupported, "w4a16_onepass needs " + std::to_string(smem) + " bytes of shared memory a block (" +
+                                             s64(max_tiles) + " tiles' sums, M = " + s64(M) + ") > " +
+                                             std::to_string(optin));
+    c.g.smem_bytes = smem;
+    return c;
+  }
+  return Status(Code::kNotSupported, "no K slice of X (M = " + s64(M) + ", K = " + s64(K) + ") in at most " +
+                                         std::to_string(kOnePassMaxSplits) + " slices fits " +
+                                         std::to_string(kInt4StreamKMaxXBytes) + " bytes");
+}
+
+struct OnePassCandidate {
+  using Desc = Int4GemmDescriptor;
+  static Candidate<Desc, Int4GemmArgs>::Probe probe(const Desc& d, const DeviceCaps& caps) {
+    Candidate<Desc, Int4GemmArgs>::Probe pr;
+    pr.sku = int4_sku(d, "w4a16_onepass", Backend::kHand);
+    if (d.m() > kInt4GemvMaxM) {
+      pr.rejection = "M = " + s64(d.m()) + " > " + s64(kInt4GemvMaxM) + ": the decode kernel covers at most 16 rows of x";
+    } else if (d.group_size != 128 && d.group_size != d.k()) {
+      pr.rejection = "group_size = " + s64(d.group_size) +
+                     ": the one-pass kernel applies one scale per 128-k chunk (group_size 128 or K)";
+    } else {
+      auto c = onepass_config(d, caps, -1);
+      if (!c) pr.rejection = c.error().message();
+    }
+    return pr;
+  }
+  static Expected<std::shared_ptr<const void>> prepare(const Desc& d, const DeviceCaps& caps) {
+    auto c = onepass_config(d, caps, -1);
+    if (!c) return c.error();
+    if (caps.ordinal >= 0 && d.m() > 0) {
+      const DType act = d.x.dtype;
+      const bool s4 = d.w.dtype == DType::kS4;
+      if (c->g.smem_bytes > kDefaultSmem) BARACUDA_TRY(int4_onepass_allow_smem(act, s4, is_tiled(d), d.m(), c->g.smem_bytes));
+      // The clusters the device holds at once (GPCs may not split evenly into clusters):
+      // fewer clusters own more tiles each, a second wave of clusters would only wait.
+      const int held = int4_onepass_max_clusters(act, s4, is_tiled(d), d.m(), c->g.splits, c->g.smem_bytes);
+      if (held > 0 && held < c->o.clusters) {
+        c = onepass_config(d, caps, held);
+        if (!c) return c.error();
+        if (c->g.smem_bytes > kDefaultSmem)
+          BARACUDA_TRY(int4_onepass_allow_smem(act, s4, is_tiled(d), d.m(), c->g.smem_bytes));
+      }
+    }
+    return std::shared_ptr<const void>(std::make_shared<OnePassShape>(*c));
+  }
+  static Status launch(const void* state, const Desc& d, const Int4GemmArgs& a, Workspace, cudaStream_t s) {
+    if (d.m() == 0 || d.n() == 0) return Status::ok();
+    const auto& c = *static_cast<const OnePassShape*>(state);
+    Int4OnePassParams p;
+    p.g = gemv_params_of(d, a);
+    p.g.cfg = c.g;
+    p.o = c.o;
+    return launch_int4_onepass(p, s);
+  }
+};
+
 // ------------------------------------------------------------------------ dequant + cuBLASLt
 std::size_t dequant_bytes(const Int4GemmDescriptor& d) {
   return align_workspace(static_cast<std::size_t>(d.n() * d.k()) * 2);
@@ -573,13 +681,15 @@ struct DequantCandidate {
 // w4a16_bulk after the register-ring kernels: on the H200 (session 8) it measured slower on
 // every decode shape (28672x8192: M=1 0.1088 ms vs stream 0.0668, M=16 0.2004 vs 0.0950;
 // 4096x4096 M=1 0.0148 vs 0.0125): it stays for forced runs while its copy scheme is reworked.
-constexpr std::array<Candidate<Int4GemmDescriptor, Int4GemmArgs>, 5> kInt4Candidates = {
+constexpr std::array<Candidate<Int4GemmDescriptor, Int4GemmArgs>, 6> kInt4Candidates = {
     Candidate<Int4GemmDescriptor, Int4GemmArgs>{&StreamKCandidate::probe, &StreamKCandidate::prepare,
                                                 &StreamKCandidate::launch},
     Candidate<Int4GemmDescriptor, Int4GemmArgs>{&StreamCandidate::probe, &StreamCandidate::prepare,
                                                 &StreamCandidate::launch},
     Candidate<Int4GemmDescriptor, Int4GemmArgs>{&GemvCandidate::probe, &GemvCandidate::prepare, &GemvCandidate::launch},
     Candidate<Int4GemmDescriptor, Int4GemmArgs>{&BulkCandidate::probe, &BulkCandidate::prepare, &BulkCandidate::launch},
+    Candidate<Int4GemmDescriptor, Int4GemmArgs>{&OnePassCandidate::probe, &OnePassCandidate::prepare,
+                                                &OnePassCandidate::launch},
     Candidate<Int4GemmDescriptor, Int4GemmArgs>{&DequantCandidate::probe, &DequantCandidate::prepare,
                                                 &DequantCandidate::launch}};
 
@@ -627,6 +737,11 @@ struct FamilyTraits<Int4GemmDescriptor> {
         if (!b) return b.error();
         const auto& c = *static_cast<const gemm::Int4BulkConfig*>(b.value().get());
         return PreparedCandidate{std::move(b.value()), gemm::BulkCandidate::workspace(d, c)};
+      }
+      case 4: {
+        auto o = gemm::OnePassCandidate::prepare(d, caps);
+        if (!o) return o.error();
+        return PreparedCandidate{std::move(o.value()), 0};
       }
       default:
         return gemm::DequantCandidate::prepare_pref(d, caps, pref);

@@ -157,6 +157,37 @@ inline std::size_t int4_streamk_workspace_bytes(std::int64_t m, std::int64_t spl
 Status int4_streamk_allow_smem(DType act, bool is_signed, bool tiled, std::int64_t m, std::size_t smem_bytes);
 Status launch_int4_streamk(const Int4StreamKParams& p, cudaStream_t stream);
 
+// The one-pass decode kernel (kernels/int4_onepass.cuh, SKU w4a16_onepass): the units and
+// warp rings of w4a16_streamk, but cluster c of `clusters` (g.cfg.splits blocks, block r on K
+// slice r) owns tiles [c T / C, (c + 1) T / C) and the 16 warps of a block split the block's
+// units; tiles are finished inside the kernel (shared memory, then distributed shared memory
+// across the slices): no workspace, no second kernel.
+struct Int4OnePassConfig {
+  std::int64_t tiles = 0;         // ceil(N / 16)
+  std::int64_t clusters = 0;      // C: grid = C x g.cfg.splits blocks
+  int stages = 4;                 // int4_streamk_stages(M)
+  std::size_t ring_offset = 0;    // the warps' rings (after X's slice)
+  std::size_t slots_offset = 0;   // [warp][first / last tile][16][M] f32
+  std::size_t sums_offset = 0;    // [local tile][16][M] f32 (splits > 1)
+};
+struct Int4OnePassParams {
+  Int4GemvParams g;
+  Int4OnePassConfig o;
+};
+// Fills o's shared-memory offsets for `max_tiles` tiles a block; returns the dynamic shared memory.
+inline std::size_t int4_onepass_layout(Int4OnePassConfig& o, std::int64_t m, std::int64_t kslice, int splits,
+                                       std::int64_t max_tiles) {
+  o.ring_offset = int4_streamk_ring_offset(m, kslice);
+  o.slots_offset = o.ring_offset + static_cast<std::size_t>(kInt4StreamKWarps) * o.stages * 1024;
+  o.sums_offset = o.slots_offset + static_cast<std::size_t>(kInt4StreamKWarps * 2 * 16 * m) * sizeof(float);
+  return o.sums_offset + (splits > 1 ? static_cast<std::size_t>(max_tiles * 16 * m) * sizeof(float) : 0);
+}
+Status int4_onepass_allow_smem(DType act, bool is_signed, bool tiled, std::int64_t m, std::size_t smem_bytes);
+// Clusters of `splits` blocks with smem_bytes each that the device holds at once (sm_90+;
+// splits = 1: the blocks one wave holds); 0 when the query fails.
+int int4_onepass_max_clusters(DType act, bool is_signed, bool tiled, std::int64_t m, int splits, std::size_t smem_bytes);
+Status launch_int4_onepass(const Int4OnePassParams& p, cudaStream_t stream);
+
 // Dequantizes W into wd (N x K row-major, ld = K, act dtype), values as the decode kernel.
 Status launch_int4_dequant(const Int4Weights& wt, DType act, void* wd, cudaStream_t stream);
 

@@ -224,6 +224,67 @@ TEST(Int4GemmGpu, StreamKRangesSlotsAndSlices) {
   RecordProperty("skus_run", runs);
 }
 
+// w4a16_onepass's work split (kernels/int4_onepass.cuh): blocks (clusters of K-slice blocks)
+// own whole tiles, the 16 warps of a block split its units, so a tile is finished by one warp
+// (straight into y, or into the block's tile sums) or cut by warp boundaries into up to 16
+// slots (N = 4096 x K = 4096 at M = 1: 1-2 tiles a block, 2-4 units a warp) added after the
+// loop; the slices of a cluster (M = 9: 3 slices, the last one shorter at K = 8320; M = 16: 4)
+// added in slice order through distributed shared memory. Forced, against the reference; then
+// the same case twice must give the same bits (the sums' order is fixed).
+TEST(Int4GemmGpu, OnePassTilesSlotsAndSlices) {
+  BARACUDA_REQUIRE_GPU();
+  int runs = 0;
+  const struct {
+    std::int64_t m, n, k, group;
+    DType w, act;
+    bool bias, tiled;
+  } cases[] = {
+      {1, 4096, 4096, 128, DType::kS4, DType::kBF16, false, false},   // many warps a tile
+      {1, 28688 + 3, 8192, 128, DType::kU4, DType::kF16, true, false},  // 13-14 tiles a block, N % 16 = 3
+      {2, 4400, 8192, 8192, DType::kS4, DType::kBF16, true, true},
+      {7, 9000, 8192, 128, DType::kU4, DType::kBF16, false, false},   // 7 x 8224 x 2 bytes of X > 64 KB: 2 slices
+      {9, 5000, 8320, 128, DType::kS4, DType::kF16, true, false},     // 3 slices, the last shorter
+      {16, 28672, 8192, 128, DType::kS4, DType::kBF16, true, false},  // 4 slices, 54-55 tiles a cluster
+      {16, 4100, 4096, 4096, DType::kU4, DType::kBF16, false, true},
+  };
+  for (const auto& c : cases) {
+    Case cs{c.m, c.n, c.k, c.group, c.w, c.act, c.bias};
+    cs.tiled = c.tiled;
+    const Int4GemmDescriptor d = desc_of(cs);
+    SCOPED_TRACE(d.to_string() + " seed " + std::to_string(test_seed()));
+    PlanPreference pref;
+    pref.force_sku = "int4_gemm.fwd.w4a16_onepass*";
+    auto plan = Int4GemmPlan::select(test_stream(), d, pref);
+    const bool sliced = c.m > 4;  // X over 64 KB at K >= 8192 (or M = 16 at 4096): a cluster
+    if (sliced && test_caps().sm < 90) {
+      EXPECT_FALSE(plan.has_value());
+      continue;
+    }
+    ASSERT_TRUE(plan.has_value()) << plan.error().to_string();
+    EXPECT_EQ(plan->workspace_size(), 0u);
+    Inputs in(d);
+    const Stream& st = test_stream();
+    DeviceTensor dx(in.x, st), dw(in.w, st), ds(in.scales, st), dz(in.zeros, st), db(in.bias, st);
+    HostTensor hy(d.y.as_tensor()), hy2(d.y.as_tensor());
+    DeviceTensor dy(hy, st);
+    auto want = reference::int4_gemm(d, in.x, in.w, in.scales, &in.zeros, &in.bias);
+    ASSERT_TRUE(want.has_value());
+    const Int4GemmArgs args{.x = dx.data(), .w = dw.data(), .scales = ds.data(), .zeros = dz.data(), .bias = db.data(),
+                            .y = dy.data()};
+    dy.poison(0xFF, st);
+    ASSERT_TRUE(plan->run(st, Workspace{}, args).is_ok());
+    ASSERT_TRUE(dy.download(hy, st)) << "guard bytes around y";
+    auto cmp = reference::compare_quant_gemm(hy, d.y, *want);
+    EXPECT_TRUE(cmp.ok) << cmp.detail;
+    dy.poison(0xFF, st);
+    ASSERT_TRUE(plan->run(st, Workspace{}, args).is_ok());
+    ASSERT_TRUE(dy.download(hy2, st));
+    EXPECT_EQ(std::memcmp(hy.storage(), hy2.storage(), hy.storage_bytes()), 0) << "two runs differ";
+    ++runs;
+  }
+  RecordProperty("skus_run", runs);
+}
+
 // Tiled weights (w_layout = kTiled16x128): under w4a16_streamk (one and several K slices,
 // warp ranges across tiles, the fewer-blocks launch of a small weight) and dequant_cublaslt
 // (every M), against the reference, which reads the tiled bytes by its own formula.
@@ -238,7 +299,9 @@ TEST(Int4GemmGpu, TiledWeights) {
   runs += run_case({3, 96, 256, 64, DType::kU4, DType::kBF16, true, 5, 0, 0, 0, true});
   runs += run_case({64, 256, 512, 128, DType::kS4, DType::kBF16, true, 0, 0, 0, 0, true});
   RecordProperty("skus_run", runs);
-  EXPECT_EQ(runs, 12);  // streamk + dequant for the five M <= 16 cases at group 128 / K, dequant for the two others
+  // streamk + dequant for the five M <= 16 cases at group 128 / K, dequant for the two others,
+  // and onepass for the five (sm_90+) or the two whose X fits one K slice (M = 1)
+  EXPECT_EQ(runs, 12 + (test_caps().sm >= 90 ? 5 : 2));
 }
 
 TEST(Int4GemmGpu, EmptyM) {

@@ -251,7 +251,7 @@ TEST(Int4GemmSelect, SkusAndWorkspaceFromCaps) {
   ASSERT_TRUE(p.has_value()) << p.error().to_string();
   EXPECT_EQ(p->sku().impl, "dequant_cublaslt");
   for (const char* f : {"int4_gemm.fwd.w4a16_gemv*", "int4_gemm.fwd.w4a16_stream[*", "int4_gemm.fwd.w4a16_streamk*",
-                        "int4_gemm.fwd.w4a16_bulk*"}) {
+                        "int4_gemm.fwd.w4a16_bulk*", "int4_gemm.fwd.w4a16_onepass*"}) {
     pref.force_sku = f;
     auto q = Int4GemmPlan::select_for_caps(caps(90), i4_desc(17, 256, 512), pref);
     ASSERT_FALSE(q.has_value()) << f;
@@ -280,6 +280,39 @@ TEST(Int4GemmSelect, SkusAndWorkspaceFromCaps) {
     ASSERT_TRUE(st.has_value()) << st.error().to_string();
     EXPECT_EQ(st->sku().impl, "w4a16_stream");
     EXPECT_EQ(st->workspace_size(), static_cast<std::size_t>(sh.splits * sh.m * sh.n * 4));
+  }
+}
+
+// w4a16_onepass (int4_gemm.cpp onepass_config) takes the decode shapes without a workspace:
+// 28672 x 8192 on the H200 in 1 / 2 / 4 K slices at M = 1 / 8 / 16 (clusters of 2 and 4
+// blocks; M = 16's 55 tiles of sums a block fit next to X, the rings and the slots). It refuses
+// sliced K below sm_90 (the slices are summed through a cluster's shared memory), group sizes
+// below 128, and weights that give a warp fewer than 2 units, naming the numbers.
+TEST(Int4GemmSelect, OnePassShapeAndRefusals) {
+  PlanPreference op;
+  op.force_sku = "int4_gemm.fwd.w4a16_onepass*";
+  for (std::int64_t m : {1, 4, 8, 16}) {
+    SCOPED_TRACE(m);
+    auto p = Int4GemmPlan::select_for_caps(caps(90), i4_desc(m, 28672, 8192), op);
+    ASSERT_TRUE(p.has_value()) << p.error().to_string();
+    EXPECT_EQ(p->sku().impl, "w4a16_onepass");
+    EXPECT_EQ(p->workspace_size(), 0u);
+  }
+  auto one_slice = Int4GemmPlan::select_for_caps(caps(80), i4_desc(4, 28672, 8192), op);  // X 4 x 8224 x 2 bytes
+  ASSERT_TRUE(one_slice.has_value()) << one_slice.error().to_string();
+  const struct {
+    Int4GemmDescriptor d;
+    int sm;
+    const char* needle;
+  } refusals[] = {
+      {i4_desc(1, 4096, 4096, DType::kS4, DType::kBF16, 64), 90, "group_size = 64: the one-pass kernel"},
+      {i4_desc(16, 28672, 8192), 89, "needs 4 K slices, summed through a thread-block cluster: sm_90+ (device sm_89)"},
+      {i4_desc(1, 64, 256), 90, "a block's smallest K slice has 2 units of 16 rows x 128 k < 2 per warp x 16 warps"},
+  };
+  for (const auto& r : refusals) {
+    auto q = Int4GemmPlan::select_for_caps(caps(r.sm), r.d, op);
+    ASSERT_FALSE(q.has_value()) << r.needle;
+    EXPECT_NE(q.error().message().find(r.needle), std::string::npos) << q.error().message();
   }
 }
 

@@ -1,0 +1,91 @@
+// Instances and launcher of Int4GemmPlan's one-pass decode kernel (kernels/int4_onepass.cuh,
+// SKU w4a16_onepass): per activation dtype (f16, bf16), number of 8-row activation tiles
+// (NT = 1 for M <= 8, 2 up to 16; ring depth int4_streamk_stages(M)), weight kind (s4 / u4)
+// and weight layout (row-major / tiled): 16 instances, launched in clusters of g.cfg.splits
+// blocks when the K is sliced.
+#include <algorithm>
+
+#include "gemm/int4_launch.hpp"
+#include "gemm/kernels/int4_onepass.cuh"
+
+namespace baracuda::gemm {
+
+namespace {
+
+using OnePassKernel = void (*)(const Int4OnePassParams);
+constexpr int kOnePassL2Prefetch = 128;
+
+template <class T, bool kSigned, bool kTiled>
+OnePassKernel onepass_kernel_for(std::int64_t m) {
+  return m <= 8 ? &kernels::int4_onepass_kernel<T, 1, kSigned, kTiled, int4_streamk_stages(8), kOnePassL2Prefetch>
+                : &kernels::int4_onepass_kernel<T, 2, kSigned, kTiled, int4_streamk_stages(16), kOnePassL2Prefetch>;
+}
+
+template <class T>
+OnePassKernel onepass_kernel_for(bool is_signed, bool tiled, std::int64_t m) {
+  if (tiled) return is_signed ? onepass_kernel_for<T, true, true>(m) : onepass_kernel_for<T, false, true>(m);
+  return is_signed ? onepass_kernel_for<T, true, false>(m) : onepass_kernel_for<T, false, false>(m);
+}
+
+OnePassKernel onepass_kernel_for(DType act, bool is_signed, bool tiled, std::int64_t m) {
+  return act == DType::kF16 ? onepass_kernel_for<__half>(is_signed, tiled, m)
+                            : onepass_kernel_for<__nv_bfloat16>(is_signed, tiled, m);
+}
+
+cudaLaunchConfig_t onepass_launch_config(unsigned grid, int splits, std::size_t smem, cudaStream_t s,
+                                         cudaLaunchAttribute* attr) {
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(grid);
+  cfg.blockDim = dim3(kInt4StreamKWarps * 32);
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = s;
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = static_cast<unsigned>(splits);
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = splits > 1 ? 1 : 0;
+  return cfg;
+}
+
+}  // namespace
+
+Status int4_onepass_allow_smem(DType act, bool is_signed, bool tiled, std::int64_t m, std::size_t bytes) {
+  return int4_allow_smem(onepass_kernel_for(act, is_signed, tiled, m), bytes);
+}
+
+int int4_onepass_max_clusters(DType act, bool is_signed, bool tiled, std::int64_t m, int splits, std::size_t bytes) {
+  const OnePassKernel kernel = onepass_kernel_for(act, is_signed, tiled, m);
+  if (splits <= 1) {
+    int per_sm = 0, dev = 0, sms = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kInt4StreamKWarps * 32, bytes) != cudaSuccess ||
+        cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+      cudaGetLastError();
+      return 0;
+    }
+    return per_sm * sms;
+  }
+  cudaLaunchAttribute attr[1];
+  const cudaLaunchConfig_t cfg = onepass_launch_config(static_cast<unsigned>(splits), splits, bytes, nullptr, attr);
+  int clusters = 0;
+  if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return clusters;
+}
+
+Status launch_int4_onepass(const Int4OnePassParams& p, cudaStream_t s) {
+  cudaLaunchAttribute attr[1];
+  const cudaLaunchConfig_t cfg =
+      onepass_launch_config(static_cast<unsigned>(p.o.clusters * p.g.cfg.splits), p.g.cfg.splits, p.g.cfg.smem_bytes, s, attr);
+  const cudaError_t e = cudaLaunchKernelEx(&cfg, onepass_kernel_for(p.g.act, p.g.wt.is_signed, p.g.wt.tiled, p.g.m), p);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    return Status(Code::kCudaError, std::string("int4 one-pass launch: ") + cudaGetErrorString(e), StatusSource::kCuda,
+                  static_cast<int>(e));
+  }
+  return Status::ok();
+}
+
+}  // namespace baracuda::gemm

@@ -1,0 +1,214 @@
+// Int4GemmPlan's one-pass decode kernel (SKU w4a16_onepass): Y[M, N] = X[M, K] * dequant(W)^T
+// for M <= 16 and group sizes 128 or K, as w4a16_streamk computes it (same units, fragments,
+// dequantization, weight ring and X staging: kernels/int4_streamk.cuh), but in one kernel
+// with no partial sums in global memory and no second pass.
+//
+// Why: on the H100 (session 31) w4a16_streamk's time is a + b K with the stream at DRAM speed
+// and a fixed part a of about 10 us, 20% of the time at K = 8192; part of it is the second
+// kernel (its launch, the wait for the first grid to finish and flush, and the partial slots'
+// round trip through the L2).
+// Parallel scheme:
+//  * the output tiles (16 rows of N) are split into C contiguous ranges, one per cluster of
+//    `splits` blocks (block r of a cluster takes K slice r); inside a block the 16 warps split
+//    the block's units (tile, 128-k chunk), numbered tile major, into equal contiguous ranges
+//    as w4a16_streamk's warps do over the whole device;
+//  * a tile that lies inside one warp's range is finished by that warp: with one slice it
+//    rounds (+ bias) straight into y, with several it stores its f32 sums to the block's tile
+//    sums in shared memory; a tile that a warp boundary cuts is stored by each warp to its
+//    own slot (one for its first tile, one for its last), and after the loop one warp adds the
+//    slots in warp order;
+//  * with several slices, the cluster's blocks then add the slices' tile sums in slice order
+//    through distributed shared memory (block r finishes the r-th share of the tiles; sm_90),
+//    so every output is the same ordered sum on every run (deterministic).
+// Balance: a cluster owns floor or ceil(T / C) tiles (the busiest owns at most one tile more
+// than the mean; the others' early finish leaves the DRAM to it).
+// Shared memory: X's slice, the warps' rings (int4_streamk_ring_offset, stages KiB each), the
+// warps' two boundary slots (16 x M f32 each), then (several slices) the block's tile sums.
+// Preconditions (select checks them): as w4a16_streamk, and every warp of every block has at
+// least one unit; splits <= 8 (a portable cluster), splits > 1 only on sm_90+.
+#pragma once
+
+#include <cooperative_groups.h>
+
+#include "gemm/kernels/int4_streamk.cuh"
+
+namespace baracuda::gemm::kernels {
+
+// Stores a warp's f32 sums of one tile as 16 rows x M at dst (shared memory) and clears them.
+template <int NT>
+__device__ __forceinline__ void int4_onepass_store(float* dst, float (&acc)[NT][4], int M, int g, int t) {
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int m = 8 * nt + 2 * t + (e & 1);
+      if (m < M) dst[(g + 8 * (e >> 1)) * M + m] = acc[nt][e];
+      acc[nt][e] = 0.0f;
+    }
+}
+
+// y[m, n] = RN(v (+ bias[n])) for row `row` (0..15) of tile `tile`; rows past N are dropped.
+template <class T>
+__device__ __forceinline__ void int4_onepass_emit(const Int4GemvParams& p, std::int64_t tile, int row, int m, float v) {
+  const std::int64_t n = tile * 16 + row;
+  if (n >= p.wt.n) return;
+  if (p.bias) v = __fadd_rn(v, Int4Act<T>::to_float(static_cast<const T*>(p.bias)[n]));
+  static_cast<T*>(p.y)[m * p.ldy + n] = Int4Act<T>::from_float(v);
+}
+
+// Rounds a warp's f32 sums of one tile (+ bias) into y and clears them.
+template <class T, int NT>
+__device__ __forceinline__ void int4_onepass_emit_acc(const Int4GemvParams& p, std::int64_t tile, float (&acc)[NT][4],
+                                                      int g, int t) {
+  const int M = static_cast<int>(p.m);
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int m = 8 * nt + 2 * t + (e & 1);
+      if (m < M) int4_onepass_emit<T>(p, tile, g + 8 * (e >> 1), m, acc[nt][e]);
+      acc[nt][e] = 0.0f;
+    }
+}
+
+template <class T, int NT, bool kSigned, bool kTiled, int D, int kL2Prefetch>
+__global__ void __launch_bounds__(kInt4StreamKWarps * 32, 1) int4_onepass_kernel(const Int4OnePassParams P) {
+  extern __shared__ uint4 smem_raw[];
+  constexpr int W = kInt4StreamKWarps;
+  const Int4GemvParams& p = P.g;
+  const Int4Weights& wt = p.wt;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+  const int M = static_cast<int>(p.m), tile_floats = 16 * M;
+  auto* smem = reinterpret_cast<unsigned char*>(smem_raw);
+  T* xs = reinterpret_cast<T*>(smem);
+  uint4* ring = reinterpret_cast<uint4*>(smem + P.o.ring_offset) + warp * D * 64 + lane;
+  float* slots = reinterpret_cast<float*>(smem + P.o.slots_offset);  // [warp][first / last][16][M]
+  float* sums = reinterpret_cast<float*>(smem + P.o.sums_offset);    // [local tile][16][M] (clustered)
+  const int splits = p.cfg.splits;
+  const bool clustered = splits > 1;  // a cluster of `splits` blocks, one per K slice
+  const int split = static_cast<int>(blockIdx.x % splits);
+  const std::int64_t cluster = blockIdx.x / splits;
+  const std::int64_t tile0 = cluster * P.o.tiles / P.o.clusters;
+  const int ntiles = static_cast<int>((cluster + 1) * P.o.tiles / P.o.clusters - tile0);
+  const std::int64_t k0 = split * p.cfg.kslice, k1 = k0 + p.cfg.kslice < wt.k ? k0 + p.cfg.kslice : wt.k;
+  const std::int64_t rs = p.cfg.kslice + 32;
+  const int klen = static_cast<int>(k1 - k0), chunk0 = static_cast<int>(k0 / 128);
+  const int chunk_shift = p.cfg.group_shift - 7 < 31 ? p.cfg.group_shift - 7 : 31;
+  const int chunks = int4_streamk_chunks(p, split);
+  const int units = ntiles * chunks;  // < 2^31: select checks
+  // Warp j's range [b(j), b(j + 1)) of the block's units.
+  auto bound = [&](int j) { return static_cast<int>(static_cast<std::int64_t>(j) * units / W); };
+  const int u0 = bound(warp), u1 = bound(warp + 1), n_units = u1 - u0;
+  const int first_lt = u0 / chunks;
+
+  Int4StreamKCursor ld;
+  ld.tile = tile0 + first_lt;
+  ld.chunk = u0 - first_lt * chunks;
+  ld.gi_first = static_cast<int>(static_cast<unsigned>(chunk0) >> chunk_shift);
+  ld.gi_last = static_cast<int>(static_cast<unsigned>(chunk0 + chunks - 1) >> chunk_shift);
+  int4_streamk_seek<kTiled, kSigned>(ld, wt, k0, g, t);
+  Int4StreamKGroupBits gb[D];
+#pragma unroll
+  for (int s = 0; s < D; ++s) {
+    if (s < n_units) {
+      gb[s] = int4_streamk_load<kSigned, kL2Prefetch>(ring + s * 64, ld, wt, klen, chunk0, t, chunk_shift);
+      int4_streamk_advance<kTiled, kSigned>(ld, wt, k0, chunks, g, t);
+    }
+    baracuda::kernels::cp_async_commit();
+  }
+  int4_stage_x<T, 4>(p, xs, k0, k1);
+  __syncthreads();
+
+  std::uint32_t x_base[NT];
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt) {
+    const int row = 8 * nt + g < M ? 8 * nt + g : M - 1;
+    x_base[nt] = static_cast<std::uint32_t>(__cvta_generic_to_shared(xs)) +
+                 static_cast<std::uint32_t>(row * rs * 2 + t * 16);
+  }
+  float acc[NT][4] = {};
+  int lt = first_lt;
+  int chunk = u0 - first_lt * chunks;
+  // Where the warp's sums of local tile `lt` go: a tile inside the range is finished here;
+  // a cut tile goes to the warp's first or last slot.
+  auto finish_tile = [&](int tile_lt) {
+    const bool whole = tile_lt * chunks >= u0 && (tile_lt + 1) * chunks <= u1;
+    if (!whole) {
+      int4_onepass_store<NT>(slots + (2 * warp + (tile_lt == first_lt ? 0 : 1)) * tile_floats, acc, M, g, t);
+    } else if (clustered) {
+      int4_onepass_store<NT>(sums + tile_lt * tile_floats, acc, M, g, t);
+    } else {
+      int4_onepass_emit_acc<T, NT>(p, tile0 + tile_lt, acc, g, t);
+    }
+  };
+  auto step = [&](auto tail, int u, auto slot_index) {
+    constexpr bool kTail = decltype(tail)::value;
+    constexpr int s = decltype(slot_index)::value;
+    if (kTail && u + s >= n_units) return;  // warp-uniform
+    baracuda::kernels::cp_async_wait<D - 1>();
+    const uint4 q[2] = {ring[s * 64], ring[s * 64 + 32]};
+    std::uint32_t x_addr[NT];
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt) x_addr[nt] = x_base[nt] + 256u * static_cast<unsigned>(chunk);
+    int4_streamk_unit<T, NT, kSigned>(acc, q, gb[s], x_addr);
+    if (!kTail || u + s + D < n_units) {
+      gb[s] = int4_streamk_load<kSigned, kL2Prefetch>(ring + s * 64, ld, wt, klen, chunk0, t, chunk_shift);
+      int4_streamk_advance<kTiled, kSigned>(ld, wt, k0, chunks, g, t);
+    }
+    baracuda::kernels::cp_async_commit();
+    const bool tile_end = ++chunk == chunks;
+    if (tile_end || (kTail && u + s + 1 == n_units)) {
+      finish_tile(lt);
+      chunk = 0;
+      ++lt;
+    }
+  };
+  int u = 0;
+  for (; u + 2 * D <= n_units; u += D)
+    [&]<int... S>(std::integer_sequence<int, S...>) {
+      (step(std::false_type{}, u, std::integral_constant<int, S>{}), ...);
+    }(std::make_integer_sequence<int, D>{});
+  for (; u < n_units; u += D)
+    [&]<int... S>(std::integer_sequence<int, S...>) {
+      (step(std::true_type{}, u, std::integral_constant<int, S>{}), ...);
+    }(std::make_integer_sequence<int, D>{});
+  baracuda::kernels::pdl_trigger();
+  __syncthreads();
+
+  // The cut tiles: warp w adds the slots of the tile its range starts inside, when no earlier
+  // warp starts inside it (contributors w - 1, w, ... in warp order).
+  if (warp >= 1) {
+    const int b = u0, c_lt = b / chunks;
+    if (b % chunks != 0 && bound(warp - 1) <= c_lt * chunks) {
+      const int end = (c_lt + 1) * chunks;
+      for (int o = lane; o < tile_floats; o += 32) {
+        float v = 0.0f;
+        for (int j = warp - 1; j < W && bound(j) < end; ++j)
+          v = __fadd_rn(v, slots[(2 * j + (bound(j) / chunks == c_lt ? 0 : 1)) * tile_floats + o]);
+        if (clustered)
+          sums[c_lt * tile_floats + o] = v;
+        else
+          int4_onepass_emit<T>(p, tile0 + c_lt, o / M, o % M, v);
+      }
+    }
+  }
+  if (clustered) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    namespace cg = cooperative_groups;
+    cg::cluster_group cl = cg::this_cluster();
+    cl.sync();  // every slice's tile sums are complete and visible to the cluster
+    const int lt0 = split * ntiles / splits, lt1 = (split + 1) * ntiles / splits;
+    for (int o = lt0 * tile_floats + static_cast<int>(threadIdx.x); o < lt1 * tile_floats; o += blockDim.x) {
+      float v = 0.0f;
+      for (int r = 0; r < splits; ++r) v = __fadd_rn(v, *cl.map_shared_rank(sums + o, static_cast<unsigned>(r)));
+      const int tl = o / tile_floats, rest = o - tl * tile_floats;
+      int4_onepass_emit<T>(p, tile0 + tl, rest / M, rest % M, v);
+    }
+    cl.sync();  // no block leaves while others read its tile sums
+#else
+    __trap();
+#endif
+  }
+}
+
+}  // namespace baracuda::gemm::kernels
