@@ -524,7 +524,7 @@ struct OnePassShape {
 // sm_90+ (distributed shared memory); C clusters of `splits` blocks, C = the clusters the device
 // holds at once (max_clusters, from the occupancy query at prepare; sm_count / splits without a
 // device), so that cluster c owns floor or ceil(T / C) tiles. Refused when a block's smallest
-// slice gives a warp fewer than kOnePassMinUnits units or shared memory does not fit.
+// slice gives a warp fewer than kOnePassMinUnits units, or when no slice count up to 8 fits shared memory.
 constexpr std::int64_t kOnePassMinUnits = 2;
 constexpr int kOnePassMaxSplits = 8;
 Expected<OnePassShape> onepass_config(const Int4GemmDescriptor& d, const DeviceCaps& caps, std::int64_t max_clusters) {
@@ -536,6 +536,7 @@ Expected<OnePassShape> onepass_config(const Int4GemmDescriptor& d, const DeviceC
   c.o.tiles = ceil_div(std::max<std::int64_t>(N, 1), 16);
   c.g.group_shift = group_shift_of(d.group_size);
   const std::int64_t chunks = ceil_div(K, 128);
+  std::string too_big;
   for (std::int64_t want = 1; want <= std::min<std::int64_t>(chunks, kOnePassMaxSplits); ++want) {
     const std::int64_t kslice = ceil_div(chunks, want) * 128, splits = ceil_div(K, kslice);
     if (splits != want) continue;  // each split count once
@@ -559,13 +560,15 @@ Expected<OnePassShape> onepass_config(const Int4GemmDescriptor& d, const DeviceC
     c.g.splits = static_cast<int>(splits);
     c.o.clusters = clusters;
     const std::size_t smem = int4_onepass_layout(c.o, M, kslice, c.g.splits, max_tiles);
-    if (smem > optin)
-      return Status(Code::kNotSupported, "w4a16_onepass needs " + std::to_string(smem) + " bytes of shared memory a block (" +
-                                             s64(max_tiles) + " tiles' sums, M = " + s64(M) + ") > " +
-                                             std::to_string(optin));
+    if (smem > optin) {  // more slices: a smaller X slice
+      too_big = "w4a16_onepass needs " + std::to_string(smem) + " bytes of shared memory a block with " + s64(splits) +
+                " K slices (" + s64(max_tiles) + " tiles' sums, M = " + s64(M) + ") > " + std::to_string(optin);
+      continue;
+    }
     c.g.smem_bytes = smem;
     return c;
   }
+  if (!too_big.empty()) return Status(Code::kNotSupported, too_big);
   return Status(Code::kNotSupported, "no K slice of X (M = " + s64(M) + ", K = " + s64(K) + ") in at most " +
                                          std::to_string(kOnePassMaxSplits) + " slices fits " +
                                          std::to_string(kInt4StreamKMaxXBytes) + " bytes");
