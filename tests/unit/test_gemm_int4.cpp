@@ -17,6 +17,7 @@
 
 #include "baracuda/baracuda.hpp"
 #include "baracuda/reference/gemm_int4.hpp"
+#include "gemm/int4_onepass_split.hpp"
 #include "gemm/quant_checks.hpp"
 #include "select_refusals.hpp"
 
@@ -314,6 +315,60 @@ TEST(Int4GemmSelect, OnePassShapeAndRefusals) {
     ASSERT_FALSE(q.has_value()) << r.needle;
     EXPECT_NE(q.error().message().find(r.needle), std::string::npos) << q.error().message();
   }
+}
+
+// The one-pass kernel's split of a block's units (gemm/int4_onepass_split.hpp), simulated on the
+// host for every (tiles, chunks) up to 40 x 70 over 16 warps: each warp walks its range as the
+// kernel does (a tile is finished at its last chunk or the range's end) and either finishes the
+// tile (whole) or fills its slot 0 / 1; no slot is filled twice; after the loop each cut tile
+// has exactly one combining warp, whose contributor walk (w - 1, w, ... while bound(j) <
+// end) reads exactly the slots filled for that tile, covering each of its units once.
+TEST(Int4GemmSelect, OnePassSplitCoversEveryUnitOnce) {
+  constexpr int W = 16;
+  for (int tiles = 1; tiles <= 40; ++tiles)
+    for (int chunks = 1; chunks <= 70; ++chunks) {
+      const int units = tiles * chunks;
+      if (units < W) continue;  // select keeps every range non-empty
+      const gemm::Int4OnePassSplit sp{units, chunks, W};
+      SCOPED_TRACE(std::to_string(tiles) + " tiles x " + std::to_string(chunks) + " chunks");
+      std::vector<int> finished(tiles, 0), slot_tile(2 * W, -1), slot_units(2 * W, 0);
+      for (int w = 0; w < W; ++w) {
+        const int u0 = sp.bound(w), u1 = sp.bound(w + 1);
+        ASSERT_LT(u0, u1);
+        int run = 0;  // units of the current tile in this range
+        for (int u = u0; u < u1; ++u) {
+          ++run;
+          const int lt = u / chunks;
+          if ((u + 1) % chunks != 0 && u + 1 != u1) continue;
+          if (sp.whole(lt, u0, u1)) {
+            EXPECT_EQ(run, chunks);
+            ++finished[lt];
+          } else {
+            const int s = 2 * w + sp.slot(w, lt);
+            ASSERT_EQ(slot_tile[s], -1) << "warp " << w << " fills slot " << s % 2 << " twice";
+            slot_tile[s] = lt;
+            slot_units[s] = run;
+          }
+          run = 0;
+        }
+      }
+      int read = 0;
+      for (int w = 0; w < W; ++w) {
+        const int lt = sp.combined_tile(w);
+        if (lt < 0) continue;
+        ++finished[lt];
+        int covered = 0;
+        for (int j = w - 1; j < W && sp.bound(j) < (lt + 1) * chunks; ++j) {
+          const int s = 2 * j + sp.slot(j, lt);
+          ASSERT_EQ(slot_tile[s], lt) << "combiner " << w << " reads warp " << j << "'s slot " << s % 2;
+          covered += slot_units[s];
+          ++read;
+        }
+        EXPECT_EQ(covered, chunks);
+      }
+      for (int lt = 0; lt < tiles; ++lt) EXPECT_EQ(finished[lt], 1) << "tile " << lt;
+      EXPECT_EQ(read, static_cast<int>(std::count_if(slot_tile.begin(), slot_tile.end(), [](int t) { return t >= 0; })));
+    }
 }
 
 // w4a16_streamk's launch shape from caps alone (int4_gemm.cpp streamk_config): on the H200

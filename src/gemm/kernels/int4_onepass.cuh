@@ -30,6 +30,7 @@
 
 #include <cooperative_groups.h>
 
+#include "gemm/int4_onepass_split.hpp"
 #include "gemm/kernels/int4_streamk.cuh"
 
 namespace baracuda::gemm::kernels {
@@ -95,10 +96,8 @@ __global__ void __launch_bounds__(kInt4StreamKWarps * 32, 1) int4_onepass_kernel
   const int klen = static_cast<int>(k1 - k0), chunk0 = static_cast<int>(k0 / 128);
   const int chunk_shift = p.cfg.group_shift - 7 < 31 ? p.cfg.group_shift - 7 : 31;
   const int chunks = int4_streamk_chunks(p, split);
-  const int units = ntiles * chunks;  // < 2^31: select checks
-  // Warp j's range [b(j), b(j + 1)) of the block's units.
-  auto bound = [&](int j) { return static_cast<int>(static_cast<std::int64_t>(j) * units / W); };
-  const int u0 = bound(warp), u1 = bound(warp + 1), n_units = u1 - u0;
+  const Int4OnePassSplit sp{ntiles * chunks, chunks, W};  // units < 2^31: select checks
+  const int u0 = sp.bound(warp), u1 = sp.bound(warp + 1), n_units = u1 - u0;
   const int first_lt = u0 / chunks;
 
   Int4StreamKCursor ld;
@@ -132,9 +131,8 @@ __global__ void __launch_bounds__(kInt4StreamKWarps * 32, 1) int4_onepass_kernel
   // Where the warp's sums of local tile `lt` go: a tile inside the range is finished here;
   // a cut tile goes to the warp's first or last slot.
   auto finish_tile = [&](int tile_lt) {
-    const bool whole = tile_lt * chunks >= u0 && (tile_lt + 1) * chunks <= u1;
-    if (!whole) {
-      int4_onepass_store<NT>(slots + (2 * warp + (tile_lt == first_lt ? 0 : 1)) * tile_floats, acc, M, g, t);
+    if (!sp.whole(tile_lt, u0, u1)) {
+      int4_onepass_store<NT>(slots + (2 * warp + sp.slot(warp, tile_lt)) * tile_floats, acc, M, g, t);
     } else if (clustered) {
       int4_onepass_store<NT>(sums + tile_lt * tile_floats, acc, M, g, t);
     } else {
@@ -175,21 +173,17 @@ __global__ void __launch_bounds__(kInt4StreamKWarps * 32, 1) int4_onepass_kernel
   baracuda::kernels::pdl_trigger();
   __syncthreads();
 
-  // The cut tiles: warp w adds the slots of the tile its range starts inside, when no earlier
-  // warp starts inside it (contributors w - 1, w, ... in warp order).
-  if (warp >= 1) {
-    const int b = u0, c_lt = b / chunks;
-    if (b % chunks != 0 && bound(warp - 1) <= c_lt * chunks) {
-      const int end = (c_lt + 1) * chunks;
-      for (int o = lane; o < tile_floats; o += 32) {
-        float v = 0.0f;
-        for (int j = warp - 1; j < W && bound(j) < end; ++j)
-          v = __fadd_rn(v, slots[(2 * j + (bound(j) / chunks == c_lt ? 0 : 1)) * tile_floats + o]);
-        if (clustered)
-          sums[c_lt * tile_floats + o] = v;
-        else
-          int4_onepass_emit<T>(p, tile0 + c_lt, o / M, o % M, v);
-      }
+  // The cut tiles: each added by one warp, its slots in warp order (Int4OnePassSplit).
+  if (const int c_lt = sp.combined_tile(warp); c_lt >= 0) {
+    const int end = (c_lt + 1) * chunks;
+    for (int o = lane; o < tile_floats; o += 32) {
+      float v = 0.0f;
+      for (int j = warp - 1; j < W && sp.bound(j) < end; ++j)
+        v = __fadd_rn(v, slots[(2 * j + sp.slot(j, c_lt)) * tile_floats + o]);
+      if (clustered)
+        sums[c_lt * tile_floats + o] = v;
+      else
+        int4_onepass_emit<T>(p, tile0 + c_lt, o / M, o % M, v);
     }
   }
   if (clustered) {
