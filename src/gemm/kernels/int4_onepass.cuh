@@ -191,12 +191,21 @@ __global__ void __launch_bounds__(kInt4StreamKWarps * 32, 1) int4_onepass_kernel
     namespace cg = cooperative_groups;
     cg::cluster_group cl = cg::this_cluster();
     cl.sync();  // every slice's tile sums are complete and visible to the cluster
+    // Block `split` finishes its share of the tiles, 4 sums a thread (16-byte remote reads;
+    // a tile's 16 M sums are a multiple of 4), each the slices' sums in slice order.
     const int lt0 = split * ntiles / splits, lt1 = (split + 1) * ntiles / splits;
-    for (int o = lt0 * tile_floats + static_cast<int>(threadIdx.x); o < lt1 * tile_floats; o += blockDim.x) {
-      float v = 0.0f;
-      for (int r = 0; r < splits; ++r) v = __fadd_rn(v, *cl.map_shared_rank(sums + o, static_cast<unsigned>(r)));
-      const int tl = o / tile_floats, rest = o - tl * tile_floats;
-      int4_onepass_emit<T>(p, tile0 + tl, rest / M, rest % M, v);
+    for (int o = lt0 * tile_floats + 4 * static_cast<int>(threadIdx.x); o < lt1 * tile_floats; o += 4 * blockDim.x) {
+      float4 v = *reinterpret_cast<const float4*>(cl.map_shared_rank(sums + o, 0u));
+      for (int r = 1; r < splits; ++r) {
+        const float4 w = *reinterpret_cast<const float4*>(cl.map_shared_rank(sums + o, static_cast<unsigned>(r)));
+        v = make_float4(__fadd_rn(v.x, w.x), __fadd_rn(v.y, w.y), __fadd_rn(v.z, w.z), __fadd_rn(v.w, w.w));
+      }
+      const float e[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int tl = (o + i) / tile_floats, rest = o + i - tl * tile_floats;
+        int4_onepass_emit<T>(p, tile0 + tl, rest / M, rest % M, e[i]);
+      }
     }
     cl.sync();  // no block leaves while others read its tile sums
 #else
