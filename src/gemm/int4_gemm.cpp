@@ -1,5 +1,11 @@
 // Int4GemmPlan (baracuda/ops/gemm_int4.hpp): descriptor validation, the six candidates and
 // the run-time argument checks. Candidates, in this order:
+//  * "w4a16_onepass": M <= 16, group_size 128 or K, the one-pass decode kernel
+//    (kernels/int4_onepass.cuh): w4a16_streamk's units and rings, but each cluster of K-slice
+//    blocks owns whole output tiles and finishes them in shared memory: no workspace, no second
+//    kernel; launch shape from onepass_config. Deferred (after every other candidate) for M > 8
+//    and for fewer than 8 tiles a cluster: H100 session 32 measured it 2-6% faster than
+//    w4a16_streamk at M = 1 / 4 / 8 on 28672 x 8192, 6-13% slower at M = 16;
 //  * "w4a16_streamk": M <= 16, group_size 128 or K, the stream-K decode kernel
 //    (kernels/int4_streamk.cuh): every warp of the device streams the same number of (16-row,
 //    128-k) units through a cp.async ring, partial sums of the tiles it shares with its
@@ -14,10 +20,6 @@
 //    packed weights stream through a shared-memory ring filled by cp.async.bulk (one copy per
 //    16-row tile row per 1024-k stage), launch shape from bulk_config (2 CTAs of 8 consumer
 //    warps or 1 of 16 per SM, split-K when X's slice must shrink or N gives too few tiles);
-//  * "w4a16_onepass": M <= 16, group_size 128 or K, the one-pass decode kernel
-//    (kernels/int4_onepass.cuh): w4a16_streamk's units and rings, but each cluster of K-slice
-//    blocks owns whole output tiles and finishes them in shared memory: no workspace, no second
-//    kernel (ordered before dequant only until measured; launch shape from onepass_config);
 //  * "dequant_cublaslt": any M, our dequantization kernel (kernels/int4_dequant.cuh) into the
 //    workspace, then the GemmPlan chosen at select (cuBLASLt, bias epilogue).
 #include <algorithm>
@@ -526,6 +528,9 @@ struct OnePassShape {
 // device), so that cluster c owns floor or ceil(T / C) tiles. Refused when a block's smallest
 // slice gives a warp fewer than kOnePassMinUnits units, or when no slice count up to 8 fits shared memory.
 constexpr std::int64_t kOnePassMinUnits = 2;
+// Below this many tiles a cluster, w4a16_onepass defers to w4a16_streamk (its measured wins
+// had 13-27 tiles a cluster; at 8 the busiest cluster is at most 1/8 above the mean).
+constexpr std::int64_t kOnePassMinTilesFirst = 8;
 constexpr int kOnePassMaxSplits = 8;
 Expected<OnePassShape> onepass_config(const Int4GemmDescriptor& d, const DeviceCaps& caps, std::int64_t max_clusters) {
   const std::int64_t M = std::max<std::int64_t>(d.m(), 1), N = d.n(), K = d.k();
@@ -586,7 +591,15 @@ struct OnePassCandidate {
                      ": the one-pass kernel applies one scale per 128-k chunk (group_size 128 or K)";
     } else {
       auto c = onepass_config(d, caps, -1);
-      if (!c) pr.rejection = c.error().message();
+      if (!c) {
+        pr.rejection = c.error().message();
+      } else if (d.m() > 8) {
+        pr.deferral = "M = " + s64(d.m()) + " > 8: slower than w4a16_streamk (H100 session 32, 28672 x 8192 M = 16: 0.0599 "
+                      "against 0.0567 ms; 14336 x 4096: 0.0243 against 0.0223)";
+      } else if (c->o.tiles / c->o.clusters < kOnePassMinTilesFirst) {
+        pr.deferral = s64(c->o.tiles / c->o.clusters) + " tiles a cluster < " + s64(kOnePassMinTilesFirst) +
+                      ": whole-tile ranges this short leave the busiest clusters far above the mean (not measured)";
+      }
     }
     return pr;
   }
@@ -685,14 +698,14 @@ struct DequantCandidate {
 // every decode shape (28672x8192: M=1 0.1088 ms vs stream 0.0668, M=16 0.2004 vs 0.0950;
 // 4096x4096 M=1 0.0148 vs 0.0125): it stays for forced runs while its copy scheme is reworked.
 constexpr std::array<Candidate<Int4GemmDescriptor, Int4GemmArgs>, 6> kInt4Candidates = {
+    Candidate<Int4GemmDescriptor, Int4GemmArgs>{&OnePassCandidate::probe, &OnePassCandidate::prepare,
+                                                &OnePassCandidate::launch},
     Candidate<Int4GemmDescriptor, Int4GemmArgs>{&StreamKCandidate::probe, &StreamKCandidate::prepare,
                                                 &StreamKCandidate::launch},
     Candidate<Int4GemmDescriptor, Int4GemmArgs>{&StreamCandidate::probe, &StreamCandidate::prepare,
                                                 &StreamCandidate::launch},
     Candidate<Int4GemmDescriptor, Int4GemmArgs>{&GemvCandidate::probe, &GemvCandidate::prepare, &GemvCandidate::launch},
     Candidate<Int4GemmDescriptor, Int4GemmArgs>{&BulkCandidate::probe, &BulkCandidate::prepare, &BulkCandidate::launch},
-    Candidate<Int4GemmDescriptor, Int4GemmArgs>{&OnePassCandidate::probe, &OnePassCandidate::prepare,
-                                                &OnePassCandidate::launch},
     Candidate<Int4GemmDescriptor, Int4GemmArgs>{&DequantCandidate::probe, &DequantCandidate::prepare,
                                                 &DequantCandidate::launch}};
 
@@ -723,28 +736,28 @@ struct FamilyTraits<Int4GemmDescriptor> {
                                                              const PlanPreference& pref) {
     switch (i) {  // kInt4Candidates' order
       case 0: {
+        auto o = gemm::OnePassCandidate::prepare(d, caps);
+        if (!o) return o.error();
+        return PreparedCandidate{std::move(o.value()), 0};
+      }
+      case 1: {
         auto k = gemm::StreamKCandidate::prepare(d, caps);
         if (!k) return k.error();
         const auto& c = *static_cast<const gemm::StreamKShape*>(k.value().get());
         return PreparedCandidate{std::move(k.value()), gemm::StreamKCandidate::workspace(d, c)};
       }
-      case 1:
-      case 2: {
-        auto st = i == 1 ? gemm::StreamCandidate::prepare(d, caps) : gemm::GemvCandidate::prepare(d, caps);
+      case 2:
+      case 3: {
+        auto st = i == 2 ? gemm::StreamCandidate::prepare(d, caps) : gemm::GemvCandidate::prepare(d, caps);
         if (!st) return st.error();
         const auto& cfg = static_cast<const gemm::GemvState*>(st.value().get())->cfg;
         return PreparedCandidate{std::move(st.value()), gemm::GemvCandidate::workspace(d, cfg)};
       }
-      case 3: {
+      case 4: {
         auto b = gemm::BulkCandidate::prepare(d, caps);
         if (!b) return b.error();
         const auto& c = *static_cast<const gemm::Int4BulkConfig*>(b.value().get());
         return PreparedCandidate{std::move(b.value()), gemm::BulkCandidate::workspace(d, c)};
-      }
-      case 4: {
-        auto o = gemm::OnePassCandidate::prepare(d, caps);
-        if (!o) return o.error();
-        return PreparedCandidate{std::move(o.value()), 0};
       }
       default:
         return gemm::DequantCandidate::prepare_pref(d, caps, pref);

@@ -245,7 +245,7 @@ TEST(Int4GemmGpu, OnePassTilesSlotsAndSlices) {
       {7, 9000, 8192, 128, DType::kU4, DType::kBF16, false, false},   // 7 x 8224 x 2 bytes of X > 64 KB: 2 slices
       {9, 5000, 8320, 128, DType::kS4, DType::kF16, true, false},     // 3 slices, the last shorter
       {16, 28672, 8192, 128, DType::kS4, DType::kBF16, true, false},  // 4 slices, 54-55 tiles a cluster
-      {16, 4100, 4096, 4096, DType::kU4, DType::kBF16, false, true},
+      {16, 4112, 4096, 4096, DType::kU4, DType::kBF16, false, true},  // tiled: N % 16 == 0
   };
   for (const auto& c : cases) {
     Case cs{c.m, c.n, c.k, c.group, c.w, c.act, c.bias};

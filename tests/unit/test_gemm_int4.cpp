@@ -231,9 +231,13 @@ TEST(Int4GemmSelect, SkusAndWorkspaceFromCaps) {
     for (std::int64_t m : {1, 7, 16}) {
       auto p = Int4GemmPlan::select_for_caps(caps(sm), i4_desc(m, 28672, 8192));
       ASSERT_TRUE(p.has_value()) << p.error().to_string();
-      // the stream-K kernel: X slices of <= 64 KB and 16 warp rings of 3-4 KB fit every
-      // architecture's shared memory (sm89's 99 KB too); w4a16_bulk after it
-      EXPECT_EQ(p->sku().name(), "int4_gemm.fwd.w4a16_streamk[s4,f32,bf16].sm80+");
+      // the one-pass kernel where X fits one K slice (M = 1) or sm_90 sums the slices in a
+      // cluster (M = 7: 2 slices); the stream-K kernel for M > 8 (one-pass deferred) and where
+      // a sliced X needs a cluster that sm80 / sm89 lack: X slices of <= 64 KB and 16 warp
+      // rings of 3-4 KB fit every architecture's shared memory (sm89's 99 KB too)
+      const bool onepass = m == 1 || (m <= 8 && sm >= 90);
+      EXPECT_EQ(p->sku().name(), onepass ? "int4_gemm.fwd.w4a16_onepass[s4,f32,bf16].sm80+"
+                                         : "int4_gemm.fwd.w4a16_streamk[s4,f32,bf16].sm80+");
       PlanPreference old;
       old.force_sku = "int4_gemm.fwd.w4a16_gemv*";
       auto g = Int4GemmPlan::select_for_caps(caps(sm), i4_desc(m, 28672, 8192), old);
@@ -575,8 +579,9 @@ TEST(Int4GemmTiled, TileWeightsMatchesReferenceAndRefuses) {
   EXPECT_TRUE(std::all_of(dst.begin(), dst.end(), [](std::uint8_t v) { return v == 0x5A; }));
 }
 
-// Which SKUs take tiled weights: w4a16_streamk (first; on small weights with fewer blocks
-// instead of refusing) and dequant_cublaslt; the row-major decode kernels refuse by name.
+// Which SKUs take tiled weights: w4a16_onepass (first for M <= 8 with >= 8 tiles a cluster),
+// w4a16_streamk (on small weights with fewer blocks instead of refusing) and dequant_cublaslt;
+// the row-major decode kernels refuse by name.
 TEST(Int4GemmTiled, SelectTakesStreamKAndDequantOnly) {
   auto tiled = [](Int4GemmDescriptor d) {
     d.w_layout = Int4WeightLayout::kTiled16x128;
@@ -585,9 +590,10 @@ TEST(Int4GemmTiled, SelectTakesStreamKAndDequantOnly) {
   for (std::int64_t m : {1, 8, 16}) {
     auto p = Int4GemmPlan::select_for_caps(caps(90), tiled(i4_desc(m, 28672, 8192)));
     ASSERT_TRUE(p.has_value()) << p.error().to_string();
-    EXPECT_EQ(p->sku().impl, "w4a16_streamk");
+    EXPECT_EQ(p->sku().impl, m <= 8 ? "w4a16_onepass" : "w4a16_streamk");
   }
-  // 4096 x 4096: 8192 units, 4 per warp at 132 blocks: 64 blocks of 16 warps get 8 each
+  // 4096 x 4096: 256 tiles, 1-2 a block: one-pass defers; for stream-K, 8192 units, 4 per warp
+  // at 132 blocks: 64 blocks of 16 warps get 8 each
   auto small = Int4GemmPlan::select_for_caps(caps(90), tiled(i4_desc(1, 4096, 4096)));
   ASSERT_TRUE(small.has_value()) << small.error().to_string();
   EXPECT_EQ(small->sku().impl, "w4a16_streamk");
