@@ -3,10 +3,11 @@
 // dequantization, weight ring and X staging: kernels/int4_streamk.cuh), but in one kernel
 // with no partial sums in global memory and no second pass.
 //
-// Why: on the H100 (session 31) w4a16_streamk's time is a + b K with the stream at DRAM speed
-// and a fixed part a of about 10 us, 20% of the time at K = 8192; part of it is the second
-// kernel (its launch, the wait for the first grid to finish and flush, and the partial slots'
-// round trip through the L2).
+// Why: w4a16_streamk's time has a fixed part of several us, part of it its second kernel (its
+// launch, the wait for the first grid to finish and flush, the partial slots' round trip
+// through the L2). Measured (H100, session 32, docs/gemm.md): 2-6% faster than w4a16_streamk
+// at M <= 8 on 28672 x 8192, 6-14% slower at M = 16 (four-block clusters), so Int4GemmPlan
+// takes it first for M <= 8 only.
 // Parallel scheme:
 //  * the output tiles (16 rows of N) are split into C contiguous ranges, one per cluster of
 //    `splits` blocks (block r of a cluster takes K slice r); inside a block the 16 warps split
