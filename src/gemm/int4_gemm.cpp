@@ -5,7 +5,7 @@
 //    blocks owns whole output tiles and finishes them in shared memory: no workspace, no second
 //    kernel; launch shape from onepass_config. Deferred (after every other candidate) for M > 8
 //    and for fewer than 8 tiles a cluster: H100 session 32 measured it 2-6% faster than
-//    w4a16_streamk at M = 1 / 4 / 8 on 28672 x 8192, 6-13% slower at M = 16;
+//    w4a16_streamk at M = 1 / 4 / 8 on 28672 x 8192, 6-14% slower at M = 16;
 //  * "w4a16_streamk": M <= 16, group_size 128 or K, the stream-K decode kernel
 //    (kernels/int4_streamk.cuh): every warp of the device streams the same number of (16-row,
 //    128-k) units through a cp.async ring, partial sums of the tiles it shares with its
