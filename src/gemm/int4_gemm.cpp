@@ -469,6 +469,17 @@ Expected<StreamKShape> streamk_config(const Int4GemmDescriptor& d, const DeviceC
                                          " bytes of shared memory per block");
 }
 
+// The rejection shared by the decode kernels that apply one scale per 128-k chunk
+// (w4a16_streamk, w4a16_onepass), or "" when M and group_size suit them; `kernel` names the kernel.
+std::string chunk_scale_rejection(const Int4GemmDescriptor& d, const char* kernel) {
+  if (d.m() > kInt4GemvMaxM)
+    return "M = " + s64(d.m()) + " > " + s64(kInt4GemvMaxM) + ": the decode kernel covers at most 16 rows of x";
+  if (d.group_size != 128 && d.group_size != d.k())
+    return "group_size = " + s64(d.group_size) + ": the " + kernel +
+           " kernel applies one scale per 128-k chunk (group_size 128 or K)";
+  return {};
+}
+
 struct StreamKCandidate {
   using Desc = Int4GemmDescriptor;
   static std::size_t workspace(const Desc& d, const StreamKShape& c) {
@@ -477,12 +488,9 @@ struct StreamKCandidate {
   static Candidate<Desc, Int4GemmArgs>::Probe probe(const Desc& d, const DeviceCaps& caps) {
     Candidate<Desc, Int4GemmArgs>::Probe pr;
     pr.sku = int4_sku(d, "w4a16_streamk", Backend::kHand);
-    if (d.m() > kInt4GemvMaxM) {
-      pr.rejection = "M = " + s64(d.m()) + " > " + s64(kInt4GemvMaxM) + ": the decode kernel covers at most 16 rows of x";
-    } else if (d.group_size != 128 && d.group_size != d.k()) {
-      pr.rejection = "group_size = " + s64(d.group_size) +
-                     ": the stream-K kernel applies one scale per 128-k chunk (group_size 128 or K)";
-    } else if (ceil_div(std::max<std::int64_t>(d.n(), 1), 16) * 16 * d.m() >= (std::int64_t{1} << 31)) {
+    pr.rejection = chunk_scale_rejection(d, "stream-K");
+    if (!pr.rejection.empty()) return pr;
+    if (ceil_div(std::max<std::int64_t>(d.n(), 1), 16) * 16 * d.m() >= (std::int64_t{1} << 31)) {
       pr.rejection = "N x M = " + s64(d.n() * d.m()) + " outputs >= 2^31: the stream-K reduction indexes them in 32 bits";
     } else {
       auto c = streamk_config(d, caps);
@@ -584,22 +592,17 @@ struct OnePassCandidate {
   static Candidate<Desc, Int4GemmArgs>::Probe probe(const Desc& d, const DeviceCaps& caps) {
     Candidate<Desc, Int4GemmArgs>::Probe pr;
     pr.sku = int4_sku(d, "w4a16_onepass", Backend::kHand);
-    if (d.m() > kInt4GemvMaxM) {
-      pr.rejection = "M = " + s64(d.m()) + " > " + s64(kInt4GemvMaxM) + ": the decode kernel covers at most 16 rows of x";
-    } else if (d.group_size != 128 && d.group_size != d.k()) {
-      pr.rejection = "group_size = " + s64(d.group_size) +
-                     ": the one-pass kernel applies one scale per 128-k chunk (group_size 128 or K)";
-    } else {
-      auto c = onepass_config(d, caps, -1);
-      if (!c) {
-        pr.rejection = c.error().message();
-      } else if (d.m() > 8) {
-        pr.deferral = "M = " + s64(d.m()) + " > 8: slower than w4a16_streamk (H100 session 32, 28672 x 8192 M = 16: 0.0599 "
-                      "against 0.0567 ms; 14336 x 4096: 0.0243 against 0.0223)";
-      } else if (c->o.tiles / c->o.clusters < kOnePassMinTilesFirst) {
-        pr.deferral = s64(c->o.tiles / c->o.clusters) + " tiles a cluster < " + s64(kOnePassMinTilesFirst) +
-                      ": whole-tile ranges this short leave the busiest clusters far above the mean (not measured)";
-      }
+    pr.rejection = chunk_scale_rejection(d, "one-pass");
+    if (!pr.rejection.empty()) return pr;
+    auto c = onepass_config(d, caps, -1);
+    if (!c) {
+      pr.rejection = c.error().message();
+    } else if (d.m() > 8) {
+      pr.deferral = "M = " + s64(d.m()) + " > 8: slower than w4a16_streamk (H100 session 32, 28672 x 8192 M = 16: 0.0599 "
+                    "against 0.0567 ms; 14336 x 4096: 0.0243 against 0.0223)";
+    } else if (c->o.tiles / c->o.clusters < kOnePassMinTilesFirst) {
+      pr.deferral = s64(c->o.tiles / c->o.clusters) + " tiles a cluster < " + s64(kOnePassMinTilesFirst) +
+                    ": whole-tile ranges this short leave the busiest clusters far above the mean (not measured)";
     }
     return pr;
   }

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <initializer_list>
 #include <random>
 #include <string>
 #include <vector>
@@ -38,6 +39,20 @@ Int4GemmDescriptor i4_desc(std::int64_t m, std::int64_t n, std::int64_t k, DType
   d.group_size = group;
   d.zeros = w == DType::kU4;
   return d;
+}
+
+// A descriptor select must refuse on caps(sm) under the forced SKU, naming `needle`.
+struct ForcedRefusal {
+  Int4GemmDescriptor d;
+  int sm;
+  const char* needle;
+};
+void expect_forced_refusals(const PlanPreference& pref, std::initializer_list<ForcedRefusal> refusals) {
+  for (const auto& r : refusals) {
+    auto q = Int4GemmPlan::select_for_caps(caps(r.sm), r.d, pref);
+    ASSERT_FALSE(q.has_value()) << r.needle;
+    EXPECT_NE(q.error().message().find(r.needle), std::string::npos) << q.error().message();
+  }
 }
 
 void set_nibble(HostTensor& w, const MatrixLayout& l, std::int64_t n, std::int64_t k, int v) {
@@ -305,20 +320,12 @@ TEST(Int4GemmSelect, OnePassShapeAndRefusals) {
   }
   auto one_slice = Int4GemmPlan::select_for_caps(caps(80), i4_desc(4, 28672, 8192), op);  // X 4 x 8224 x 2 bytes
   ASSERT_TRUE(one_slice.has_value()) << one_slice.error().to_string();
-  const struct {
-    Int4GemmDescriptor d;
-    int sm;
-    const char* needle;
-  } refusals[] = {
-      {i4_desc(1, 4096, 4096, DType::kS4, DType::kBF16, 64), 90, "group_size = 64: the one-pass kernel"},
-      {i4_desc(16, 28672, 8192), 89, "needs 4 K slices, summed through a thread-block cluster: sm_90+ (device sm_89)"},
-      {i4_desc(1, 64, 256), 90, "a block's smallest K slice has 2 units of 16 rows x 128 k < 2 per warp x 16 warps"},
-  };
-  for (const auto& r : refusals) {
-    auto q = Int4GemmPlan::select_for_caps(caps(r.sm), r.d, op);
-    ASSERT_FALSE(q.has_value()) << r.needle;
-    EXPECT_NE(q.error().message().find(r.needle), std::string::npos) << q.error().message();
-  }
+  expect_forced_refusals(
+      op, {
+              {i4_desc(1, 4096, 4096, DType::kS4, DType::kBF16, 64), 90, "group_size = 64: the one-pass kernel"},
+              {i4_desc(16, 28672, 8192), 89, "needs 4 K slices, summed through a thread-block cluster: sm_90+ (device sm_89)"},
+              {i4_desc(1, 64, 256), 90, "a block's smallest K slice has 2 units of 16 rows x 128 k < 2 per warp x 16 warps"},
+          });
 }
 
 // The one-pass kernel's split of a block's units (gemm/int4_onepass_split.hpp), simulated on the
@@ -403,21 +410,14 @@ TEST(Int4GemmSelect, StreamKShapeAndRefusals) {
   auto few = Int4GemmPlan::select_for_caps(caps(90), i4_desc(1, 4224, 8192), sk);
   ASSERT_TRUE(few.has_value()) << few.error().to_string();
   EXPECT_EQ(few->workspace_size(), static_cast<std::size_t>(264 * 9 * 16 * 4 + 264 * 4));  // 152064 = 594 x 256
-  const struct {
-    Int4GemmDescriptor d;
-    int sm;
-    const char* needle;
-  } refusals[] = {
-      {i4_desc(1, 4096, 4096, DType::kS4, DType::kBF16, 64), 90, "group_size = 64: the stream-K kernel"},
-      {i4_desc(4, 4208, 8192), 90, "the smallest K slice has 16832 units of 16 rows x 128 k < 8 per warp x 2112 warps"},
-      {i4_desc(1, 4096, 4096), 90, "has 8192 units of 16 rows x 128 k < 8 per warp x 2112 warps (N = 4096, K = 4096, 1 K slices)"},
-      {i4_desc(1, 4096, 4096), 89, "has 8192 units of 16 rows x 128 k < 8 per warp x 2272 warps"},
-  };
-  for (const auto& r : refusals) {
-    auto q = Int4GemmPlan::select_for_caps(caps(r.sm), r.d, sk);
-    ASSERT_FALSE(q.has_value()) << r.needle;
-    EXPECT_NE(q.error().message().find(r.needle), std::string::npos) << q.error().message();
-  }
+  expect_forced_refusals(
+      sk, {
+              {i4_desc(1, 4096, 4096, DType::kS4, DType::kBF16, 64), 90, "group_size = 64: the stream-K kernel"},
+              {i4_desc(4, 4208, 8192), 90, "the smallest K slice has 16832 units of 16 rows x 128 k < 8 per warp x 2112 warps"},
+              {i4_desc(1, 4096, 4096), 90,
+               "has 8192 units of 16 rows x 128 k < 8 per warp x 2112 warps (N = 4096, K = 4096, 1 K slices)"},
+              {i4_desc(1, 4096, 4096), 89, "has 8192 units of 16 rows x 128 k < 8 per warp x 2272 warps"},
+          });
 }
 
 // w4a16_stream at M > 8 indexes scales and 16-byte weight vectors in 32 bits: a weight with
