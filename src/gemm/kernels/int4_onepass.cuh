@@ -93,84 +93,23 @@ __global__ void __launch_bounds__(kInt4StreamKWarps * 32, 1) int4_onepass_kernel
   const std::int64_t tile0 = cluster * P.o.tiles / P.o.clusters;
   const int ntiles = static_cast<int>((cluster + 1) * P.o.tiles / P.o.clusters - tile0);
   const std::int64_t k0 = split * p.cfg.kslice, k1 = k0 + p.cfg.kslice < wt.k ? k0 + p.cfg.kslice : wt.k;
-  const std::int64_t rs = p.cfg.kslice + 32;
-  const int klen = static_cast<int>(k1 - k0), chunk0 = static_cast<int>(k0 / 128);
-  const int chunk_shift = p.cfg.group_shift - 7 < 31 ? p.cfg.group_shift - 7 : 31;
   const int chunks = int4_streamk_chunks(p, split);
   const Int4OnePassSplit sp{ntiles * chunks, chunks, W};  // units < 2^31: select checks
-  const int u0 = sp.bound(warp), u1 = sp.bound(warp + 1), n_units = u1 - u0;
-  const int first_lt = u0 / chunks;
-
-  Int4StreamKCursor ld;
-  ld.tile = tile0 + first_lt;
-  ld.chunk = u0 - first_lt * chunks;
-  ld.gi_first = static_cast<int>(static_cast<unsigned>(chunk0) >> chunk_shift);
-  ld.gi_last = static_cast<int>(static_cast<unsigned>(chunk0 + chunks - 1) >> chunk_shift);
-  int4_streamk_seek<kTiled, kSigned>(ld, wt, k0, g, t);
-  Int4StreamKGroupBits gb[D];
-#pragma unroll
-  for (int s = 0; s < D; ++s) {
-    if (s < n_units) {
-      gb[s] = int4_streamk_load<kSigned, kL2Prefetch>(ring + s * 64, ld, wt, klen, chunk0, t, chunk_shift);
-      int4_streamk_advance<kTiled, kSigned>(ld, wt, k0, chunks, g, t);
-    }
-    baracuda::kernels::cp_async_commit();
-  }
-  int4_stage_x<T, 4>(p, xs, k0, k1);
-  __syncthreads();
-
-  std::uint32_t x_base[NT];
-#pragma unroll
-  for (int nt = 0; nt < NT; ++nt) {
-    const int row = 8 * nt + g < M ? 8 * nt + g : M - 1;
-    x_base[nt] = static_cast<std::uint32_t>(__cvta_generic_to_shared(xs)) +
-                 static_cast<std::uint32_t>(row * rs * 2 + t * 16);
-  }
-  float acc[NT][4] = {};
-  int lt = first_lt;
-  int chunk = u0 - first_lt * chunks;
-  // Where the warp's sums of local tile `lt` go: a tile inside the range is finished here;
-  // a cut tile goes to the warp's first or last slot.
-  auto finish_tile = [&](int tile_lt) {
-    if (!sp.whole(tile_lt, u0, u1)) {
-      int4_onepass_store<NT>(slots + (2 * warp + sp.slot(warp, tile_lt)) * tile_floats, acc, M, g, t);
-    } else if (clustered) {
-      int4_onepass_store<NT>(sums + tile_lt * tile_floats, acc, M, g, t);
-    } else {
-      int4_onepass_emit_acc<T, NT>(p, tile0 + tile_lt, acc, g, t);
-    }
-  };
-  auto step = [&](auto tail, int u, auto slot_index) {
-    constexpr bool kTail = decltype(tail)::value;
-    constexpr int s = decltype(slot_index)::value;
-    if (kTail && u + s >= n_units) return;  // warp-uniform
-    baracuda::kernels::cp_async_wait<D - 1>();
-    const uint4 q[2] = {ring[s * 64], ring[s * 64 + 32]};
-    std::uint32_t x_addr[NT];
-#pragma unroll
-    for (int nt = 0; nt < NT; ++nt) x_addr[nt] = x_base[nt] + 256u * static_cast<unsigned>(chunk);
-    int4_streamk_unit<T, NT, kSigned>(acc, q, gb[s], x_addr);
-    if (!kTail || u + s + D < n_units) {
-      gb[s] = int4_streamk_load<kSigned, kL2Prefetch>(ring + s * 64, ld, wt, klen, chunk0, t, chunk_shift);
-      int4_streamk_advance<kTiled, kSigned>(ld, wt, k0, chunks, g, t);
-    }
-    baracuda::kernels::cp_async_commit();
-    const bool tile_end = ++chunk == chunks;
-    if (tile_end || (kTail && u + s + 1 == n_units)) {
-      finish_tile(lt);
-      chunk = 0;
-      ++lt;
-    }
-  };
-  int u = 0;
-  for (; u + 2 * D <= n_units; u += D)
-    [&]<int... S>(std::integer_sequence<int, S...>) {
-      (step(std::false_type{}, u, std::integral_constant<int, S>{}), ...);
-    }(std::make_integer_sequence<int, D>{});
-  for (; u < n_units; u += D)
-    [&]<int... S>(std::integer_sequence<int, S...>) {
-      (step(std::true_type{}, u, std::integral_constant<int, S>{}), ...);
-    }(std::make_integer_sequence<int, D>{});
+  const int u0 = sp.bound(warp), u1 = sp.bound(warp + 1), first_lt = u0 / chunks;
+  // Where the warp's sums of a tile go: a tile inside the range is finished here; a cut tile
+  // goes to the warp's first or last slot.
+  int4_streamk_warp_run<T, NT, kSigned, kTiled, D, kL2Prefetch>(
+      p, xs, ring, k0, k1, chunks, tile0 + first_lt, u0 - first_lt * chunks, u1 - u0,
+      [&](float (&acc)[NT][4], std::int64_t tile, bool) {
+        const int lt = static_cast<int>(tile - tile0);
+        if (!sp.whole(lt, u0, u1)) {
+          int4_onepass_store<NT>(slots + (2 * warp + sp.slot(warp, lt)) * tile_floats, acc, M, g, t);
+        } else if (clustered) {
+          int4_onepass_store<NT>(sums + lt * tile_floats, acc, M, g, t);
+        } else {
+          int4_onepass_emit_acc<T, NT>(p, tile, acc, g, t);
+        }
+      });
   baracuda::kernels::pdl_trigger();
   __syncthreads();
 

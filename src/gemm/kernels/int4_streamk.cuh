@@ -278,34 +278,29 @@ __device__ __forceinline__ void int4_streamk_flush(const Int4StreamKParams& P, f
   if (last && g == 0 && t == 0) P.counts[split * P.k.tiles + tile] = static_cast<int>(slot + 1);
 }
 
-template <class T, int NT, bool kSigned, bool kTiled, int D, int kL2Prefetch>
-__global__ void __launch_bounds__(kInt4StreamKWarps * 32, 1) int4_streamk_kernel(const Int4StreamKParams P) {
-  extern __shared__ uint4 smem_raw[];
-  const Int4GemvParams& p = P.g;
+// One warp's walk over its range of a K slice's units, shared by the stream-K and the one-pass
+// kernels: units [first_tile * chunks + first_chunk, + n_units) of slice [k0, k1) (`chunks`
+// chunks a tile), streamed through the lane's ring slots `ring` (slot s at ring + 64 s), X's
+// slice staged into xs by the whole block on the way (all warps must call this: it holds a
+// block barrier). At the end of each tile, and at the range's end, it calls
+// finish(acc, tile, whole_tile_end) with the warp's f32 sums of that tile (finish clears them).
+template <class T, int NT, bool kSigned, bool kTiled, int D, int kL2Prefetch, class Finish>
+__device__ __forceinline__ void int4_streamk_warp_run(const Int4GemvParams& p, T* xs, uint4* ring, std::int64_t k0,
+                                                      std::int64_t k1, int chunks, std::int64_t first_tile,
+                                                      int first_chunk, int n_units, Finish&& finish) {
   const Int4Weights& wt = p.wt;
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
-  T* xs = reinterpret_cast<T*>(smem_raw);
-  // This lane's slots of the warp's ring: slot s holds rows g / g + 8 at [s * 64 + {0, 32} + lane].
-  uint4* ring = smem_raw + P.k.ring_offset / 16 + warp * D * 64 + lane;
-  const int split = static_cast<int>(blockIdx.x % P.g.cfg.splits);
+  const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
   const std::int64_t rs = p.cfg.kslice + 32;
-  const std::int64_t k0 = split * p.cfg.kslice, k1 = k0 + p.cfg.kslice < wt.k ? k0 + p.cfg.kslice : wt.k;
   const int klen = static_cast<int>(k1 - k0), chunk0 = static_cast<int>(k0 / 128);
   const int chunk_shift = p.cfg.group_shift - 7 < 31 ? p.cfg.group_shift - 7 : 31;
-  const int chunks = int4_streamk_chunks(p, split);
-  const std::int64_t units = P.k.tiles * chunks, W = P.k.warps_per_split;
-  const std::int64_t j = static_cast<std::int64_t>(blockIdx.x / P.g.cfg.splits) * kInt4StreamKWarps + warp;
-  const std::int64_t u0 = j * units / W;
-  const int n_units = static_cast<int>((j + 1) * units / W - u0);
 
   // The first D units' copies go out before X is staged.
   Int4StreamKCursor ld;
-  ld.tile = u0 / chunks;
-  ld.chunk = static_cast<int>(u0 - ld.tile * chunks);
+  ld.tile = first_tile;
+  ld.chunk = first_chunk;
   ld.gi_first = static_cast<int>(static_cast<unsigned>(chunk0) >> chunk_shift);
   ld.gi_last = static_cast<int>(static_cast<unsigned>(chunk0 + chunks - 1) >> chunk_shift);
   int4_streamk_seek<kTiled, kSigned>(ld, wt, k0, g, t);
-  const std::int64_t first_tile = ld.tile;
   Int4StreamKGroupBits gb[D];
 #pragma unroll
   for (int s = 0; s < D; ++s) {
@@ -330,8 +325,7 @@ __global__ void __launch_bounds__(kInt4StreamKWarps * 32, 1) int4_streamk_kernel
   }
   float acc[NT][4] = {};
   std::int64_t tile = first_tile;
-  int chunk = static_cast<int>(u0 - first_tile * chunks);
-  std::int64_t slot = j - int4_streamk_owner(first_tile * chunks, units, W);
+  int chunk = first_chunk;
   // One unit of ring slot s at unit u + s of the range. kTail: the range may end inside this
   // D-group and the slot's refill may lie past it (the last two groups); in the steady state
   // neither can happen, so those checks are compiled out.
@@ -352,10 +346,9 @@ __global__ void __launch_bounds__(kInt4StreamKWarps * 32, 1) int4_streamk_kernel
     baracuda::kernels::cp_async_commit();
     const bool tile_end = ++chunk == chunks;
     if (tile_end || (kTail && u + s + 1 == n_units)) {
-      int4_streamk_flush<NT>(P, acc, split, tile, slot, tile_end, g, t);
+      finish(acc, tile, tile_end);
       chunk = 0;
       ++tile;
-      slot = 0;  // a later tile starts inside this warp's range: the warp owns its first unit
     }
   };
   int u = 0;
@@ -367,6 +360,32 @@ __global__ void __launch_bounds__(kInt4StreamKWarps * 32, 1) int4_streamk_kernel
     [&]<int... S>(std::integer_sequence<int, S...>) {
       (step(std::true_type{}, u, std::integral_constant<int, S>{}), ...);
     }(std::make_integer_sequence<int, D>{});
+}
+
+template <class T, int NT, bool kSigned, bool kTiled, int D, int kL2Prefetch>
+__global__ void __launch_bounds__(kInt4StreamKWarps * 32, 1) int4_streamk_kernel(const Int4StreamKParams P) {
+  extern __shared__ uint4 smem_raw[];
+  const Int4GemvParams& p = P.g;
+  const Int4Weights& wt = p.wt;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+  T* xs = reinterpret_cast<T*>(smem_raw);
+  // This lane's slots of the warp's ring: slot s holds rows g / g + 8 at [s * 64 + {0, 32} + lane].
+  uint4* ring = smem_raw + P.k.ring_offset / 16 + warp * D * 64 + lane;
+  const int split = static_cast<int>(blockIdx.x % P.g.cfg.splits);
+  const std::int64_t k0 = split * p.cfg.kslice, k1 = k0 + p.cfg.kslice < wt.k ? k0 + p.cfg.kslice : wt.k;
+  const int chunks = int4_streamk_chunks(p, split);
+  const std::int64_t units = P.k.tiles * chunks, W = P.k.warps_per_split;
+  const std::int64_t j = static_cast<std::int64_t>(blockIdx.x / P.g.cfg.splits) * kInt4StreamKWarps + warp;
+  const std::int64_t u0 = j * units / W;
+  const int n_units = static_cast<int>((j + 1) * units / W - u0);
+  const std::int64_t first_tile = u0 / chunks;
+  std::int64_t slot = j - int4_streamk_owner(first_tile * chunks, units, W);
+  int4_streamk_warp_run<T, NT, kSigned, kTiled, D, kL2Prefetch>(
+      p, xs, ring, k0, k1, chunks, first_tile, static_cast<int>(u0 - first_tile * chunks), n_units,
+      [&](float (&acc)[NT][4], std::int64_t tile, bool tile_end) {
+        int4_streamk_flush<NT>(P, acc, split, tile, slot, tile_end, g, t);
+        slot = 0;  // a later tile starts inside this warp's range: the warp owns its first unit
+      });
   baracuda::kernels::pdl_trigger();
 }
 
