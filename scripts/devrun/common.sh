@@ -15,24 +15,34 @@ devrun_binary() {
 # in PyTorch's nvidia-cudnn wheel (9.19), the newer goes first on LD_LIBRARY_PATH, so that our
 # cuDNN SKUs and torch's run the same library (H100 session 24, sdpa_bwd_causal bf16 d128 B8
 # H16 S4096 on our cudnn SKU: 2.94-3.02 ms with 9.14, 2.86-2.87 with 9.19; forward equal).
-# BARACUDA_CUDNN=system keeps the loader's. Chosen once per call (exported).
+# Candidates: the loader's, and libcudnn.so.9 under nvidia/cudnn/lib, nvidia/cu13/lib or
+# torch/lib of every sys.path entry, each version read in a fresh process (one library per
+# process; sessions 25-33 reported 9.14 from the loader path although torch ran 9.19: the old
+# picker, which imported nvidia.cudnn and loaded both libraries in one process, never chose
+# the wheel). BARACUDA_CUDNN=system keeps the loader's. Chosen once per call (exported);
+# `python3 -c "${_cudnn_pick}" -v` lists the candidates.
 _cudnn_pick='
-import ctypes, os
+import os, subprocess, sys
 def version(path):
+    probe = "import ctypes, sys; print(ctypes.CDLL(sys.argv[1]).cudnnGetVersion())"
+    r = subprocess.run([sys.executable, "-c", probe, path], capture_output=True, text=True)
     try:
-        return ctypes.CDLL(path).cudnnGetVersion()
-    except OSError:
+        return int(r.stdout.strip())
+    except ValueError:
         return 0
-best, best_dir = version("libcudnn.so.9"), ""
-try:
-    import nvidia.cudnn as wheel
-    for p in wheel.__path__:
-        d = os.path.join(p, "lib")
-        v = version(os.path.join(d, "libcudnn.so.9"))
-        if v > best:
-            best, best_dir = v, d
-except ImportError:
-    pass
+found = ["libcudnn.so.9"]
+for entry in sys.path:
+    for sub in (("nvidia", "cudnn", "lib"), ("nvidia", "cu13", "lib"), ("torch", "lib")):
+        f = os.path.realpath(os.path.join(entry or ".", *sub, "libcudnn.so.9"))
+        if os.path.isfile(f) and f not in found:
+            found.append(f)
+best, best_dir = 0, ""
+for f in found:
+    v = version(f)
+    if "-v" in sys.argv:
+        print("cudnn candidate", f, v, file=sys.stderr)
+    if v > best:
+        best, best_dir = v, (os.path.dirname(f) if "/" in f else "")
 print(best, best_dir)
 '
 if [[ -z "${BARACUDA_CUDNN_CHOSEN:-}" && "${BARACUDA_CUDNN:-}" != system ]]; then
