@@ -212,12 +212,15 @@ const OpSpec kOps[] = {
     {"bin_gemm_and", Family::kBinGemm, 1},
     // SdpaPlan / SdpaBackwardPlan (issue 6), shape BxHxSxD: q, k, v, o [B, H, S, D] contiguous,
     // lse f32 [B, H, S]; kind 0 forward, 1 forward causal, 2 backward causal (reads q, k, v, o,
-    // grad_o, lse; writes dq, dk, dv), 3 backward. TFLOP/s with flash-attn's count:
-    // 4 B H S^2 D forward, halved for causal, backward 2.5x the forward.
+    // grad_o, lse; writes dq, dk, dv), 3 backward, 4 / 5 forward / forward causal without lse
+    // (inference: what torch's SDPA runs when no input requires grad). TFLOP/s with
+    // flash-attn's count: 4 B H S^2 D forward, halved for causal, backward 2.5x the forward.
     {"sdpa_fwd", Family::kSdpa, 0},
     {"sdpa_fwd_causal", Family::kSdpa, 1},
     {"sdpa_bwd_causal", Family::kSdpa, 2},
     {"sdpa_bwd", Family::kSdpa, 3},
+    {"sdpa_fwd_nolse", Family::kSdpa, 4},
+    {"sdpa_fwd_causal_nolse", Family::kSdpa, 5},
     // issue 6, attention positional ops. RopePlan on x [B, S, H, D] (shape BxSxHxD), neox, f32
     // cos / sin cache [S, D / 2], y out of place: kind 0 x alone, 1 q and k (k with H / 4 heads)
     // in one launch, 2 the backward of x. AlibiPlan on scores [B, H, Sq, Skv], [H] slopes,
@@ -513,6 +516,8 @@ Status add_decode_forced(std::vector<Case>& cases, int reps) {
 Status add_sdpa_suite(std::vector<Case>& cases, int reps) {
   const char* const kCases[][2] = {{"sdpa_fwd_causal", "8x16x4096x128"},
                                    {"sdpa_fwd", "8x16x4096x128"},
+                                   {"sdpa_fwd_causal_nolse", "8x16x4096x128"},
+                                   {"sdpa_fwd_nolse", "8x16x4096x128"},
                                    {"sdpa_bwd_causal", "8x16x4096x128"},
                                    {"sdpa_fwd_causal", "16x16x2048x64"}};
   for (const auto& sc : kCases)
@@ -1328,24 +1333,27 @@ Expected<Workload> sdpa_workload(const Case& c, const Stream& s) {
   const std::int64_t B = c.shape[0], H = c.shape[1], S = c.shape[2], D = c.shape[3];
   const TensorLayout t = TensorLayout::contiguous(c.in, {B, H, S, D});
   const TensorLayout lse = TensorLayout::contiguous(DType::kF32, {B, H, S});
-  const bool causal = c.op->kind == 1 || c.op->kind == 2, backward = c.op->kind >= 2;
+  const int kind = c.op->kind;
+  const bool causal = kind == 1 || kind == 2 || kind == 5, backward = kind == 2 || kind == 3, with_lse = kind < 4;
   PlanPreference pref = g_preference;
   if (!c.force.empty()) pref.force_sku = c.force;
   double flops = 4.0 * static_cast<double>(B * H) * static_cast<double>(S) * static_cast<double>(S) * static_cast<double>(D);
   if (causal) flops /= 2;
   SdpaDescriptor d;
   d.q = d.k = d.v = d.o = t;
-  d.lse = lse;
+  if (with_lse) d.lse = lse;  // else rank 0: no lse
   d.options.causal = causal;
   Expected<Workload> w = Status(Code::kInternal, "unset");
   if (!backward) {
-    w = plan_workload<SdpaPlan>(s, d, {t, t, t}, {t, lse}, [](const Ptrs& p) {
+    std::vector<TensorLayout> outs{t};
+    if (with_lse) outs.push_back(lse);
+    w = plan_workload<SdpaPlan>(s, d, {t, t, t}, outs, [with_lse](const Ptrs& p) {
       SdpaArgs a;
       a.q = p[0];
       a.k = p[1];
       a.v = p[2];
       a.o = p[3];
-      a.lse = static_cast<float*>(p[4]);
+      a.lse = with_lse ? static_cast<float*>(p[4]) : nullptr;
       return a;
     }, &pref);
   } else {

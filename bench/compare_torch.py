@@ -101,7 +101,7 @@ TORCH_OUT = 'alloc'
 
 # issue 6: SDPA (baracuda-bench --suite attention), shape BxHxSxD, timed once per PyTorch
 # backend (torch.nn.attention.sdpa_kernel: FLASH_ATTENTION and CUDNN_ATTENTION separately).
-SDPA_OPS = ('sdpa_fwd', 'sdpa_fwd_causal', 'sdpa_bwd', 'sdpa_bwd_causal')
+SDPA_OPS = ('sdpa_fwd', 'sdpa_fwd_causal', 'sdpa_bwd', 'sdpa_bwd_causal', 'sdpa_fwd_nolse', 'sdpa_fwd_causal_nolse')
 SDPA_BACKENDS = ('flash', 'cudnn')
 
 
@@ -113,7 +113,14 @@ def sdpa_case(op, dt, shape, backend):
     causal = 'causal' in op
     t = Operand(shape, dt)
     if op.startswith('sdpa_fwd'):
+        # baracuda's sdpa_fwd* also write the lse (what a training step's forward saves): torch
+        # computes its logsumexp only when an input requires grad, so its twin runs that way;
+        # the *_nolse ops are the inference forward on both sides.
+        training = not op.endswith('_nolse')
+
         def fwd(q, k, v):
+            if training:
+                q.requires_grad_(), k.requires_grad_(), v.requires_grad_()
             with sdpa_kernel([kernel]):
                 return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
         return [t, t, t], fwd
