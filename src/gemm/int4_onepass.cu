@@ -15,21 +15,15 @@ namespace {
 using OnePassKernel = void (*)(const Int4OnePassParams);
 constexpr int kOnePassL2Prefetch = 128;
 
-template <class T, bool kSigned, bool kTiled>
-OnePassKernel onepass_kernel_for(std::int64_t m) {
-  return m <= 8 ? &kernels::int4_onepass_kernel<T, 1, kSigned, kTiled, int4_streamk_stages(8), kOnePassL2Prefetch>
-                : &kernels::int4_onepass_kernel<T, 2, kSigned, kTiled, int4_streamk_stages(16), kOnePassL2Prefetch>;
-}
-
-template <class T>
-OnePassKernel onepass_kernel_for(bool is_signed, bool tiled, std::int64_t m) {
-  if (tiled) return is_signed ? onepass_kernel_for<T, true, true>(m) : onepass_kernel_for<T, false, true>(m);
-  return is_signed ? onepass_kernel_for<T, true, false>(m) : onepass_kernel_for<T, false, false>(m);
-}
+struct OnePassFamily {
+  template <class T, int NT, bool kSigned, bool kTiled, int D>
+  static OnePassKernel kernel() {
+    return &kernels::int4_onepass_kernel<T, NT, kSigned, kTiled, D, kOnePassL2Prefetch>;
+  }
+};
 
 OnePassKernel onepass_kernel_for(DType act, bool is_signed, bool tiled, std::int64_t m) {
-  return act == DType::kF16 ? onepass_kernel_for<__half>(is_signed, tiled, m)
-                            : onepass_kernel_for<__nv_bfloat16>(is_signed, tiled, m);
+  return int4_streamk_family_instance<OnePassFamily>(act, is_signed, tiled, m);
 }
 
 cudaLaunchConfig_t onepass_launch_config(unsigned grid, int splits, std::size_t smem, cudaStream_t s,

@@ -17,21 +17,15 @@ namespace {
 using StreamKKernel = void (*)(const Int4StreamKParams);
 constexpr int kStreamKL2Prefetch = 128;
 
-template <class T, bool kSigned, bool kTiled>
-StreamKKernel streamk_kernel_for(std::int64_t m) {
-  return m <= 8 ? &kernels::int4_streamk_kernel<T, 1, kSigned, kTiled, int4_streamk_stages(8), kStreamKL2Prefetch>
-                : &kernels::int4_streamk_kernel<T, 2, kSigned, kTiled, int4_streamk_stages(16), kStreamKL2Prefetch>;
-}
-
-template <class T>
-StreamKKernel streamk_kernel_for(bool is_signed, bool tiled, std::int64_t m) {
-  if (tiled) return is_signed ? streamk_kernel_for<T, true, true>(m) : streamk_kernel_for<T, false, true>(m);
-  return is_signed ? streamk_kernel_for<T, true, false>(m) : streamk_kernel_for<T, false, false>(m);
-}
+struct StreamKFamily {
+  template <class T, int NT, bool kSigned, bool kTiled, int D>
+  static StreamKKernel kernel() {
+    return &kernels::int4_streamk_kernel<T, NT, kSigned, kTiled, D, kStreamKL2Prefetch>;
+  }
+};
 
 StreamKKernel streamk_kernel_for(DType act, bool is_signed, bool tiled, std::int64_t m) {
-  return act == DType::kF16 ? streamk_kernel_for<__half>(is_signed, tiled, m)
-                            : streamk_kernel_for<__nv_bfloat16>(is_signed, tiled, m);
+  return int4_streamk_family_instance<StreamKFamily>(act, is_signed, tiled, m);
 }
 
 }  // namespace
