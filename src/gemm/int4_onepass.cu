@@ -73,13 +73,8 @@ Status launch_int4_onepass(const Int4OnePassParams& p, cudaStream_t s) {
   cudaLaunchAttribute attr[1];
   const cudaLaunchConfig_t cfg =
       onepass_launch_config(static_cast<unsigned>(p.o.clusters * p.g.cfg.splits), p.g.cfg.splits, p.g.cfg.smem_bytes, s, attr);
-  const cudaError_t e = cudaLaunchKernelEx(&cfg, onepass_kernel_for(p.g.act, p.g.wt.is_signed, p.g.wt.tiled, p.g.m), p);
-  if (e != cudaSuccess) {
-    cudaGetLastError();
-    return Status(Code::kCudaError, std::string("int4 one-pass launch: ") + cudaGetErrorString(e), StatusSource::kCuda,
-                  static_cast<int>(e));
-  }
-  return Status::ok();
+  return kernel_launch_status(
+      cudaLaunchKernelEx(&cfg, onepass_kernel_for(p.g.act, p.g.wt.is_signed, p.g.wt.tiled, p.g.m), p), "int4 one-pass");
 }
 
 }  // namespace baracuda::gemm

@@ -46,12 +46,7 @@ Status launch_int4_streamk(const Int4StreamKParams& p, cudaStream_t s) {
           ? baracuda::kernels::launch_dependent(p.k.pdl, kernels::int4_streamk_reduce_kernel<__half>, dim3(blocks), dim3(kReduceThreads), s, p)
           : baracuda::kernels::launch_dependent(p.k.pdl, kernels::int4_streamk_reduce_kernel<__nv_bfloat16>, dim3(blocks),
                                       dim3(kReduceThreads), s, p);
-  if (e != cudaSuccess) {
-    cudaGetLastError();
-    return Status(Code::kCudaError, std::string("int4 stream-k reduce launch: ") + cudaGetErrorString(e),
-                  StatusSource::kCuda, static_cast<int>(e));
-  }
-  return Status::ok();
+  return kernel_launch_status(e, "int4 stream-k reduce");
 }
 
 }  // namespace baracuda::gemm

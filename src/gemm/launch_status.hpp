@@ -1,4 +1,5 @@
-// The status of the GEMM family's last kernel launch (cudaGetLastError), naming the kernel.
+// The status of the GEMM family's kernel launches, naming the kernel: the last <<<>>> launch
+// (cudaGetLastError), or the error a cudaLaunchKernelEx-style call returned.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -12,6 +13,14 @@ namespace baracuda::gemm {
 inline Status kernel_launch_status(const char* kernel) {
   const cudaError_t e = cudaGetLastError();
   if (e == cudaSuccess) return Status::ok();
+  return Status(Code::kCudaError, std::string(kernel) + " kernel launch failed: " + cudaGetErrorString(e), StatusSource::kCuda,
+                static_cast<int>(e));
+}
+
+// The error `e` a launch call returned (cleared from the runtime's last error when set).
+inline Status kernel_launch_status(cudaError_t e, const char* kernel) {
+  if (e == cudaSuccess) return Status::ok();
+  cudaGetLastError();
   return Status(Code::kCudaError, std::string(kernel) + " kernel launch failed: " + cudaGetErrorString(e), StatusSource::kCuda,
                 static_cast<int>(e));
 }
