@@ -95,21 +95,32 @@ Expected<ScanResult> scan(const ScanDescriptor& d, const HostTensor& x) {
   if (idx) r.indices.assign(static_cast<std::size_t>(n), 0);
   const bool integer = is_int(d.x.dtype);
   if (integer) {
-    if (d.kind != ScanKind::kCumsum && d.kind != ScanKind::kCumprod)
-      return Status(Code::kInvalidArgument, "reference scan: integer x takes cumsum and cumprod only");
+    if (d.kind == ScanKind::kLogcumsumexp)
+      return Status(Code::kInvalidArgument, "reference scan: integer x takes cumsum, cumprod, cummax and cummin");
     r.ints.assign(static_cast<std::size_t>(n), 0);
   }
   const auto order = order_of(a.len, d.reverse);
   std::vector<double> xs(static_cast<std::size_t>(a.len)), e(xs.size()), nv(xs.size()), sc(xs.size());
   std::vector<std::int64_t> ix(xs.size());
   for (std::int64_t row = 0; row < a.rows && a.len > 0; ++row) {
-    if (integer) {
+    if (integer) {  // sums and products wrap in 64 bits; extrema compare exactly, later ties win
       std::uint64_t acc = d.kind == ScanKind::kCumprod ? 1 : 0;
+      std::int64_t ext = 0, ext_idx = -1;
       for (std::int64_t q = 0; q < a.len; ++q) {
-        const std::int64_t li = a.index(row, order[static_cast<std::size_t>(q)]);
-        const auto v = static_cast<std::uint64_t>(load_as_int64(d.x.dtype, x.data(), offset_of(d.x, li)));
-        acc = d.kind == ScanKind::kCumprod ? acc * v : acc + v;
-        const auto s = static_cast<std::int64_t>(acc);
+        const std::int64_t k = order[static_cast<std::size_t>(q)], li = a.index(row, k);
+        const std::int64_t v = load_as_int64(d.x.dtype, x.data(), offset_of(d.x, li));
+        std::int64_t s;
+        if (idx) {
+          if (ext_idx < 0 || (d.kind == ScanKind::kCummax ? v >= ext : v <= ext)) {
+            ext = v;
+            ext_idx = k;
+          }
+          s = ext;
+          r.indices[static_cast<std::size_t>(li)] = ext_idx;
+        } else {
+          acc = d.kind == ScanKind::kCumprod ? acc * static_cast<std::uint64_t>(v) : acc + static_cast<std::uint64_t>(v);
+          s = static_cast<std::int64_t>(acc);
+        }
         const auto u = static_cast<std::size_t>(li);
         r.ints[u] = s;
         r.values.exact[u] = r.values.naive[u] = static_cast<double>(s);

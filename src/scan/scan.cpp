@@ -309,9 +309,11 @@ KernelSku sku_of(const Operands& o, const ImplInfo& info) {
   const ScanOp op = op_of(o);
   // the logcumsumexp backward's column kernels sum in f64 (kernels/scan.cuh, LseBwdOp)
   const bool f64 = t == DType::kF64 || (op == ScanOp::kLseBwd && is_column_impl(info.impl));
-  s.compute = s.precision.accumulator = is_integer(t) ? DType::kI64 : f64 ? DType::kF64 : DType::kF32;
+  const bool maxmin = op == ScanOp::kMax || op == ScanOp::kMin;
+  s.compute = s.precision.accumulator =
+      is_integer(t) ? (maxmin ? t : DType::kI64) : f64 ? DType::kF64 : DType::kF32;  // integer extrema: compared as they are
   // the look-backs (ours, CUB's) add a floating carry in the order predecessors finish
-  const bool exact = is_integer(t) || op == ScanOp::kMax || op == ScanOp::kMin;
+  const bool exact = is_integer(t) || maxmin;
   s.precision.deterministic = (info.impl != ScanImpl::kLookback && info.impl != ScanImpl::kCub) || exact;
   return s;
 }
@@ -342,7 +344,7 @@ Status launch_dtype(DType t, const ScanParams& p, cudaStream_t s) {
     case ScanOp::kSum: BARACUDA_SCAN_ALL_DTYPES(launch_scan_sum)
     case ScanOp::kProd: BARACUDA_SCAN_ALL_DTYPES(launch_scan_prod)
     case ScanOp::kMax:
-    case ScanOp::kMin: BARACUDA_SCAN_FLOAT_DTYPES(launch_scan_maxmin)
+    case ScanOp::kMin: BARACUDA_SCAN_ALL_DTYPES(launch_scan_maxmin)
     case ScanOp::kLse: BARACUDA_SCAN_FLOAT_DTYPES(launch_scan_lse)
     default: BARACUDA_SCAN_FLOAT_DTYPES(launch_scan_bwd)
   }
@@ -397,17 +399,18 @@ Status validate_operands(const Operands& o) {
   const TensorLayout& ref = o.ref();
   const char* ref_field = o.field[2];
   const DType t = ref.dtype;
-  const bool takes_int = !o.bwd && (o.kind == ScanKind::kCumsum || o.kind == ScanKind::kCumprod);
+  const bool takes_int = !o.bwd && o.kind != ScanKind::kLogcumsumexp;
+  const bool promotes = o.kind == ScanKind::kCumsum || o.kind == ScanKind::kCumprod;
   if (!is_float(t) && !(takes_int && is_integer(t)))
     return Status(Code::kInvalidArgument, std::string(ref_field) + ".dtype = " + std::string(dtype_name(t)) + ": " + name +
                                               (o.bwd ? " backward" : "") + " takes f64, f32, f16, bf16" +
                                               (takes_int ? ", i32, i64" : ""));
-  // the output: x's dtype, i64 for integer x (torch's promotion)
-  const DType want_out = is_integer(t) ? DType::kI64 : t;
+  // the output: x's dtype; i64 for the sums and products of integer x (torch's promotion)
+  const DType want_out = is_integer(t) && promotes ? DType::kI64 : t;
   if (o.op[0]->dtype != want_out)
     return Status(Code::kInvalidArgument, std::string(o.field[0]) + ".dtype = " + std::string(dtype_name(o.op[0]->dtype)) +
                                               " must be " + std::string(dtype_name(want_out)) +
-                                              (is_integer(t) ? " (integer scans write i64, as torch promotes)" : ""));
+                                              (is_integer(t) && promotes ? " (integer sums and products write i64, as torch promotes)" : ""));
   for (int k = 0; k < kScanOperands; ++k) {
     if (!o.op[k] || k == 2) continue;
     const bool index = k == 1 || k == 5;

@@ -74,7 +74,7 @@ constexpr int scan_state_bytes(ScanOp op, DType t) {
     case ScanOp::kProd: return (f64 || integer) ? 8 : 4;
     case ScanOp::kLse: return 8;  // f32 (m, s), the linear form; f64 the log-domain value
     case ScanOp::kMax:
-    case ScanOp::kMin: return 16;           // value (compute type) + i64 index
+    case ScanOp::kMin: return 16;           // value (compute type; integers as themselves) + i64 index
     case ScanOp::kProdBwd: return f64 ? 16 : 8;
     case ScanOp::kLseBwd: return f64 ? 32 : 16;  // (m, s) of the positive and the negative sums
     case ScanOp::kMaxMinBwd: return f64 ? 32 : 24;  // two i64 indices, a sum, a flag
@@ -89,8 +89,8 @@ constexpr int scan_k(int state_bytes, int vec) {
   return k < 1 ? 1 : (k > 4 ? 4 : k);
 }
 
-// Per dtype (instances in src/scan/inst/): every forward op the dtype takes, and the backward
-// scans (floating dtypes).
+// Per dtype (instances in src/scan/inst/): cumsum, cumprod, cummax / cummin for every dtype;
+// logcumsumexp and the backward scans for floating dtypes.
 template <DType D> Status launch_scan_sum(const ScanParams& p, cudaStream_t s);
 template <DType D> Status launch_scan_prod(const ScanParams& p, cudaStream_t s);
 template <DType D> Status launch_scan_maxmin(const ScanParams& p, cudaStream_t s);
@@ -98,7 +98,8 @@ template <DType D> Status launch_scan_lse(const ScanParams& p, cudaStream_t s);
 template <DType D> Status launch_scan_bwd(const ScanParams& p, cudaStream_t s);
 #define BARACUDA_SCAN_SPECS(D)                                                      \
   template <> Status launch_scan_sum<DType::D>(const ScanParams&, cudaStream_t);   \
-  template <> Status launch_scan_prod<DType::D>(const ScanParams&, cudaStream_t);
+  template <> Status launch_scan_prod<DType::D>(const ScanParams&, cudaStream_t);  \
+  template <> Status launch_scan_maxmin<DType::D>(const ScanParams&, cudaStream_t);
 BARACUDA_SCAN_SPECS(kF64)
 BARACUDA_SCAN_SPECS(kF32)
 BARACUDA_SCAN_SPECS(kF16)
@@ -107,7 +108,6 @@ BARACUDA_SCAN_SPECS(kI32)
 BARACUDA_SCAN_SPECS(kI64)
 #undef BARACUDA_SCAN_SPECS
 #define BARACUDA_SCAN_FLOAT_SPECS(D)                                                 \
-  template <> Status launch_scan_maxmin<DType::D>(const ScanParams&, cudaStream_t); \
   template <> Status launch_scan_lse<DType::D>(const ScanParams&, cudaStream_t);    \
   template <> Status launch_scan_bwd<DType::D>(const ScanParams&, cudaStream_t);
 BARACUDA_SCAN_FLOAT_SPECS(kF64)

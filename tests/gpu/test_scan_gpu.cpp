@@ -1,10 +1,11 @@
 // GPU tests of ScanPlan / ScanBackwardPlan against reference::scan(_backward): every kind x
-// dtype (f64, f32, f16, bf16; i32 / i64 for cumsum and cumprod, written as i64), forward and
+// dtype (f64, f32, f16, bf16; i32 / i64 for cumsum and cumprod, written as i64, and for cummax
+// and cummin, written as x's dtype), forward and
 // reverse, axes last / middle / first, rows of 1, 7, 1000, 4096, 65536 and 262144 elements,
 // many rows, one row of 2^26 (cumsum, cummax, integer cumsum), strided views (padded rows,
 // permuted kept dims, a transposed axis), in place, empty tensors; every accepting SKU forced
 // in turn, poisoned outputs and guard bytes; PyTorch's tie / NaN rules of cummax / cummin
-// (bit-exact values and indices); and the run-time refusals (null, misaligned, aliasing,
+// (bit-exact values and indices; integer extremes and ties); and the run-time refusals (null, misaligned, aliasing,
 // workspace too small) with outputs untouched.
 // Filter: --gtest_filter='*Scan*'
 #include <gtest/gtest.h>
@@ -48,14 +49,40 @@ void fill_for(ScanKind k, HostTensor& h) {
   }
 }
 
-TensorLayout out_layout(const TensorLayout& x) {
-  return TensorLayout::contiguous(is_int(x.dtype) ? DType::kI64 : x.dtype, x.shape_span());
+// y: x's dtype, i64 for integer cumsum / cumprod (torch's promotion).
+TensorLayout out_layout(ScanKind k, const TensorLayout& x) {
+  const bool promotes = is_int(x.dtype) && !is_maxmin(k);
+  return TensorLayout::contiguous(promotes ? DType::kI64 : x.dtype, x.shape_span());
+}
+
+// Exact integer element i of h (i32 or i64), also beyond 2^53.
+void set_int(HostTensor& h, std::int64_t i, std::int64_t v) {
+  const std::int64_t off = reference::offset_of(h.layout(), i);
+  if (h.layout().dtype == DType::kI64) std::memcpy(static_cast<std::int64_t*>(h.data()) + off, &v, 8);
+  else h.set(i, static_cast<double>(v));
+}
+
+// cummax / cummin edge inputs. Floating: +-0, +-inf, NaN, subnormals, huge and tiny values
+// sprinkled in. Integer: values in -3..3 (long runs of ties) with the dtype's min and max and
+// values next to them sprinkled in.
+void fill_edges(HostTensor& h) {
+  const DType t = h.layout().dtype;
+  if (!is_int(t)) {
+    fill_random(h, -100, 100, Fill::kWithEdges);
+    return;
+  }
+  fill_random(h, -3, 3);
+  const std::int64_t lo = t == DType::kI32 ? std::numeric_limits<std::int32_t>::min() : std::numeric_limits<std::int64_t>::min();
+  const std::int64_t hi = t == DType::kI32 ? std::numeric_limits<std::int32_t>::max() : std::numeric_limits<std::int64_t>::max();
+  const std::int64_t specials[6] = {lo, lo + 1, hi, hi - 1, hi, lo};
+  const std::int64_t n = h.layout().numel();
+  for (std::int64_t i = 5; i < n; i += 37) set_int(h, i, specials[(i / 37) % 6]);
 }
 
 ::testing::AssertionResult check_ints(const HostTensor& got, const std::vector<std::int64_t>& want, const std::string& what) {
   const std::int64_t n = got.layout().numel();
   for (std::int64_t i = 0; i < n; ++i) {
-    const std::int64_t g = reference::load_as_int64(DType::kI64, got.data(), reference::offset_of(got.layout(), i));
+    const std::int64_t g = reference::load_as_int64(got.layout().dtype, got.data(), reference::offset_of(got.layout(), i));
     if (g != want[static_cast<std::size_t>(i)])
       return ::testing::AssertionFailure() << what << ": element " << i << " = " << g << ", want "
                                            << want[static_cast<std::size_t>(i)] << " (seed " << test_seed() << ")";
@@ -66,11 +93,11 @@ TensorLayout out_layout(const TensorLayout& x) {
 // One forward case under every accepting SKU.
 void run_forward(ScanKind kind, const TensorLayout& x, int axis, bool reverse, bool in_place, bool edges = false) {
   const bool idx = is_maxmin(kind);
-  const TensorLayout y = in_place ? x : out_layout(x);
+  const TensorLayout y = in_place ? x : out_layout(kind, x);
   const TensorLayout il = TensorLayout::contiguous(DType::kI64, x.shape_span());
   ScanDescriptor d{x, y, idx ? il : TensorLayout{}, axis, kind, reverse};
   HostTensor hx(x), hy(y), hi(il);
-  if (edges) fill_random(hx, -100, 100, Fill::kWithEdges);
+  if (edges) fill_edges(hx);
   else fill_for(kind, hx);
   auto want = reference::scan(d, hx);
   ASSERT_TRUE(want.has_value()) << want.error().to_string();
@@ -149,7 +176,7 @@ TEST_P(ScanGpu, Forward) {
   BARACUDA_REQUIRE_GPU();
   const DType t = GetParam();
   for (ScanKind kind : kAllKinds) {
-    if (is_int(t) && kind != ScanKind::kCumsum && kind != ScanKind::kCumprod) continue;
+    if (is_int(t) && kind == ScanKind::kLogcumsumexp) continue;
     for (const auto& c : scan_cases(t))
       for (bool reverse : {false, true}) {
         if (c.in_place && (is_int(t) || is_maxmin(kind))) continue;  // y's dtype differs / indices
@@ -159,10 +186,13 @@ TEST_P(ScanGpu, Forward) {
   }
 }
 
-TEST_P(ScanGpu, Backward) {
+// The backward scans and non-finite inputs: floating dtypes only (integer scans have no
+// backward, and integers are finite).
+class ScanGpuFloat : public ::testing::TestWithParam<DType> {};
+
+TEST_P(ScanGpuFloat, Backward) {
   BARACUDA_REQUIRE_GPU();
   const DType t = GetParam();
-  if (is_int(t)) GTEST_SKIP() << "no backward for integer scans";
   for (ScanKind kind : kAllKinds)
     for (const auto& c : scan_cases(t))
       for (bool reverse : {false, true}) {
@@ -171,12 +201,12 @@ TEST_P(ScanGpu, Backward) {
       }
 }
 
-// cummax / cummin with +-0, +-inf, NaN, subnormals and huge values sprinkled in: values and
-// indices bit-exact (PyTorch's >= / <= ties, NaN sticks and later NaNs take the index).
+// cummax / cummin with +-0, +-inf, NaN, subnormals and huge values sprinkled in (integers:
+// the dtype's extremes among long runs of ties): values and indices bit-exact (PyTorch's >= /
+// <= ties, NaN sticks and later NaNs take the index).
 TEST_P(ScanGpu, MaxMinEdges) {
   BARACUDA_REQUIRE_GPU();
   const DType t = GetParam();
-  if (is_int(t)) GTEST_SKIP() << "cummax / cummin take floating dtypes";
   for (std::int64_t len : {7, 1000, 8192, 100000})
     for (ScanKind kind : {ScanKind::kCummax, ScanKind::kCummin})
       for (bool reverse : {false, true}) {
@@ -187,10 +217,9 @@ TEST_P(ScanGpu, MaxMinEdges) {
 
 // Non-finite values in sums and logcumsumexp: NaN propagates, +inf then -inf gives NaN,
 // logcumsumexp keeps -inf / +inf as torch's helper does.
-TEST_P(ScanGpu, NonFinite) {
+TEST_P(ScanGpuFloat, NonFinite) {
   BARACUDA_REQUIRE_GPU();
   const DType t = GetParam();
-  if (is_int(t)) GTEST_SKIP() << "integers are finite";
   const double inf = std::numeric_limits<double>::infinity();
   for (std::int64_t len : {7, 1000, 8192, 100000}) {
     const auto l = TensorLayout::contiguous(t, {4, len});
@@ -219,11 +248,10 @@ TEST_P(ScanGpu, NonFinite) {
 }
 
 // cumprod with zeros in x: forward and the division-free backward.
-TEST_P(ScanGpu, CumprodZeros) {
+// (integer cumprod with zeros is in Forward: x in -3..3)
+TEST_P(ScanGpuFloat, CumprodZeros) {
   BARACUDA_REQUIRE_GPU();
   const DType t = GetParam();
-  if (is_int(t))
-    GTEST_SKIP() << "the backward takes floating dtypes; integer cumprod with zeros is in Forward (x in -3..3)";
   for (std::int64_t len : {7, 1000, 8192}) {
     const auto l = TensorLayout::contiguous(t, {6, len});
     ScanBackwardDescriptor d{l, l, l, {}, l, -1, ScanKind::kCumprod};
@@ -252,6 +280,8 @@ TEST_P(ScanGpu, CumprodZeros) {
 
 INSTANTIATE_TEST_SUITE_P(Types, ScanGpu,
                          ::testing::Values(DType::kF64, DType::kF32, DType::kF16, DType::kBF16, DType::kI32, DType::kI64),
+                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+INSTANTIATE_TEST_SUITE_P(Types, ScanGpuFloat, ::testing::Values(DType::kF64, DType::kF32, DType::kF16, DType::kBF16),
                          [](const auto& info) { return std::string(dtype_name(info.param)); });
 
 // One row of 2^26: the look-back (and the column kernel) on f32 / bf16 cumsum, f32 cummax,

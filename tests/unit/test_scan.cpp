@@ -81,6 +81,27 @@ TEST(ScanReference, IntegerPromotionAndWrap) {
   EXPECT_EQ(p.ints[2], 0);
 }
 
+// Integer cummax / cummin (torch keeps the dtype): exact values beyond 2^53, the last index
+// among equal extrema, reverse.
+TEST(ScanReference, IntegerCummaxCummin) {
+  auto l = i64l({6});
+  HostTensor x(l);
+  const std::int64_t big = (std::int64_t{1} << 62) + 1;
+  const std::int64_t vals[6] = {-7, big, big - 1, big, std::numeric_limits<std::int64_t>::min(), 3};
+  for (int i = 0; i < 6; ++i) std::memcpy(static_cast<std::int64_t*>(x.data()) + i, &vals[i], 8);
+  auto m = scan(ScanDescriptor{l, l, i64l({6}), 0, ScanKind::kCummax}, x).value();
+  EXPECT_EQ(m.ints, (std::vector<std::int64_t>{-7, big, big, big, big, big}));
+  EXPECT_EQ(m.indices, (std::vector<std::int64_t>{0, 1, 1, 3, 3, 3}));
+  auto n = scan(ScanDescriptor{l, l, i64l({6}), 0, ScanKind::kCummin}, x).value();
+  EXPECT_EQ(n.ints[3], -7);
+  EXPECT_EQ(n.ints[4], std::numeric_limits<std::int64_t>::min());
+  EXPECT_EQ(n.indices, (std::vector<std::int64_t>{0, 0, 0, 0, 4, 4}));
+  auto r = scan(ScanDescriptor{l, l, i64l({6}), 0, ScanKind::kCummax, true}, x).value();
+  EXPECT_EQ(r.indices, (std::vector<std::int64_t>{1, 1, 3, 3, 5, 5}));
+  auto xi = TensorLayout::contiguous(DType::kI32, {6});
+  EXPECT_FALSE(scan(ScanDescriptor{xi, xi, {}, 0, ScanKind::kLogcumsumexp}, HostTensor(xi)).has_value());
+}
+
 // L = sum(g * scan(x)); dL/dx by central differences must match scan_backward.
 void check_backward_fd(ScanKind kind, int axis, bool reverse, bool with_zero) {
   SCOPED_TRACE(std::string(scan_kind_name(kind)) + " axis " + std::to_string(axis) + (reverse ? " reverse" : ""));
@@ -298,7 +319,8 @@ TEST(ScanSelectRefusals, ScanPlan) {
   auto il = contig(DType::kI64, {4, 8});
   const ScanDescriptor valid{x, x, il, -1, ScanKind::kCummax};
   std::vector<Refusal<ScanDescriptor>> cases = {
-      {"dtype", [](ScanDescriptor& d) { d.x.dtype = d.y.dtype = DType::kI32; }, "x.dtype = i32: cummax takes f64, f32, f16, bf16"},
+      {"dtype", [](ScanDescriptor& d) { d.x.dtype = d.y.dtype = DType::kI32; d.kind = ScanKind::kLogcumsumexp; },
+       "x.dtype = i32: logcumsumexp takes f64, f32, f16, bf16"},
       {"dtype", [](ScanDescriptor& d) { d.x.dtype = d.y.dtype = DType::kU8; }, "x.dtype = u8"},
       {"dtype", [](ScanDescriptor& d) { d.y.dtype = DType::kF16; }, "y.dtype = f16 must be f32"},
       {"dtype", [](ScanDescriptor& d) { d.indices.dtype = DType::kI32; }, "indices.dtype = i32 must be i64"},
@@ -317,6 +339,11 @@ TEST(ScanSelectRefusals, ScanPlan) {
       {"dtype", [](ScanDescriptor& d) { d.y.dtype = DType::kI32; }, "y.dtype = i32 must be i64"},
   };
   test::expect_select_refusals<ScanPlan>(ScanDescriptor{xi, contig(DType::kI64, {4, 8})}, ints);
+  // integer cummax / cummin write x's dtype (torch keeps it)
+  std::vector<Refusal<ScanDescriptor>> int_max = {
+      {"dtype", [](ScanDescriptor& d) { d.y.dtype = DType::kI64; }, "y.dtype = i64 must be i32"},
+  };
+  test::expect_select_refusals<ScanPlan>(ScanDescriptor{xi, xi, il, -1, ScanKind::kCummax}, int_max);
 }
 
 TEST(ScanSelectRefusals, ScanBackwardPlan) {

@@ -10,9 +10,10 @@
 // (= flip, scan, flip; indices stay positions of the unflipped axis).
 //
 // Dtypes: f64, f32, f16, bf16 for every kind (f16 / bf16 / f32 compute in f32, f64 in f64);
-// cumsum and cumprod also take i32 and i64 inputs and, as torch promotes them, write i64
-// (accumulated in 64 bits, wrapping on overflow like torch). y has x's shape; its dtype is
-// x's for floating x and i64 for integer x. cummax / cummin write `indices` (i64, x's shape).
+// cumsum, cumprod, cummax and cummin also take i32 and i64 inputs. Integer cumsum / cumprod
+// write i64, as torch promotes them (accumulated in 64 bits, wrapping on overflow like torch);
+// integer cummax / cummin write x's dtype (exact). y has x's shape; its dtype is x's, except
+// i64 for integer cumsum / cumprod. cummax / cummin write `indices` (i64, x's shape).
 //
 // PyTorch's rules: cummax takes the LAST index among equal maxima (its comparison is >=;
 // cummin likewise with <=); a NaN is the extremum from where it appears on, and each later NaN
@@ -54,7 +55,7 @@ const char* scan_kind_name(ScanKind k) noexcept;  // "cumsum", "cumprod", "cumma
 
 struct ScanDescriptor {
   TensorLayout x;
-  TensorLayout y;        // x's shape; x's dtype (i64 for integer x)
+  TensorLayout y;        // x's shape; x's dtype (i64 for integer cumsum / cumprod)
   TensorLayout indices;  // cummax / cummin only: i64, x's shape
   int axis = -1;         // in [-rank, rank)
   ScanKind kind = ScanKind::kCumsum;

@@ -25,7 +25,8 @@
 //    of 8 loads issued ahead of their stores).
 // Preconditions: the tile kernels need unit axis strides; V > 1 needs len % V == 0 and
 // 16-byte aligned rows (the plan checks both). Numerics: f32 for f16 / bf16 / f32, f64 for
-// f64, wrapping 64-bit integers for i32 / i64 (written as i64). Bench:
+// f64, wrapping 64-bit integers for the sums and products of i32 / i64 (written as i64);
+// integer cummax / cummin compare and write the input dtype itself. Bench:
 // `baracuda-bench --suite scan`.
 #pragma once
 
@@ -174,19 +175,30 @@ struct ValIdx {
 
 // cummax (kMax) / cummin: the later element (in scan order) wins a tie; a NaN beats any
 // number and a later NaN beats an earlier one (torch: isnan(x) || (!isnan(out) && x >= out)).
+// Floating inputs compare in their compute type (exact: widening), integers as themselves.
+template <class T>
+using MaxMinValue = std::conditional_t<std::is_integral_v<T>, T, Compute<T>>;
 template <class T, bool kMax>
 struct MaxMinOp : ForwardOp<MaxMinOp<T, kMax>, T, T, true> {
-  using C = Compute<T>;
+  using C = MaxMinValue<T>;
   using S = ValIdx<C>;
   __device__ __forceinline__ static S identity() { return {C(0), -1}; }
   __device__ __forceinline__ static S combine(S a, S b) {
     if (b.i < 0) return a;
     if (a.i < 0) return b;
-    const bool take_b = scan_isnan(b.v) || (!scan_isnan(a.v) && (kMax ? b.v >= a.v : b.v <= a.v));
+    bool take_b;
+    if constexpr (std::is_integral_v<T>) take_b = kMax ? b.v >= a.v : b.v <= a.v;
+    else take_b = scan_isnan(b.v) || (!scan_isnan(a.v) && (kMax ? b.v >= a.v : b.v <= a.v));
     return take_b ? b : a;
   }
-  __device__ __forceinline__ static S elem(T x, std::int64_t i) { return {to_compute(x), i}; }
-  __device__ __forceinline__ static T value(S s) { return from_compute<T>(s.v); }
+  __device__ __forceinline__ static S elem(T x, std::int64_t i) {
+    if constexpr (std::is_integral_v<T>) return {x, i};
+    else return {to_compute(x), i};
+  }
+  __device__ __forceinline__ static T value(S s) {
+    if constexpr (std::is_integral_v<T>) return s.v;
+    else return from_compute<T>(s.v);
+  }
 };
 
 // Backward ops read several operands: scalar loads only (V == 1).

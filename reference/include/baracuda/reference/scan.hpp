@@ -1,6 +1,7 @@
 // baracuda::reference for ScanPlan / ScanBackwardPlan (rules in baracuda/ops/scan.hpp):
 // exact in long double, naive sequentially in the compute type (f32 for f16 / bf16 / f32,
-// double for f64), rounded to the output dtype; integer scans in wrapping 64-bit integers
+// double for f64), rounded to the output dtype; integer sums / products in wrapping 64-bit
+// integers, integer cummax / cummin exactly in int64
 // (exact == naive, the i64 values also in `ints`, since doubles stop at 2^53). Results are in
 // the output's logical (row-major) order.
 //
