@@ -1,11 +1,11 @@
 // GPU tests of ScanPlan / ScanBackwardPlan against reference::scan(_backward): every kind x
-// dtype (f64, f32, f16, bf16; i32 / i64 for cumsum and cumprod, written as i64, and for cummax
-// and cummin, written as x's dtype), forward and
-// reverse, axes last / middle / first, rows of 1, 7, 1000, 4096, 65536 and 262144 elements,
-// many rows, one row of 2^26 (cumsum, cummax, integer cumsum), strided views (padded rows,
-// permuted kept dims, a transposed axis), in place, empty tensors; every accepting SKU forced
-// in turn, poisoned outputs and guard bytes; PyTorch's tie / NaN rules of cummax / cummin
-// (bit-exact values and indices; integer extremes and ties); and the run-time refusals (null, misaligned, aliasing,
+// dtype (f64, f32, f16, bf16; i32 / i64 for cumsum and cumprod, written as i64, and for
+// cummax and cummin, written as x's dtype), forward and reverse, axes last / middle / first,
+// rows of 1, 7, 1000, 4096, 65536 and 262144 elements, many rows, one row of 2^26 (cumsum,
+// cummax, integer cumsum), strided views (padded rows, permuted kept dims, a transposed axis),
+// in place, empty tensors; every accepting SKU forced in turn, poisoned outputs and guard
+// bytes; PyTorch's tie / NaN rules of cummax / cummin (bit-exact values and indices; integer
+// extremes among runs of ties); and the run-time refusals (null, misaligned, aliasing,
 // workspace too small) with outputs untouched.
 // Filter: --gtest_filter='*Scan*'
 #include <gtest/gtest.h>
@@ -72,8 +72,9 @@ void fill_edges(HostTensor& h) {
     return;
   }
   fill_random(h, -3, 3);
-  const std::int64_t lo = t == DType::kI32 ? std::numeric_limits<std::int32_t>::min() : std::numeric_limits<std::int64_t>::min();
-  const std::int64_t hi = t == DType::kI32 ? std::numeric_limits<std::int32_t>::max() : std::numeric_limits<std::int64_t>::max();
+  using I32 = std::numeric_limits<std::int32_t>;
+  using I64 = std::numeric_limits<std::int64_t>;
+  const std::int64_t lo = t == DType::kI32 ? I32::min() : I64::min(), hi = t == DType::kI32 ? I32::max() : I64::max();
   const std::int64_t specials[6] = {lo, lo + 1, hi, hi - 1, hi, lo};
   const std::int64_t n = h.layout().numel();
   for (std::int64_t i = 5; i < n; i += 37) set_int(h, i, specials[(i / 37) % 6]);
