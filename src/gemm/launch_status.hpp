@@ -10,13 +10,6 @@
 
 namespace baracuda::gemm {
 
-inline Status kernel_launch_status(const char* kernel) {
-  const cudaError_t e = cudaGetLastError();
-  if (e == cudaSuccess) return Status::ok();
-  return Status(Code::kCudaError, std::string(kernel) + " kernel launch failed: " + cudaGetErrorString(e), StatusSource::kCuda,
-                static_cast<int>(e));
-}
-
 // The error `e` a launch call returned (cleared from the runtime's last error when set).
 inline Status kernel_launch_status(cudaError_t e, const char* kernel) {
   if (e == cudaSuccess) return Status::ok();
@@ -24,5 +17,8 @@ inline Status kernel_launch_status(cudaError_t e, const char* kernel) {
   return Status(Code::kCudaError, std::string(kernel) + " kernel launch failed: " + cudaGetErrorString(e), StatusSource::kCuda,
                 static_cast<int>(e));
 }
+
+// The last <<<>>> launch's error.
+inline Status kernel_launch_status(const char* kernel) { return kernel_launch_status(cudaGetLastError(), kernel); }
 
 }  // namespace baracuda::gemm
