@@ -21,6 +21,7 @@
 #include <cstring>
 #include <span>
 #include <string>
+#include <tuple>
 
 #include "baracuda/ops/gemm.hpp"
 #include "core/hash.hpp"
@@ -250,6 +251,18 @@ Status validate_batched(const BatchedGemmDescriptor& b) {
   for (const auto& [s, f] : strides)
     if (s < 0) return invalid(std::string("stride_") + f + " = " + str(s) + " is negative");
   const GemmDescriptor& g = b.gemm;
+  // What each operand spans over the batch (its offsets) within 64-bit indexing.
+  const GemmEpilogue& e = g.epilogue;
+  const std::tuple<TensorLayout, std::int64_t, const char*, bool> spans[] = {
+      {g.a.as_tensor(), b.stride_a, "a (batched)", true},
+      {g.b.as_tensor(), b.stride_b, "b (batched)", true},
+      {g.c.as_tensor(), b.stride_c, "c (batched)", g.with_c},
+      {g.d.as_tensor(), b.stride_d, "d (batched)", true},
+      {g.bias, b.stride_bias, "bias (batched)", e.bias},
+      {g.bias_grad, b.stride_bias, "bias_grad (batched)", e.bias_grad != GemmBiasGrad::kNone},
+      {g.aux.as_tensor(), b.stride_aux, "aux (batched)", e.aux}};
+  for (const auto& [one, stride, field, used] : spans)
+    if (used) BARACUDA_TRY(validate_layout(gemm_batched_layout(one, b.batch, stride), field));
   BARACUDA_TRY(check_output_stride(b.batch, b.stride_d, span_of(g.d), "d"));
   if (g.epilogue.bias_grad != GemmBiasGrad::kNone)
     BARACUDA_TRY(check_output_stride(b.batch, b.stride_bias, g.bias_grad.numel(), "bias"));
@@ -493,7 +506,9 @@ struct BgradReduceCandidate {
                                          st->lt_workspace, pref);
     return PreparedCandidate{st, lt_then_reduce_workspace(st->lt_workspace, st->bias_grad)};
   }
-  static Status launch(const void* state, const Desc&, const GemmArgs& a, Workspace ws, cudaStream_t s) {
+  static Status launch(const void* state, const Desc& d, const GemmArgs& a, Workspace ws, cudaStream_t s) {
+    // Empty M, N or batch: nothing is written, bias_grad included (check_gemm_args checked no pointer)
+    if (gemm_of(d).m() == 0 || gemm_of(d).n() == 0 || batch_of(d) == 0) return Status::ok();
     const auto& st = *static_cast<const BgradReduceState*>(state);
     BARACUDA_TRY(lt_launch(st.lt.get(), a, Workspace{ws.data, st.lt_workspace}, s));
     return launch_bias_grad(st.bias_grad, st.of_a ? a.a : a.b, a.bias_grad, reduce_partials(ws, st.lt_workspace), s);

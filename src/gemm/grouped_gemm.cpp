@@ -66,7 +66,16 @@ Status validate_grouped(const GroupedGemmDescriptor& d) {
   if (d.alignment < size || (d.alignment & (d.alignment - 1)) != 0)
     return invalid("alignment = " + std::to_string(d.alignment) + " bytes is not a power of two of at least one " +
                    std::string(dtype_name(d.dtype)) + " element (" + std::to_string(size) + " bytes)");
-  return validate_gemm(grouped_gemm_group(d, 0, d.alignment)).add_context("group 0");
+  BARACUDA_TRY(validate_gemm(grouped_gemm_group(d, 0, d.alignment)).add_context("group 0"));
+  // The packed A and D of all groups and B's G weights within 64-bit indexing (the groups'
+  // offsets are computed from them).
+  __int128 rows = 0;
+  for (std::int64_t m : d.group_m) rows += m;
+  if (rows > (static_cast<__int128>(1) << 62))
+    return invalid("group_m sums to more than 2^62 rows: a and d are too large for 64-bit indexing");
+  BARACUDA_TRY(validate_layout(TensorLayout::contiguous(d.dtype, {d.total_m(), d.k}, d.alignment), "a (all groups)"));
+  BARACUDA_TRY(validate_layout(TensorLayout::contiguous(d.dtype, {d.groups(), d.k, d.n}, d.alignment), "b (all groups)"));
+  return validate_layout(TensorLayout::contiguous(d.dtype, {d.total_m(), d.n}, d.alignment), "d (all groups)");
 }
 
 // The alignment group g's pointer keeps: the promise, lowered by its element offset.

@@ -491,11 +491,19 @@ TEST(ChanNormGpuRefusals, GroupAndInstanceNorm) {
   InstanceNormDescriptor id;
   id.x = id.y = x;
   id.weight = id.bias = cl;
+  InstanceNormBackwardDescriptor ibd;
+  ibd.grad_y = ibd.x = ibd.grad_x = x;
+  ibd.weight = ibd.grad_weight = ibd.grad_bias = cl;
   auto gf = GroupNormPlan::select(test_stream(), gd);
   auto gb = GroupNormBackwardPlan::select(test_stream(), gbd);
   auto inf = InstanceNormPlan::select(test_stream(), id);
-  ASSERT_TRUE(gf && gb && inf);
+  auto inb = InstanceNormBackwardPlan::select(test_stream(), ibd);
+  ASSERT_TRUE(gf && gb && inf && inb);
   const std::size_t need = gb->workspace_size();
+  // every channel norm keeps its per-(n, c) coefficients in the workspace
+  ASSERT_GT(gf->workspace_size(), 0u);
+  ASSERT_GT(inf->workspace_size(), 0u);
+  ASSERT_GT(inb->workspace_size(), 0u);
   HostTensor hx(x), hw(cl), hs(sl);
   fill_random(hx, -2, 2);
   fill_random(hw, 0.5, 1.5);
@@ -503,12 +511,16 @@ TEST(ChanNormGpuRefusals, GroupAndInstanceNorm) {
   DeviceTensor dx(hx, test_stream()), dg(hx, test_stream()), dw(hw, test_stream()), ds(hs, test_stream());
   Untouched y(x), m(sl), r(sl), gx(x), gw(cl), gbias(cl);
   const Stream& s = test_stream();
-  const Workspace ws = test_workspace(std::max({need, gf->workspace_size(), inf->workspace_size()}) + kWorkspaceAlignment);
+  const Workspace ws =
+      test_workspace(std::max({need, gf->workspace_size(), inf->workspace_size(), inb->workspace_size()}) + kWorkspaceAlignment);
   const GroupNormArgs fa{.x = dx.data(), .weight = dw.data(), .bias = dw.data(), .y = y.data(), .mean = m.data(), .rstd = r.data()};
   const GroupNormBackwardArgs ba{.grad_y = dg.data(), .x = dx.data(), .weight = dw.data(), .mean = ds.data(),
                                  .rstd = ds.data(), .grad_x = gx.data(), .grad_weight = gw.data(), .grad_bias = gbias.data()};
   const InstanceNormArgs ia{.x = dx.data(), .weight = dw.data(), .bias = dw.data(), .y = y.data(), .mean = m.data(), .rstd = r.data()};
-  const Workspace fw{ws.data, gf->workspace_size()}, bw{ws.data, need}, iw{ws.data, inf->workspace_size()};
+  const InstanceNormBackwardArgs iba{.grad_y = dg.data(), .x = dx.data(), .weight = dw.data(), .mean = ds.data(),
+                                     .rstd = ds.data(), .grad_x = gx.data(), .grad_weight = gw.data(), .grad_bias = gbias.data()};
+  const Workspace fw{ws.data, gf->workspace_size()}, bw{ws.data, need}, iw{ws.data, inf->workspace_size()},
+      ibw{ws.data, inb->workspace_size()};
   const Code kBad = Code::kInvalidArgument, kMis = Code::kMisaligned;
   std::vector<RunRefusal> rows = workspace_refusals("group backward", [&](Workspace w2) { return gb->run(s, w2, ba); }, ws, need);
   rows.insert(rows.end(), {
@@ -530,7 +542,50 @@ TEST(ChanNormGpuRefusals, GroupAndInstanceNorm) {
          a.y = static_cast<char*>(dx.data()) + 128;
          return inf->run(s, iw, a);
        }, kBad, "args.y overlaps args.x"},
+      // the rest of the four plans: misaligned pointers (bf16 rows declare 16 bytes, the f32
+      // statistics 4), InstanceNormBackwardPlan's null / aliasing rows
+      {"group backward misaligned grad_x", [&] {
+         auto a = ba;
+         a.grad_x = static_cast<char*>(gx.data()) + 2;
+         return gb->run(s, bw, a);
+       }, kMis, "not aligned to grad_x.alignment = 16"},
+      {"group backward misaligned rstd", [&] { auto a = ba; a.rstd = static_cast<const char*>(a.rstd) + 2; return gb->run(s, bw, a); },
+       kMis, "not aligned to rstd.alignment = 4"},
+      {"instance forward misaligned x", [&] { auto a = ia; a.x = static_cast<const char*>(a.x) + 2; return inf->run(s, iw, a); },
+       kMis, "not aligned to x.alignment = 16"},
+      {"instance forward null weight", [&] { auto a = ia; a.weight = nullptr; return inf->run(s, iw, a); }, kBad,
+       "args.weight is null"},
+      {"instance forward rstd = mean", [&] { auto a = ia; a.rstd = a.mean; return inf->run(s, iw, a); }, kBad,
+       "args.mean and args.rstd overlap"},
+      {"instance backward null grad_y", [&] { auto a = iba; a.grad_y = nullptr; return inb->run(s, ibw, a); }, kBad,
+       "args.grad_y is null"},
+      {"instance backward null rstd", [&] { auto a = iba; a.rstd = nullptr; return inb->run(s, ibw, a); }, kBad,
+       "args.rstd is null"},
+      {"instance backward misaligned grad_y", [&] {
+         auto a = iba;
+         a.grad_y = static_cast<const char*>(a.grad_y) + 2;
+         return inb->run(s, ibw, a);
+       }, kMis, "not aligned to grad_y.alignment = 16"},
+      {"instance backward misaligned mean", [&] { auto a = iba; a.mean = static_cast<const char*>(a.mean) + 2; return inb->run(s, ibw, a); },
+       kMis, "not aligned to mean.alignment = 4"},
+      {"instance backward grad_x over grad_y shifted", [&] {
+         auto a = iba;
+         a.grad_x = static_cast<char*>(dg.data()) + 32;
+         return inb->run(s, ibw, a);
+       }, kBad, "args.grad_x overlaps args.grad_y without the identical layout"},
+      {"instance backward grad_weight over weight", [&] { auto a = iba; a.grad_weight = dw.data(); return inb->run(s, ibw, a); },
+       kBad, "args.grad_weight overlaps args.weight (unsafe aliasing"},
+      {"instance backward grad_bias = grad_weight", [&] { auto a = iba; a.grad_bias = gw.data(); return inb->run(s, ibw, a); },
+       kBad, "args.grad_weight and args.grad_bias overlap"},
   });
+  // the workspace rows of the group forward and both instance plans (one byte short, null, misaligned)
+  for (auto* w : {&fw, &iw, &ibw}) ASSERT_GT(w->bytes, 0u);
+  auto more = workspace_refusals("group forward", [&](Workspace w2) { return gf->run(s, w2, fa); }, ws, fw.bytes);
+  rows.insert(rows.end(), more.begin(), more.end());
+  more = workspace_refusals("instance forward", [&](Workspace w2) { return inf->run(s, w2, ia); }, ws, iw.bytes);
+  rows.insert(rows.end(), more.begin(), more.end());
+  more = workspace_refusals("instance backward", [&](Workspace w2) { return inb->run(s, w2, iba); }, ws, ibw.bytes);
+  rows.insert(rows.end(), more.begin(), more.end());
   expect_run_refusals(rows, {&y, &m, &r, &gx, &gw, &gbias});
 }
 

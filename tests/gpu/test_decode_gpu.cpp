@@ -466,5 +466,74 @@ TEST(DecodeGpuRefusals, RunTableEverySku) {
   refusal_table("paged_decode.fwd.simt_warp_row*");
 }
 
+// The workspace column on this device: the table's shape (B 1, 8192 keys) splits the KV length
+// under mma_splitkv and bulk_splitkv (their partials in the workspace: the workspace rows of
+// RunTableEverySku run), simt_warp_row takes none.
+TEST(DecodeGpuRefusals, WorkspaceOfEverySku) {
+  BARACUDA_REQUIRE_GPU();
+  const auto d = reference::decode_descriptor(shape(DType::kBF16, 1, 1, 8, 2, 128, 256, 32));
+  for (const char* force : {"paged_decode.fwd.mma_splitkv*", "paged_decode.fwd.bulk_splitkv*", "paged_decode.fwd.simt_warp_row*"}) {
+    SCOPED_TRACE(force);
+    if (test_caps().sm < 90 && std::string(force).find("bulk") != std::string::npos) continue;
+    PlanPreference pref;
+    pref.force_sku = force;
+    auto plan = SdpaDecodePlan::select(test_stream(), d, pref);
+    ASSERT_TRUE(plan.has_value()) << plan.error().to_string();
+    if (plan->sku().impl == "simt_warp_row") EXPECT_EQ(plan->workspace_size(), 0u);
+    else EXPECT_GT(plan->workspace_size(), 0u);
+  }
+}
+
+// The optional ALiBi slopes ([B, Hq]) over a contiguous cache (no block table) under every SKU:
+// null, misaligned, an output over the slopes, the caches or the lengths; o / lse keep their
+// poison. A moved pointer lies inside the allocation it aliases.
+void alibi_refusal_table(const char* force) {
+  SCOPED_TRACE(force);
+  DecodeShape sh = shape(DType::kBF16, 2, 2, 8, 2, 64, 64, 1, false);
+  sh.alibi = 2;
+  Operands op({sh, {40, 64}});
+  ASSERT_FALSE(op.d.paged());
+  PlanPreference pref;
+  pref.force_sku = force;
+  auto plan = SdpaDecodePlan::select(test_stream(), op.d, pref);
+  ASSERT_TRUE(plan.has_value()) << plan.error().to_string();
+  const Stream& s = test_stream();
+  Untouched out(op.d.o), lse(op.d.lse);
+  SdpaDecodeArgs ok = op.args();
+  ok.o = out.data();
+  ok.lse = static_cast<float*>(lse.data());
+  const std::size_t need = plan->workspace_size();
+  const Code bad = Code::kInvalidArgument;
+  auto at = [](const void* p, int off) { return static_cast<char*>(const_cast<void*>(p)) + off; };
+  expect_arg_run_refusals<SdpaDecodeArgs>(
+      "paged_decode", ok, [&](Workspace w, const SdpaDecodeArgs& a) { return plan->run(s, w, a); },
+      test_workspace(need + kWorkspaceAlignment), need,
+      {
+          {"null alibi_slopes", [](SdpaDecodeArgs& a) { a.alibi_slopes = nullptr; }, bad, "args.alibi_slopes is null"},
+          {"null v_cache", [](SdpaDecodeArgs& a) { a.v_cache = nullptr; }, bad, "args.v_cache is null"},
+          {"misaligned alibi_slopes", [&](SdpaDecodeArgs& a) { a.alibi_slopes = reinterpret_cast<const float*>(at(a.alibi_slopes, 4)); },
+           Code::kMisaligned, "is not aligned to alibi_slopes.alignment = 16 bytes"},
+          {"misaligned k_cache", [&](SdpaDecodeArgs& a) { a.k_cache = at(a.k_cache, 2); }, Code::kMisaligned,
+           "is not aligned to k_cache.alignment = 16 bytes"},
+          {"misaligned seqlens_k", [&](SdpaDecodeArgs& a) { a.seqlens_k = reinterpret_cast<const std::int32_t*>(at(a.seqlens_k, 2)); },
+           Code::kMisaligned, "is not aligned to seqlens_k.alignment = 16 bytes"},
+          {"alibi_slopes inside o", [](SdpaDecodeArgs& a) { a.alibi_slopes = static_cast<const float*>(a.o); }, bad,
+           "args.o overlaps args.alibi_slopes"},
+          {"lse inside k_cache", [](SdpaDecodeArgs& a) { a.lse = static_cast<float*>(const_cast<void*>(a.k_cache)); }, bad,
+           "args.lse overlaps args.k_cache"},
+          {"o inside v_cache", [&](SdpaDecodeArgs& a) { a.o = at(a.v_cache, 256); }, bad, "args.o overlaps args.v_cache"},
+          {"seqlens_k inside o", [](SdpaDecodeArgs& a) { a.seqlens_k = static_cast<const std::int32_t*>(a.o); }, bad,
+           "args.o overlaps args.seqlens_k"},
+      },
+      {&out, &lse});
+}
+
+TEST(DecodeGpuRefusals, AlibiContiguousCacheRunTableEverySku) {
+  BARACUDA_REQUIRE_GPU();
+  alibi_refusal_table("paged_decode.fwd.mma_splitkv*");
+  if (test_caps().sm >= 90) alibi_refusal_table("paged_decode.fwd.bulk_splitkv*");
+  alibi_refusal_table("paged_decode.fwd.simt_warp_row*");
+}
+
 }  // namespace
 }  // namespace baracuda::test

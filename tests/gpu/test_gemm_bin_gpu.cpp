@@ -173,6 +173,7 @@ void refusal_table(const char* force) {
   Untouched out(d.d.as_tensor());
   const BinGemmArgs ok{.a = da.data(), .b = db.data(), .c = dc.data(), .d = out.data()};
   const std::size_t need = plan->workspace_size();
+  EXPECT_EQ(need, 0u);  // no workspace, so no workspace rows (BinGemmSelect.SkusFromCaps asserts it from caps)
   const Code bad = Code::kInvalidArgument;
   expect_arg_run_refusals<BinGemmArgs>(
       "bin_gemm", ok, [&](Workspace w, const BinGemmArgs& a) { return plan->run(s, w, a); },

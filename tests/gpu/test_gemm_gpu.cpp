@@ -7,6 +7,8 @@
 // around them and the ld padding of D checked untouched; the run-time refusals (null,
 // misaligned, aliasing, workspace) with outputs untouched. Filter: --gtest_filter='*Gemm*'.
 // The aux / activation-backward tests (GemmAuxGpu.*, GemmAuxRefusals.*): '*GemmAux*'.
+// Run-time refusal tables: GemmRefusals.RunTable / BatchedRunTable, GemmBackwardRefusals.RunTable,
+// GemmAuxRefusals.BackwardRunTable ('*Refusals.*RunTable').
 #include <gtest/gtest.h>
 
 #include <array>
@@ -582,6 +584,11 @@ TEST(GemmAuxRefusals, BackwardRunTable) {
     Untouched d(g.d.as_tensor()), bias_grad(g.bias_grad);
     const GemmArgs ok{.a = da.data(), .b = db.data(), .d = d.data(), .bias_grad = bias_grad.data(), .aux = daux.data()};
     const std::size_t need = plan->workspace_size();
+    // the composite's column reduction keeps its partials in the workspace: its rows always run
+    // (GemmPlanSelect.RefusalTableWorkspaceFromCaps)
+    if (std::string(sku).find("dact") != std::string::npos) {
+      ASSERT_GT(need, 0u);
+    }
     const Code bad = Code::kInvalidArgument;
     expect_arg_run_refusals<GemmArgs>(
         "gemm", ok, [&](Workspace w, const GemmArgs& a) { return plan->run(s, w, a); },
@@ -630,17 +637,230 @@ TEST(GemmRefusals, RunTable) {
       test_workspace(need + kWorkspaceAlignment), need,
       {
           {"null a", [](GemmArgs& a) { a.a = nullptr; }, bad, "args.a is null"},
+          {"null b", [](GemmArgs& a) { a.b = nullptr; }, bad, "args.b is null"},
+          {"null c", [](GemmArgs& a) { a.c = nullptr; }, bad, "args.c is null"},
           {"null d", [](GemmArgs& a) { a.d = nullptr; }, bad, "args.d is null"},
           {"null bias", [](GemmArgs& a) { a.bias = nullptr; }, bad, "args.bias is null"},
           {"null aux", [](GemmArgs& a) { a.aux = nullptr; }, bad, "args.aux is null"},
           {"misaligned b", [&](GemmArgs& a) { a.b = static_cast<const char*>(db.data()) + 2; }, Code::kMisaligned,
            "is not aligned to b.alignment = 16 bytes"},
+          {"misaligned c", [&](GemmArgs& a) { a.c = static_cast<const char*>(dc.data()) + 2; }, Code::kMisaligned,
+           "is not aligned to c.alignment = 16 bytes"},
+          {"misaligned d", [&](GemmArgs& a) { a.d = static_cast<char*>(d.data()) + 2; }, Code::kMisaligned,
+           "is not aligned to d.alignment = 16 bytes"},
+          {"misaligned bias", [&](GemmArgs& a) { a.bias = static_cast<const char*>(dbias.data()) + 2; }, Code::kMisaligned,
+           "is not aligned to bias.alignment = 16 bytes"},
+          {"misaligned aux", [&](GemmArgs& a) { a.aux = static_cast<char*>(aux.data()) + 2; }, Code::kMisaligned,
+           "is not aligned to aux.alignment = 16 bytes"},
           {"d aliases a", [](GemmArgs& a) { a.a = a.d; }, bad, "args.d overlaps args.a"},
           {"d aliases b", [](GemmArgs& a) { a.b = a.d; }, bad, "args.d overlaps args.b"},
+          {"d aliases bias", [](GemmArgs& a) { a.bias = a.d; }, bad, "args.d overlaps args.bias"},
           {"aux aliases d", [](GemmArgs& a) { a.aux = a.d; }, bad, "args.d and args.aux overlap"},
+          {"aux aliases c", [](GemmArgs& a) { a.aux = const_cast<void*>(a.c); }, bad, "args.aux overlaps args.c"},
           {"c shifted into d", [](GemmArgs& a) { a.c = static_cast<const char*>(a.d) + 64; }, bad, "args.d overlaps args.c"},
       },
       {&d, &aux});
+}
+
+// BatchedGemmPlan: the checks span every batch (a D placed in A's last batch, C's batch
+// stride differing from D's). Batch 3, A, C, D and bias strided (D's batches 128 elements
+// further apart than C's), B broadcast (stride 0). Then the workspace rows on an f64
+// bgrad_b of one batch (cublaslt_bgrad_reduce: the column reduction's partials, so need > 0
+// whatever cuBLASLt's heuristic picks; GemmPlanSelect.RefusalTableWorkspaceFromCaps).
+TEST(GemmRefusals, BatchedRunTable) {
+  BARACUDA_REQUIRE_GPU();
+  const DType t = DType::kBF16;
+  const Stream& s = test_stream();
+  const Code bad = Code::kInvalidArgument;
+  {
+    BatchedGemmDescriptor bd;
+    GemmDescriptor& g = bd.gemm;
+    g.a = mat(t, 64, 256, R);
+    g.b = mat(t, 256, 64, C);
+    g.d = mat(t, 64, 64, R);
+    g.with_c = true;
+    g.c = g.d;
+    g.epilogue.bias = true;
+    g.bias = TensorLayout::contiguous(t, {64});
+    bd.batch = 3;
+    bd.stride_a = 64 * 256;
+    bd.stride_c = 64 * 64;
+    bd.stride_d = 64 * 64 + 128;
+    bd.stride_bias = 64;
+    auto plan = BatchedGemmPlan::select(s, bd);
+    ASSERT_TRUE(plan.has_value()) << plan.error().to_string();
+    HostTensor ha(reference::batched_layout(g.a, 3, bd.stride_a)), hb(reference::batched_layout(g.b, 3, 0));
+    HostTensor hc(reference::batched_layout(g.c, 3, bd.stride_c)), hbias(reference::batched_layout(g.bias, 3, bd.stride_bias));
+    fill_random(ha, -1, 1);
+    fill_random(hb, -1, 1);
+    fill_random(hc, -1, 1);
+    fill_random(hbias, -1, 1);
+    DeviceTensor da(ha, s), db(hb, s), dc(hc, s), dbias(hbias, s);
+    Untouched d(gemm_batched_layout(g.d.as_tensor(), 3, bd.stride_d));
+    const GemmArgs ok{.a = da.data(), .b = db.data(), .c = dc.data(), .d = d.data(), .bias = dbias.data(), .alpha = 1.0,
+                      .beta = 1.0};
+    const std::size_t need = plan->workspace_size();
+    const std::size_t batch_a_bytes = static_cast<std::size_t>(bd.stride_a) * 2;
+    expect_arg_run_refusals<GemmArgs>(
+        "batched_gemm", ok, [&](Workspace w, const GemmArgs& a) { return plan->run(s, w, a); },
+        test_workspace(need + kWorkspaceAlignment), need,
+        {
+            {"null a", [](GemmArgs& a) { a.a = nullptr; }, bad, "args.a is null"},
+            {"null b", [](GemmArgs& a) { a.b = nullptr; }, bad, "args.b is null"},
+            {"null c", [](GemmArgs& a) { a.c = nullptr; }, bad, "args.c is null"},
+            {"null d", [](GemmArgs& a) { a.d = nullptr; }, bad, "args.d is null"},
+            {"null bias", [](GemmArgs& a) { a.bias = nullptr; }, bad, "args.bias is null"},
+            {"misaligned a", [&](GemmArgs& a) { a.a = static_cast<const char*>(da.data()) + 2; }, Code::kMisaligned,
+             "is not aligned to a.alignment = 16 bytes"},
+            {"misaligned d", [&](GemmArgs& a) { a.d = static_cast<char*>(d.data()) + 2; }, Code::kMisaligned,
+             "is not aligned to d.alignment = 16 bytes"},
+            {"d in A's last batch", [&](GemmArgs& a) { a.d = const_cast<char*>(static_cast<const char*>(a.a)) + 2 * batch_a_bytes; },
+             bad, "args.d overlaps args.a"},
+            {"d on the broadcast b", [](GemmArgs& a) { a.b = a.d; }, bad, "args.d overlaps args.b"},
+            {"c == d with another batch stride", [](GemmArgs& a) { a.c = a.d; }, bad,
+             "args.d overlaps args.c (only c may alias d, with the same pointer, layout and batch stride)"},
+            {"bias in d's batch 1", [&](GemmArgs& a) { a.bias = static_cast<const char*>(a.d) + bd.stride_d * 2; }, bad,
+             "args.d overlaps args.bias"},
+        },
+        {&d});
+  }
+  {
+    BatchedGemmDescriptor bd;
+    GemmDescriptor& g = bd.gemm;
+    g.a = mat(DType::kF64, 64, 32, R);
+    g.b = mat(DType::kF64, 32, 48, R);
+    g.d = mat(DType::kF64, 64, 48, R);
+    g.epilogue.bias_grad = GemmBiasGrad::kB;
+    g.bias_grad = TensorLayout::contiguous(DType::kF64, {48});
+    auto plan = BatchedGemmPlan::select(s, bd);
+    ASSERT_TRUE(plan.has_value()) << plan.error().to_string();
+    EXPECT_EQ(plan->sku().impl, "cublaslt_bgrad_reduce");
+    HostTensor ha(g.a.as_tensor()), hb(g.b.as_tensor());
+    fill_random(ha, -1, 1);
+    fill_random(hb, -1, 1);
+    DeviceTensor da(ha, s), db(hb, s);
+    Untouched d(g.d.as_tensor()), bias_grad(g.bias_grad);
+    const GemmArgs ok{.a = da.data(), .b = db.data(), .d = d.data(), .bias_grad = bias_grad.data()};
+    const std::size_t need = plan->workspace_size();
+    ASSERT_GT(need, 0u);  // the bias-gradient reduction's partials
+    expect_arg_run_refusals<GemmArgs>(
+        "batched_gemm bgrad_b", ok, [&](Workspace w, const GemmArgs& a) { return plan->run(s, w, a); },
+        test_workspace(need + kWorkspaceAlignment), need,
+        {
+            {"null bias_grad", [](GemmArgs& a) { a.bias_grad = nullptr; }, bad, "args.bias_grad is null"},
+            {"misaligned bias_grad", [&](GemmArgs& a) { a.bias_grad = static_cast<char*>(bias_grad.data()) + 8; },
+             Code::kMisaligned, "is not aligned to bias_grad.alignment = 16 bytes"},
+            {"bias_grad inside d", [](GemmArgs& a) { a.bias_grad = static_cast<char*>(a.d) + 256; }, bad,
+             "args.d and args.bias_grad overlap"},
+            {"bias_grad on b", [](GemmArgs& a) { a.bias_grad = const_cast<void*>(a.b); }, bad,
+             "args.bias_grad overlaps args.b"},
+            {"alpha with bias gradient", [](GemmArgs& a) { a.alpha = 0.5; }, bad, "args.alpha = 0.500000 with epilogue bgrad_b"},
+        },
+        {&d, &bias_grad});
+  }
+}
+
+// GemmBackwardPlan (f64 with the bias gradient: its grad_b GEMM is cublaslt_bgrad_reduce, so
+// the workspace rows always run): every pointer null, misaligned and aliased, outputs
+// (grad_a, grad_b, grad_bias) untouched. The two GEMMs' checks name their own operands after
+// the GEMM (grad_a = grad_d b^T: args.a is grad_d, args.d is grad_a; grad_b = a^T grad_d:
+// args.b is grad_d, args.d is grad_b, args.bias_grad is grad_bias); the checks across the
+// two name the backward's fields.
+TEST(GemmBackwardRefusals, RunTable) {
+  BARACUDA_REQUIRE_GPU();
+  const DType t = DType::kF64;
+  GemmBackwardDescriptor bw;
+  bw.a = mat(t, 64, 32, R);
+  bw.b = mat(t, 32, 48, R);
+  bw.grad_d = mat(t, 64, 48, R);
+  bw.grad_a = mat(t, 64, 32, R);
+  bw.grad_b = mat(t, 32, 48, R);
+  bw.compute_grad_bias = true;
+  bw.grad_bias = TensorLayout::contiguous(t, {48});
+  const Stream& s = test_stream();
+  auto plan = GemmBackwardPlan::select(s, bw);
+  ASSERT_TRUE(plan.has_value()) << plan.error().to_string();
+  HostTensor ha(bw.a.as_tensor()), hb(bw.b.as_tensor()), hg(bw.grad_d.as_tensor());
+  fill_random(ha, -1, 1);
+  fill_random(hb, -1, 1);
+  fill_random(hg, -1, 1);
+  DeviceTensor da(ha, s), db(hb, s), dg(hg, s);
+  Untouched grad_a(bw.grad_a.as_tensor()), grad_b(bw.grad_b.as_tensor()), grad_bias(bw.grad_bias);
+  const GemmBackwardArgs ok{.a = da.data(), .b = db.data(), .grad_d = dg.data(), .grad_a = grad_a.data(),
+                            .grad_b = grad_b.data(), .grad_bias = grad_bias.data()};
+  const std::size_t need = plan->workspace_size();
+  ASSERT_GT(need, 0u);  // the grad_bias reduction's partials
+  const Code bad = Code::kInvalidArgument;
+  const Code mis = Code::kMisaligned;
+  auto off = [](const void* p, int bytes) { return const_cast<char*>(static_cast<const char*>(p)) + bytes; };
+  expect_arg_run_refusals<GemmBackwardArgs>(
+      "gemm_backward", ok, [&](Workspace w, const GemmBackwardArgs& a) { return plan->run(s, w, a); },
+      test_workspace(need + kWorkspaceAlignment), need,
+      {
+          {"null a", [](GemmBackwardArgs& a) { a.a = nullptr; }, bad, "grad_b = a^T grad_d: args.a is null"},
+          {"null b", [](GemmBackwardArgs& a) { a.b = nullptr; }, bad, "grad_a = grad_d b^T: args.b is null"},
+          {"null grad_d", [](GemmBackwardArgs& a) { a.grad_d = nullptr; }, bad, "grad_a = grad_d b^T: args.a is null"},
+          {"null grad_a", [](GemmBackwardArgs& a) { a.grad_a = nullptr; }, bad, "grad_a = grad_d b^T: args.d is null"},
+          {"null grad_b", [](GemmBackwardArgs& a) { a.grad_b = nullptr; }, bad, "grad_b = a^T grad_d: args.d is null"},
+          {"null grad_bias", [](GemmBackwardArgs& a) { a.grad_bias = nullptr; }, bad,
+           "grad_b = a^T grad_d: args.bias_grad is null"},
+          {"misaligned a", [&](GemmBackwardArgs& a) { a.a = off(a.a, 8); }, mis, "grad_b = a^T grad_d: args.a = 0x"},
+          {"misaligned grad_d", [&](GemmBackwardArgs& a) { a.grad_d = off(a.grad_d, 8); }, mis, "grad_a = grad_d b^T: args.a = 0x"},
+          {"misaligned grad_a", [&](GemmBackwardArgs& a) { a.grad_a = off(a.grad_a, 8); }, mis, "grad_a = grad_d b^T: args.d = 0x"},
+          {"misaligned grad_b", [&](GemmBackwardArgs& a) { a.grad_b = off(a.grad_b, 8); }, mis, "grad_b = a^T grad_d: args.d = 0x"},
+          {"misaligned grad_bias", [&](GemmBackwardArgs& a) { a.grad_bias = off(a.grad_bias, 8); }, mis,
+           "grad_b = a^T grad_d: args.bias_grad = 0x"},
+          {"grad_a on grad_d", [&](GemmBackwardArgs& a) { a.grad_a = off(a.grad_d, 0); }, bad,
+           "grad_a = grad_d b^T: args.d overlaps args.a"},
+          {"grad_a on b", [&](GemmBackwardArgs& a) { a.grad_a = off(a.b, 0); }, bad, "grad_a = grad_d b^T: args.d overlaps args.b"},
+          {"grad_b on grad_d", [&](GemmBackwardArgs& a) { a.grad_b = off(a.grad_d, 64); }, bad,
+           "grad_b = a^T grad_d: args.d overlaps args.b"},
+          {"grad_bias inside grad_b", [&](GemmBackwardArgs& a) { a.grad_bias = off(a.grad_b, 256); }, bad,
+           "grad_b = a^T grad_d: args.d and args.bias_grad overlap"},
+          {"grad_a on a (read by the grad_b GEMM after grad_a is written)", [&](GemmBackwardArgs& a) { a.grad_a = off(a.a, 0); },
+           bad, "args.grad_a overlaps args.a"},
+          {"grad_a on grad_b", [](GemmBackwardArgs& a) { a.grad_b = a.grad_a; }, bad, "args.grad_a overlaps args.grad_b"},
+          {"grad_a on grad_bias", [](GemmBackwardArgs& a) { a.grad_bias = a.grad_a; }, bad, "args.grad_a overlaps args.grad_bias"},
+          {"alpha with the bias gradient", [](GemmBackwardArgs& a) { a.alpha = 2.0; }, bad,
+           "grad_b = a^T grad_d: args.alpha = 2.000000 with epilogue bgrad_b"},
+      },
+      {&grad_a, &grad_b, &grad_bias});
+}
+
+// Empty M, N or batch writes nothing, bias_grad included (docs/gemm.md), on the bias-gradient
+// reduction too: f64 bgrad_a with N = 0 (only cublaslt_bgrad_reduce takes f64 bias gradients)
+// and a batch of 0 (the run-time checks skip such problems, so no pointer is checked: a
+// launch there would run on unchecked pointers).
+TEST(GemmRefusals, EmptyProblemWritesNoBiasGrad) {
+  BARACUDA_REQUIRE_GPU();
+  const Stream& s = test_stream();
+  GemmDescriptor g;
+  g.a = mat(DType::kF64, 64, 32, R);
+  g.b = MatrixLayout{DType::kF64, 32, 0, 1, R, 16};
+  g.d = MatrixLayout{DType::kF64, 64, 0, 1, R, 16};
+  g.epilogue.bias_grad = GemmBiasGrad::kA;
+  g.bias_grad = TensorLayout::contiguous(DType::kF64, {64});
+  auto plan = GemmPlan::select(s, g);
+  ASSERT_TRUE(plan.has_value()) << plan.error().to_string();
+  EXPECT_EQ(plan->sku().impl, "cublaslt_bgrad_reduce");
+  HostTensor ha(g.a.as_tensor());
+  fill_random(ha, -1, 1);
+  DeviceTensor da(ha, s);
+  Untouched bias_grad(g.bias_grad);
+  Status st = plan->run(s, test_workspace(plan->workspace_size()), GemmArgs{.a = da.data(), .bias_grad = bias_grad.data()});
+  EXPECT_TRUE(st.is_ok()) << st.to_string();
+  BatchedGemmDescriptor none;
+  none.gemm = g;
+  none.gemm.b = mat(DType::kF64, 32, 48, R);
+  none.gemm.d = mat(DType::kF64, 64, 48, R);
+  none.batch = 0;
+  auto bplan = BatchedGemmPlan::select(s, none);
+  ASSERT_TRUE(bplan.has_value()) << bplan.error().to_string();
+  st = bplan->run(s, test_workspace(bplan->workspace_size()), GemmArgs{.a = da.data(), .bias_grad = bias_grad.data()});
+  EXPECT_TRUE(st.is_ok()) << st.to_string();
+  const Status sync = s.synchronize();
+  ASSERT_TRUE(sync.is_ok()) << sync.to_string();
+  EXPECT_TRUE(bias_grad.check());
 }
 
 // Graph capture: run() inside a capture, replayed, matches the eager result bit for bit.

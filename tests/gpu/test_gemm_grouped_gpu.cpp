@@ -96,9 +96,18 @@ TEST(GroupedGemmRefusals, RunTable) {
       test_workspace(need + kWorkspaceAlignment), need,
       {
           {"null b", [](GroupedGemmArgs& a) { a.b = nullptr; }, bad, "args.b is null"},
+          {"null a", [](GroupedGemmArgs& a) { a.a = nullptr; }, bad, "args.a is null"},
+          {"null d", [](GroupedGemmArgs& a) { a.d = nullptr; }, bad, "args.d is null"},
           {"misaligned a", [&](GroupedGemmArgs& a) { a.a = static_cast<const char*>(da.data()) + 2; }, Code::kMisaligned,
            "args.a is not aligned"},
+          {"misaligned b", [&](GroupedGemmArgs& a) { a.b = static_cast<const char*>(db.data()) + 2; }, Code::kMisaligned,
+           "args.b is not aligned to alignment = 16 bytes"},
+          {"misaligned d", [&](GroupedGemmArgs& a) { a.d = static_cast<char*>(dout.data()) + 2; }, Code::kMisaligned,
+           "args.d is not aligned to alignment = 16 bytes"},
           {"d aliases a", [](GroupedGemmArgs& a) { a.a = a.d; }, bad, "args.d overlaps args.a"},
+          {"a starts inside d", [](GroupedGemmArgs& a) { a.a = static_cast<const char*>(a.d) + 256; }, bad, "args.d overlaps args.a"},
+          {"d inside the last group's weight", [&](GroupedGemmArgs& a) { a.d = const_cast<char*>(static_cast<const char*>(a.b)) + 2 * 32 * 64 * 2; },
+           bad, "args.d overlaps args.b"},
       },
       {&dout});
 }

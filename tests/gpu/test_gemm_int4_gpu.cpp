@@ -310,7 +310,11 @@ TEST(Int4GemmGpu, EmptyM) {
 }
 
 // ------------------------------------------------------------------------ run-time refusals
-void refusal_table(const char* force, Case c = {4, 96, 256, 64, DType::kU4, DType::kF16, true}) {
+// What a SKU's workspace is for the table's case: any, none (no workspace rows), or some
+// (the workspace rows must run).
+enum class Ws { kAny, kNone, kSome };
+
+void refusal_table(const char* force, Case c = {4, 96, 256, 64, DType::kU4, DType::kF16, true}, Ws ws = Ws::kAny) {
   SCOPED_TRACE(force);
   const Int4GemmDescriptor d = desc_of(c);
   PlanPreference pref;
@@ -323,6 +327,11 @@ void refusal_table(const char* force, Case c = {4, 96, 256, 64, DType::kU4, DTyp
   Untouched y(d.y.as_tensor());
   const Int4GemmArgs ok{.x = dx.data(), .w = dw.data(), .scales = ds.data(), .zeros = dz.data(), .bias = db.data(), .y = y.data()};
   const std::size_t need = plan->workspace_size();
+  if (ws == Ws::kNone) {
+    EXPECT_EQ(need, 0u);
+  } else if (ws == Ws::kSome) {
+    ASSERT_GT(need, 0u);
+  }
   const Code bad = Code::kInvalidArgument;
   expect_arg_run_refusals<Int4GemmArgs>(
       "int4_gemm", ok, [&](Workspace w, const Int4GemmArgs& a) { return plan->run(s, w, a); },
@@ -348,12 +357,16 @@ void refusal_table(const char* force, Case c = {4, 96, 256, 64, DType::kU4, DTyp
 
 TEST(Int4GemmGpuRefusals, RunTableEverySku) {
   BARACUDA_REQUIRE_GPU();
-  refusal_table("int4_gemm.fwd.w4a16_gemv*");  // M = 4, N = 96: split-K, so it has workspace rows
+  // M = 4, N = 96: split-K, so it has workspace rows (Int4GemmRefusals.RunTableShapesFromCaps)
+  refusal_table("int4_gemm.fwd.w4a16_gemv*", {4, 96, 256, 64, DType::kU4, DType::kF16, true}, Ws::kSome);
   refusal_table("int4_gemm.fwd.w4a16_stream[*");
   // stream-K takes weights of >= 8 units per warp: 275 tiles x 64 chunks >= 8 x 16 x 132
   if (test_caps().sm_count <= 132)
     refusal_table("int4_gemm.fwd.w4a16_streamk*", {4, 4400, 8192, 128, DType::kU4, DType::kF16, true});
   if (test_caps().sm >= 90) refusal_table("int4_gemm.fwd.w4a16_bulk*");
+  // the one-pass kernel: no workspace; its 4 x 4400 x 8192 case fits sm_90's clusters
+  if (test_caps().sm >= 90)
+    refusal_table("int4_gemm.fwd.w4a16_onepass*", {4, 4400, 8192, 128, DType::kU4, DType::kF16, true}, Ws::kNone);
   refusal_table("int4_gemm.fwd.dequant_cublaslt*");
 }
 

@@ -6,8 +6,8 @@
 // (soft y and y_soft element by element; the hard one-hot checked against z, as near-ties
 // may pick either index), the caller-noise path, reproducibility, the sample frequencies of
 // the hard path, graph capture. Sparsemax: adversarial rows for the Newton steps,
-// magnitudes, non-finite rows. Run-time refusals (null, misaligned, aliasing; no workspace)
-// with outputs untouched.
+// magnitudes, non-finite rows. Run-time refusals (null, misaligned, aliasing; the
+// workspace of the gumbel backward's split_row, none elsewhere) with outputs untouched.
 // Filter: --gtest_filter='*Gumbel*:*Sparsemax*'
 #include <gtest/gtest.h>
 #include <cuda_runtime_api.h>
@@ -380,6 +380,7 @@ void gumbel_sparsemax_run_refusals(const std::string& force, const std::string& 
   const void *xp = dx.data(), *gp = dg.data();
   void* x_row1 = static_cast<float*>(dx.data()) + 64;
   void* y_row1 = static_cast<float*>(y.data()) + 64;
+  void* g_row1 = static_cast<float*>(dg.data()) + 64;
   auto mis = [](const void* p) { return static_cast<const char*>(p) + 4; };
   const Code kBad = Code::kInvalidArgument, kMis = Code::kMisaligned;
   const GumbelSoftmaxArgs ga{.x = xp, .y = y.data(), .y_soft = y2.data()};
@@ -414,6 +415,39 @@ void gumbel_sparsemax_run_refusals(const std::string& force, const std::string& 
        kMis, "not aligned to grad_x.alignment = 16"},
       {"sparsemax_backward grad_x over y shifted", [&] { auto a = sba; a.grad_x = x_row1; return sb->run(s, {}, a); }, kBad,
        "args.grad_x overlaps args."},
+      // the remaining pointers of each plan: null, misaligned, and an output over the other input
+      {"gumbel null y", [&] { auto a = ga; a.y = nullptr; return gf->run(s, {}, a); }, kBad, "args.y is null"},
+      {"gumbel misaligned x", [&] { auto a = ga; a.x = mis(a.x); return gf->run(s, {}, a); }, kMis,
+       "not aligned to x.alignment = 16"},
+      {"gumbel misaligned y_soft", [&] { auto a = ga; a.y_soft = const_cast<char*>(mis(a.y_soft)); return gf->run(s, {}, a); },
+       kMis, "not aligned to y_soft.alignment = 16"},
+      {"gumbel y over noise shifted", [&] { auto a = na; a.y = g_row1; return gn->run(s, {}, a); }, kBad,
+       "args.y overlaps args.noise without the identical layout"},
+      {"gumbel y_soft over x shifted", [&] { auto a = ga; a.y_soft = x_row1; return gf->run(s, {}, a); }, kBad,
+       "args.y_soft overlaps args.x without the identical layout"},
+      {"gumbel_backward null y_soft", [&] { auto a = gba; a.y_soft = nullptr; return gb->run(s, {}, a); }, kBad,
+       "args.y_soft is null"},
+      {"gumbel_backward null grad_x", [&] { auto a = gba; a.grad_x = nullptr; return gb->run(s, {}, a); }, kBad,
+       "args.grad_x is null"},
+      {"gumbel_backward misaligned grad_y", [&] { auto a = gba; a.grad_y = mis(a.grad_y); return gb->run(s, {}, a); }, kMis,
+       "not aligned to grad_y.alignment = 16"},
+      {"gumbel_backward misaligned grad_x", [&] { auto a = gba; a.grad_x = const_cast<char*>(mis(a.grad_x)); return gb->run(s, {}, a); },
+       kMis, "not aligned to grad_x.alignment = 16"},
+      {"gumbel_backward grad_x over grad_y shifted", [&] { auto a = gba; a.grad_x = g_row1; return gb->run(s, {}, a); }, kBad,
+       "args.grad_x overlaps args.grad_y without the identical layout"},
+      {"sparsemax null x", [&] { return sf->run(s, {}, SparsemaxArgs{.x = nullptr, .y = y.data()}); }, kBad, "args.x is null"},
+      {"sparsemax misaligned y", [&] { return sf->run(s, {}, SparsemaxArgs{.x = xp, .y = const_cast<char*>(mis(y.data()))}); },
+       kMis, "not aligned to y.alignment = 16"},
+      {"sparsemax_backward null grad_y", [&] { auto a = sba; a.grad_y = nullptr; return sb->run(s, {}, a); }, kBad,
+       "args.grad_y is null"},
+      {"sparsemax_backward null grad_x", [&] { auto a = sba; a.grad_x = nullptr; return sb->run(s, {}, a); }, kBad,
+       "args.grad_x is null"},
+      {"sparsemax_backward misaligned grad_y", [&] { auto a = sba; a.grad_y = mis(a.grad_y); return sb->run(s, {}, a); }, kMis,
+       "not aligned to grad_y.alignment = 16"},
+      {"sparsemax_backward misaligned y", [&] { auto a = sba; a.y = mis(a.y); return sb->run(s, {}, a); }, kMis,
+       "not aligned to y.alignment = 16"},
+      {"sparsemax_backward grad_x over grad_y shifted", [&] { auto a = sba; a.grad_x = g_row1; return sb->run(s, {}, a); },
+       kBad, "args.grad_x overlaps args.grad_y without the identical layout"},
   };
   expect_run_refusals(rows, {&y, &y2, &gx});
 }
@@ -425,6 +459,42 @@ TEST(GumbelSparsemaxGpuRefusals, WarpRow) {
 TEST(GumbelSparsemaxGpuRefusals, BlockLoop) {
   BARACUDA_REQUIRE_GPU();
   gumbel_sparsemax_run_refusals("*block_loop*", "*.column[*");
+}
+
+// GumbelSoftmaxBackwardPlan runs softmax's backward table: on split_row (forced, 4 x 20000
+// f32) it needs a workspace. Too small by a byte, null and misaligned workspaces are refused,
+// then the pointer rows with a valid workspace; grad_x untouched. (The forward and sparsemax
+// never ask for a workspace: gumbel_sparsemax_run_refusals asserts 0 for every SKU.)
+TEST(GumbelSparsemaxGpuRefusals, GumbelBackwardSplitRowWorkspace) {
+  BARACUDA_REQUIRE_GPU();
+  const std::int64_t len = 20000;
+  const auto x = TensorLayout::contiguous(DType::kF32, {4, len});
+  PlanPreference split;
+  split.force_sku = "*split_row_vec16*";
+  auto gb = GumbelSoftmaxBackwardPlan::select(test_stream(), GumbelSoftmaxBackwardDescriptor{x, x, x, -1, 0.5}, split);
+  ASSERT_TRUE(gb.has_value()) << gb.error().to_string();
+  EXPECT_EQ(gb->sku().impl, "split_row_vec16");
+  const std::size_t need = gb->workspace_size();
+  ASSERT_GT(need, 0u);
+  HostTensor hx(x);
+  fill_random(hx, -2, 2);
+  DeviceTensor dy(hx, test_stream()), dg(hx, test_stream());
+  Untouched gx(x);
+  const Stream& s = test_stream();
+  const Workspace ws = test_workspace(need + kWorkspaceAlignment), exact{ws.data, need};
+  const GumbelSoftmaxBackwardArgs a0{.grad_y = dg.data(), .y_soft = dy.data(), .grad_x = gx.data()};
+  void* g_row1 = static_cast<float*>(dg.data()) + len;
+  std::vector<RunRefusal> rows =
+      workspace_refusals("gumbel_backward", [&](Workspace w) { return gb->run(s, w, a0); }, ws, need);
+  rows.insert(rows.end(), {
+      {"null grad_x", [&] { auto a = a0; a.grad_x = nullptr; return gb->run(s, exact, a); }, Code::kInvalidArgument,
+       "args.grad_x is null"},
+      {"misaligned y_soft", [&] { auto a = a0; a.y_soft = static_cast<const char*>(a.y_soft) + 4; return gb->run(s, exact, a); },
+       Code::kMisaligned, "not aligned to y_soft.alignment = 16"},
+      {"grad_x over grad_y shifted", [&] { auto a = a0; a.grad_x = g_row1; return gb->run(s, exact, a); },
+       Code::kInvalidArgument, "args.grad_x overlaps args.grad_y without the identical layout"},
+  });
+  expect_run_refusals(rows, {&gx});
 }
 
 }  // namespace

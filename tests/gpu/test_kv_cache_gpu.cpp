@@ -175,5 +175,57 @@ TEST(KvCacheGpuRefusals, RunTableEverySku) {
   refusal_table("kv_cache_append.fwd.elementwise*");
 }
 
+// A contiguous cache (no block table) under every SKU: workspace_size() is 0 (asserted: no
+// workspace rows), and null / misaligned / aliased pointers of the operands the paged table
+// leaves out are refused; both caches keep their poison. A moved pointer lies inside the
+// allocation it aliases.
+void contiguous_refusal_table(const char* force) {
+  SCOPED_TRACE(force);
+  const KvCacheAppendDescriptor d = desc_of({DType::kF16, 2, 3, 2, 64, 32, 1, false, {0, 7}});
+  ASSERT_FALSE(d.paged());
+  PlanPreference pref;
+  pref.force_sku = force;
+  auto plan = KvCacheAppendPlan::select(test_stream(), d, pref);
+  ASSERT_TRUE(plan.has_value()) << plan.error().to_string();
+  ASSERT_EQ(plan->workspace_size(), 0u);
+  const Stream& s = test_stream();
+  HostTensor kn(d.k_new), vn(d.v_new), starts(d.cache_seqlens);
+  random_bytes(kn);
+  random_bytes(vn);
+  DeviceTensor dkn(kn, s), dvn(vn, s), dstarts(starts, s);
+  Untouched kc(d.k_cache), vc(d.v_cache);
+  const KvCacheAppendArgs ok{.k_new = dkn.data(),
+                             .v_new = dvn.data(),
+                             .k_cache = kc.data(),
+                             .v_cache = vc.data(),
+                             .cache_seqlens = static_cast<const std::int32_t*>(dstarts.data())};
+  const Code bad = Code::kInvalidArgument, mis = Code::kMisaligned;
+  auto at = [](const void* p, int off) { return static_cast<char*>(const_cast<void*>(p)) + off; };
+  expect_arg_run_refusals<KvCacheAppendArgs>(
+      "kv_cache_append", ok, [&](Workspace w, const KvCacheAppendArgs& a) { return plan->run(s, w, a); }, Workspace{}, 0,
+      {
+          {"null v_new", [](KvCacheAppendArgs& a) { a.v_new = nullptr; }, bad, "args.v_new is null"},
+          {"null k_cache", [](KvCacheAppendArgs& a) { a.k_cache = nullptr; }, bad, "args.k_cache is null"},
+          {"misaligned v_cache", [&](KvCacheAppendArgs& a) { a.v_cache = at(a.v_cache, 8); }, mis,
+           "is not aligned to v_cache.alignment = 16 bytes"},
+          {"misaligned cache_seqlens",
+           [&](KvCacheAppendArgs& a) { a.cache_seqlens = reinterpret_cast<const std::int32_t*>(at(a.cache_seqlens, 2)); }, mis,
+           "is not aligned to cache_seqlens.alignment = 16 bytes"},
+          {"v_new inside v_cache", [](KvCacheAppendArgs& a) { a.v_new = a.v_cache; }, bad, "args.v_cache overlaps args.v_new"},
+          {"k_new partly over k_cache", [&](KvCacheAppendArgs& a) { a.k_new = at(a.k_cache, 128); }, bad,
+           "args.k_cache overlaps args.k_new"},
+          {"cache_seqlens inside k_cache", [](KvCacheAppendArgs& a) { a.cache_seqlens = static_cast<const std::int32_t*>(a.k_cache); },
+           bad, "args.k_cache overlaps args.cache_seqlens"},
+          {"v_cache = k_cache", [](KvCacheAppendArgs& a) { a.v_cache = a.k_cache; }, bad, "args.k_cache and args.v_cache overlap"},
+      },
+      {&kc, &vc});
+}
+
+TEST(KvCacheGpuRefusals, ContiguousCacheRunTableEverySku) {
+  BARACUDA_REQUIRE_GPU();
+  contiguous_refusal_table("kv_cache_append.fwd.vec16*");
+  contiguous_refusal_table("kv_cache_append.fwd.elementwise*");
+}
+
 }  // namespace
 }  // namespace baracuda::test

@@ -338,8 +338,110 @@ TEST(NormGpuRefusals, RMSNormBackwardSplit) {
          return bwd->run(s, {ws.data, need}, a);
        }, kBad, "args.grad_weight overlaps args.weight"},
       {"null rstd", [&] { auto a = ba; a.rstd = nullptr; return bwd->run(s, {ws.data, need}, a); }, kBad, "args.rstd is null"},
+      {"null grad_weight", [&] { auto a = ba; a.grad_weight = nullptr; return bwd->run(s, {ws.data, need}, a); }, kBad,
+       "args.grad_weight is null"},
+      {"misaligned x", [&] { auto a = ba; a.x = static_cast<const char*>(a.x) + 2; return bwd->run(s, {ws.data, need}, a); },
+       Code::kMisaligned, "not aligned to x.alignment = 16"},
+      {"misaligned rstd", [&] { auto a = ba; a.rstd = static_cast<const char*>(a.rstd) + 2; return bwd->run(s, {ws.data, need}, a); },
+       Code::kMisaligned, "not aligned to rstd.alignment = 4"},
   });
   expect_run_refusals(rows, {&gx, &gw});
+}
+
+// RMSNorm forward with the fused residual add (8 x 256 f32, the default SKU): null,
+// misaligned and unsafely aliased pointers of every kind of operand (x, residual, weight;
+// y, residual_out, rstd) are refused before the launch; every output untouched.
+TEST(NormGpuRefusals, RMSNormResidualAdd) {
+  BARACUDA_REQUIRE_GPU();
+  const auto x = TensorLayout::contiguous(DType::kF32, {8, 256});
+  const auto w = TensorLayout::contiguous(DType::kF32, {256});
+  const auto sl = TensorLayout::contiguous(DType::kF32, {8});
+  RMSNormDescriptor fd;
+  fd.x = fd.y = fd.residual = fd.residual_out = x;
+  fd.weight = w;
+  fd.add_residual = true;
+  auto fwd = RMSNormPlan::select(test_stream(), fd);
+  ASSERT_TRUE(fwd.has_value()) << fwd.error().to_string();
+  HostTensor hx(x), hw(w);
+  fill_random(hx, -2, 2);
+  fill_random(hw, 0.5, 1.5);
+  DeviceTensor dx(hx, test_stream()), dr(hx, test_stream()), dw(hw, test_stream());
+  Untouched y(x), ro(x), rstd(sl);
+  const Stream& s = test_stream();
+  const Workspace ws = test_workspace(fwd->workspace_size());
+  const NormArgs fa{.x = dx.data(), .residual = dr.data(), .weight = dw.data(), .y = y.data(), .residual_out = ro.data(),
+                    .rstd = rstd.data()};
+  void* x_row1 = static_cast<float*>(dx.data()) + 256;
+  void* r_shift = static_cast<float*>(dr.data()) + 4;  // 16 bytes: aligned, overlapping
+  auto mis = [](const void* p, int by) { return const_cast<char*>(static_cast<const char*>(p) + by); };
+  const Code kBad = Code::kInvalidArgument, kMis = Code::kMisaligned;
+  const std::vector<RunRefusal> rows = {
+      {"null x", [&] { auto a = fa; a.x = nullptr; return fwd->run(s, ws, a); }, kBad, "args.x is null"},
+      {"null residual", [&] { auto a = fa; a.residual = nullptr; return fwd->run(s, ws, a); }, kBad, "args.residual is null"},
+      {"null residual_out", [&] { auto a = fa; a.residual_out = nullptr; return fwd->run(s, ws, a); }, kBad,
+       "args.residual_out is null"},
+      {"null y", [&] { auto a = fa; a.y = nullptr; return fwd->run(s, ws, a); }, kBad, "args.y is null"},
+      {"null weight", [&] { auto a = fa; a.weight = nullptr; return fwd->run(s, ws, a); }, kBad, "args.weight is null"},
+      {"misaligned residual", [&] { auto a = fa; a.residual = mis(a.residual, 4); return fwd->run(s, ws, a); }, kMis,
+       "not aligned to residual.alignment = 16"},
+      {"misaligned residual_out", [&] { auto a = fa; a.residual_out = mis(a.residual_out, 4); return fwd->run(s, ws, a); },
+       kMis, "not aligned to residual_out.alignment = 16"},
+      {"misaligned weight", [&] { auto a = fa; a.weight = mis(a.weight, 8); return fwd->run(s, ws, a); }, kMis,
+       "not aligned to weight.alignment = 16"},
+      {"misaligned rstd", [&] { auto a = fa; a.rstd = mis(a.rstd, 2); return fwd->run(s, ws, a); }, kMis,
+       "not aligned to rstd.alignment = 4"},
+      {"residual_out over x shifted", [&] { auto a = fa; a.residual_out = x_row1; return fwd->run(s, ws, a); }, kBad,
+       "args.residual_out overlaps args.x without the identical layout"},
+      {"y over residual shifted", [&] { auto a = fa; a.y = r_shift; return fwd->run(s, ws, a); }, kBad,
+       "args.y overlaps args.residual without the identical layout"},
+      {"residual_out = y", [&] { auto a = fa; a.residual_out = a.y; return fwd->run(s, ws, a); }, kBad,
+       "args.y and args.residual_out overlap"},
+      {"rstd inside residual_out", [&] { auto a = fa; a.rstd = ro.data(); return fwd->run(s, ws, a); }, kBad,
+       "args.residual_out and args.rstd overlap"},
+  };
+  expect_run_refusals(rows, {&y, &ro, &rstd});
+}
+
+// The forward's workspace (split_row forced, 4 x 131072 bf16: per-slice Welford statistics):
+// LayerNorm and RMSNorm with the residual add refuse a workspace one byte short, a null and a
+// misaligned one before the launch; every output untouched.
+TEST(NormGpuRefusals, ForwardSplitRowWorkspace) {
+  BARACUDA_REQUIRE_GPU();
+  const auto x = TensorLayout::contiguous(DType::kBF16, {4, 131072});
+  const auto w = TensorLayout::contiguous(DType::kBF16, {131072});
+  const auto sl = TensorLayout::contiguous(DType::kF32, {4});
+  PlanPreference split;
+  split.force_sku = "*split_row_vec16*";
+  LayerNormDescriptor ld;
+  ld.x = ld.y = x;
+  ld.weight = ld.bias = w;
+  RMSNormDescriptor rd;
+  rd.x = rd.y = rd.residual = rd.residual_out = x;
+  rd.weight = w;
+  rd.add_residual = true;
+  auto layer = LayerNormPlan::select(test_stream(), ld, split);
+  auto rms = RMSNormPlan::select(test_stream(), rd, split);
+  ASSERT_TRUE(layer && rms) << (layer ? rms.error().to_string() : layer.error().to_string());
+  const std::size_t lneed = layer->workspace_size(), rneed = rms->workspace_size();
+  ASSERT_GT(lneed, 0u) << layer->sku().name();
+  ASSERT_GT(rneed, 0u) << rms->sku().name();
+  HostTensor hx(x), hw(w);
+  fill_random(hx, -2, 2);
+  fill_random(hw, 0.5, 1.5);
+  DeviceTensor dx(hx, test_stream()), dr(hx, test_stream()), dw(hw, test_stream());
+  Untouched y(x), ro(x), mean(sl), rstd(sl);
+  const Stream& s = test_stream();
+  const Workspace ws = test_workspace(std::max(lneed, rneed) + kWorkspaceAlignment);
+  const NormArgs la{.x = dx.data(), .weight = dw.data(), .bias = dw.data(), .y = y.data(), .mean = mean.data(),
+                    .rstd = rstd.data()};
+  const NormArgs ra{.x = dx.data(), .residual = dr.data(), .weight = dw.data(), .y = y.data(), .residual_out = ro.data(),
+                    .rstd = rstd.data()};
+  std::vector<RunRefusal> rows = workspace_refusals("layer_norm", [&](Workspace w2) { return layer->run(s, w2, la); }, ws, lneed);
+  auto rrows = workspace_refusals("rms_norm", [&](Workspace w2) { return rms->run(s, w2, ra); }, ws, rneed);
+  rows.insert(rows.end(), rrows.begin(), rrows.end());
+  rows.push_back({"rms_norm null residual (split_row)", [&] { auto a = ra; a.residual = nullptr; return rms->run(s, {ws.data, rneed}, a); },
+                  Code::kInvalidArgument, "args.residual is null"});
+  expect_run_refusals(rows, {&y, &ro, &mean, &rstd});
 }
 
 }  // namespace

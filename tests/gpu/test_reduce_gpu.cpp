@@ -3,11 +3,13 @@
 // many rows, strided views (padded rows, a transposed axis, permuted dims), keepdim, rank 0,
 // empty reductions; every accepting SKU forced in turn, poisoned outputs and guard bytes;
 // the backward against reference::reduce_backward; NaN propagation; integer sums; the
-// run-time refusals (null, misaligned, aliasing, workspace too small) with outputs untouched.
+// run-time refusals (null, misaligned, aliasing, workspace too small) of every plan with
+// outputs untouched.
 // Filter: --gtest_filter='*Reduce*'
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <random>
 #include <string>
@@ -339,6 +341,121 @@ TEST(ReduceRefusals, RunTable) {
       "split_row_vec16", [&](Workspace w) { return fwd->run(s, w, {.x = xp, .y = out.data()}); }, ws, need);
   rows.insert(rows.end(), wrows.begin(), wrows.end());
   expect_run_refusals(rows, {&out, &gx});
+}
+
+// The forward plans share the args {x, y}: under the SKU `force` selects (empty: the
+// default), a null x / y, x / y a byte off their 16-byte alignment, y over x (another
+// layout), and the workspace rows of a split SKU (`split`: it must need a workspace, else
+// none); y poisoned and untouched after.
+template <class PlanT, class ArgsT>
+void forward_run_refusals(const typename PlanT::Descriptor& d, const std::string& force, bool split) {
+  SCOPED_TRACE(d.to_string() + " " + force);
+  PlanPreference pref;
+  pref.force_sku = force;
+  auto plan = PlanT::select(test_stream(), d, pref);
+  ASSERT_TRUE(plan.has_value()) << plan.error().to_string();
+  const std::size_t need = plan->workspace_size();
+  if (split) {
+    ASSERT_GT(need, 0u) << plan->sku().name();
+  } else {
+    ASSERT_EQ(need, 0u) << plan->sku().name();
+  }
+  DeviceTensor dx(HostTensor(d.x), test_stream());
+  Untouched y(d.y);
+  const void* xp = dx.data();
+  const Workspace ws = test_workspace(need + kWorkspaceAlignment);
+  const Stream& s = test_stream();
+  const Code kBad = Code::kInvalidArgument, kMis = Code::kMisaligned;
+  auto run = [&](const void* x, void* yp, Workspace w) { return plan->run(s, w, ArgsT{.x = x, .y = yp}); };
+  std::vector<RunRefusal> rows = {
+      {"null x", [&] { return run(nullptr, y.data(), ws); }, kBad, "args.x is null"},
+      {"null y", [&] { return run(xp, nullptr, ws); }, kBad, "args.y is null"},
+      {"misaligned x", [&] { return run(static_cast<const char*>(xp) + 1, y.data(), ws); }, kMis,
+       "is not aligned to x.alignment = 16 bytes"},
+      {"misaligned y", [&] { return run(xp, static_cast<char*>(y.data()) + 1, ws); }, kMis,
+       "is not aligned to y.alignment = 16 bytes"},
+      {"y over x", [&] { return run(xp, dx.data(), ws); }, kBad, "args.y overlaps args.x without the identical layout"},
+  };
+  if (need > 0) {
+    auto w = workspace_refusals(plan->sku().name(), [&](Workspace wsp) { return run(xp, y.data(), wsp); }, ws, need);
+    rows.insert(rows.end(), w.begin(), w.end());
+  }
+  expect_run_refusals(rows, {&y});
+}
+
+// ReduceBackwardPlan of std (reads grad_y, x and y): each pointer null and a byte off, grad_x
+// over each input; workspace_size() is 0 (one candidate, `group`, never splits).
+void backward_run_refusals() {
+  const auto x = TensorLayout::contiguous(DType::kF32, {64, 1000});
+  const auto y = TensorLayout::contiguous(DType::kF32, {64});
+  auto plan = ReduceBackwardPlan::select(test_stream(),
+                                         ReduceBackwardDescriptor{y, x, y, x, ReduceAxes::of({1}), false, ReduceKind::kStd});
+  ASSERT_TRUE(plan.has_value()) << plan.error().to_string();
+  ASSERT_EQ(plan->workspace_size(), 0u) << plan->sku().name();
+  // y's buffer is x's size: grad_x laid over it stays inside it
+  DeviceTensor dg(HostTensor(y), test_stream()), dx(HostTensor(x), test_stream()), dy(HostTensor(x), test_stream());
+  Untouched gx(x);
+  const Stream& s = test_stream();
+  const Code kBad = Code::kInvalidArgument, kMis = Code::kMisaligned;
+  const ReduceBackwardArgs ok{.grad_y = dg.data(), .x = dx.data(), .y = dy.data(), .grad_x = gx.data()};
+  auto off = [](const void* p, std::ptrdiff_t bytes) { return static_cast<char*>(const_cast<void*>(p)) + bytes; };
+  auto row = [&](const char* what, std::function<void(ReduceBackwardArgs&)> change, Code code, std::string needle) {
+    return RunRefusal{what, [&s, &plan, ok, change] {
+                        auto a = ok;
+                        change(a);
+                        return plan->run(s, Workspace{}, a);
+                      },
+                      code, std::move(needle)};
+  };
+  const std::vector<RunRefusal> rows = {
+      row("null grad_y", [](auto& a) { a.grad_y = nullptr; }, kBad, "args.grad_y is null"),
+      row("null x", [](auto& a) { a.x = nullptr; }, kBad, "args.x is null (std_backward reads x)"),
+      row("null y", [](auto& a) { a.y = nullptr; }, kBad, "args.y is null (std_backward reads y)"),
+      row("null grad_x", [](auto& a) { a.grad_x = nullptr; }, kBad, "args.grad_x is null"),
+      row("misaligned grad_y", [&](auto& a) { a.grad_y = off(a.grad_y, 4); }, kMis, "is not aligned to grad_y.alignment = 16 bytes"),
+      row("misaligned x", [&](auto& a) { a.x = off(a.x, 4); }, kMis, "is not aligned to x.alignment = 16 bytes"),
+      row("misaligned y", [&](auto& a) { a.y = off(a.y, 2); }, kMis, "is not aligned to y.alignment = 16 bytes"),
+      row("misaligned grad_x", [&](auto& a) { a.grad_x = off(a.grad_x, 8); }, kMis, "is not aligned to grad_x.alignment = 16 bytes"),
+      row("grad_x over x shifted", [&](auto& a) { a.grad_x = off(a.x, 32); }, kBad,
+          "args.grad_x overlaps args.x without the identical layout"),
+      row("grad_x over y", [&](auto& a) { a.grad_x = off(a.y, 0); }, kBad, "args.grad_x overlaps args.y without the identical layout"),
+      row("grad_x over grad_y", [&](auto& a) { a.grad_x = off(a.grad_y, 0); }, kBad,
+          "args.grad_x overlaps args.grad_y without the identical layout"),
+  };
+  expect_run_refusals(rows, {&gx});
+}
+
+// Every plan of the family: the forward plans under a SKU with a workspace (split_row_vec16,
+// column_stream_vec16, trace's generic split of a 9000-element diagonal: x is the
+// [9000, 9000] view with strides {1, 1}, 18000 elements) and one without (warp_row), and the
+// backward (no workspace).
+TEST(ReduceRefusals, EveryPlanRunTable) {
+  BARACUDA_REQUIRE_GPU();
+  auto c = [](DType t, std::initializer_list<std::int64_t> shape) { return TensorLayout::contiguous(t, shape); };
+  const auto x = c(DType::kF32, {2, 262144});
+  const auto one = ReduceAxes::of({1});
+  forward_run_refusals<ReducePlan, ReduceArgs>(ReduceDescriptor{x, c(DType::kF32, {2}), one}, "*.split_row_vec16[*", true);
+  forward_run_refusals<ReducePlan, ReduceArgs>(
+      ReduceDescriptor{c(DType::kBF16, {1500, 4096}), c(DType::kBF16, {4096}), ReduceAxes::of({0})}, "*.column_stream_vec16[*", true);
+  forward_run_refusals<ReducePlan, ReduceArgs>(ReduceDescriptor{c(DType::kF32, {8, 64}), c(DType::kF32, {8}), one, false,
+                                                                ReduceKind::kVar},
+                                               "*.warp_row[*", false);
+  forward_run_refusals<ArgReducePlan, ArgReduceArgs>(
+      ArgReduceDescriptor{x, c(DType::kI64, {2}), one, false, ArgReduceKind::kArgmax}, "*.split_row_vec16[*", true);
+  forward_run_refusals<ArgReducePlan, ArgReduceArgs>(
+      ArgReduceDescriptor{c(DType::kF16, {8, 64}), c(DType::kI64, {8}), one, false, ArgReduceKind::kArgmin}, "*.warp_row[*", false);
+  forward_run_refusals<BoolReducePlan, BoolReduceArgs>(
+      BoolReduceDescriptor{x, c(DType::kBool, {2}), one, false, BoolReduceKind::kAny}, "*.split_row_vec16[*", true);
+  forward_run_refusals<BoolReducePlan, BoolReduceArgs>(
+      BoolReduceDescriptor{c(DType::kI32, {8, 64}), c(DType::kBool, {8}), one, false, BoolReduceKind::kAll}, "*.warp_row[*", false);
+  forward_run_refusals<CountReducePlan, CountReduceArgs>(
+      CountReduceDescriptor{c(DType::kF16, {2, 262144}), c(DType::kI64, {2}), one, false}, "*.split_row_vec16[*", true);
+  forward_run_refusals<CountReducePlan, CountReduceArgs>(
+      CountReduceDescriptor{c(DType::kU8, {8, 64}), c(DType::kI64, {8}), one, false}, "*.warp_row[*", false);
+  forward_run_refusals<TracePlan, TraceArgs>(
+      TraceDescriptor{TensorLayout::strided(DType::kF32, {9000, 9000}, {1, 1}), c(DType::kF32, {})}, "", true);
+  forward_run_refusals<TracePlan, TraceArgs>(TraceDescriptor{c(DType::kI32, {7, 5}), c(DType::kI64, {})}, "", false);
+  backward_run_refusals();
 }
 
 }  // namespace

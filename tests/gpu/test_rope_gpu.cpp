@@ -19,6 +19,7 @@
 
 #include "baracuda/ops/rope.hpp"
 #include "baracuda/reference/rope.hpp"
+#include "gemm_gpu_util.hpp"
 #include "gpu_harness.hpp"
 #include "test_support.hpp"
 
@@ -346,6 +347,66 @@ TEST(RopeGpuRefusals, RunTable) {
        }, kBad, "args.grad_x overlaps args.sin"},
   };
   expect_run_refusals(rows, {&y, &y2, &gx});
+}
+
+// RopeBackwardPlan's run-time refusals under each SKU (vec16, strided): null, misaligned and
+// aliased pointers (grad_x may alias grad_y only exactly; grad_x over grad_y2, grad_x2 over
+// grad_y, an output over position_ids or a cache, two outputs overlapping); workspace_size()
+// is 0 for both (asserted; no workspace rows). A moved pointer lies inside the allocation it
+// aliases; grad_x / grad_x2 keep their poison.
+TEST(RopeGpuRefusals, BackwardRunTableEverySku) {
+  BARACUDA_REQUIRE_GPU();
+  const auto x = TensorLayout::contiguous(DType::kF32, {2, 8, 4, 32});
+  const auto k = TensorLayout::contiguous(DType::kF32, {2, 8, 2, 32});
+  const auto cache = TensorLayout::contiguous(DType::kF32, {128, 16});
+  const auto ids = TensorLayout::contiguous(DType::kI32, {8});
+  const RopeBackwardDescriptor d{.grad_y = x, .grad_x = x, .grad_y2 = k, .grad_x2 = k, .position_ids = ids, .cos = cache,
+                                 .sin = cache};
+  HostTensor hx(x), hk(k), hc(cache), hids(ids);
+  fill_random(hx, -2, 2);
+  fill_random(hk, -2, 2);
+  fill_random(hc, -1, 1);
+  for (std::int64_t i = 0; i < 8; ++i) hids.set(i, static_cast<double>(i));
+  const Stream& s = test_stream();
+  DeviceTensor dgy(hx, s), dgy2(hk, s), dc(hc, s), dsn(hc, s), dids(hids, s);
+  Untouched gx(x), gx2(k);
+  const RopeBackwardArgs ok{.grad_y = dgy.data(), .grad_x = gx.data(), .grad_y2 = dgy2.data(), .grad_x2 = gx2.data(),
+                            .position_ids = dids.data(), .cos = dc.data(), .sin = dsn.data()};
+  auto at = [](const void* p, int bytes) { return static_cast<char*>(const_cast<void*>(p)) + bytes; };
+  const Code kBad = Code::kInvalidArgument, kMis = Code::kMisaligned;
+  using A = RopeBackwardArgs;
+  for (const char* force : {"rope.bwd.vec16*", "rope.bwd.strided*"}) {
+    SCOPED_TRACE(force);
+    PlanPreference pref;
+    pref.force_sku = force;
+    auto plan = RopeBackwardPlan::select(s, d, pref);
+    ASSERT_TRUE(plan.has_value()) << plan.error().to_string();
+    ASSERT_EQ(plan->workspace_size(), 0u);
+    expect_arg_run_refusals<A>(
+        "rope_backward", ok, [&](Workspace w, const A& a) { return plan->run(s, w, a); }, Workspace{}, 0,
+        {
+            {"null grad_x", [](A& a) { a.grad_x = nullptr; }, kBad, "args.grad_x is null"},
+            {"null grad_y2", [](A& a) { a.grad_y2 = nullptr; }, kBad, "args.grad_y2 is null"},
+            {"null grad_x2", [](A& a) { a.grad_x2 = nullptr; }, kBad, "args.grad_x2 is null"},
+            {"null sin", [](A& a) { a.sin = nullptr; }, kBad, "args.sin is null"},
+            {"null position_ids", [](A& a) { a.position_ids = nullptr; }, kBad, "args.position_ids is null"},
+            {"misaligned grad_y", [&](A& a) { a.grad_y = at(a.grad_y, 4); }, kMis, "not aligned to grad_y.alignment = 16"},
+            {"misaligned grad_x", [&](A& a) { a.grad_x = at(a.grad_x, 8); }, kMis, "not aligned to grad_x.alignment = 16"},
+            {"misaligned grad_x2", [&](A& a) { a.grad_x2 = at(a.grad_x2, 4); }, kMis, "not aligned to grad_x2.alignment = 16"},
+            {"misaligned cos", [&](A& a) { a.cos = at(a.cos, 4); }, kMis, "not aligned to cos.alignment = 16"},
+            {"grad_x partly over grad_y", [&](A& a) { a.grad_x = at(a.grad_y, 128); }, kBad,
+             "args.grad_x overlaps args.grad_y without the identical layout"},
+            {"grad_y2 inside grad_x", [](A& a) { a.grad_y2 = a.grad_x; }, kBad,
+             "args.grad_x overlaps args.grad_y2 (grad_x may alias only grad_y)"},
+            {"grad_x2 inside grad_y", [](A& a) { a.grad_x2 = const_cast<void*>(a.grad_y); }, kBad,
+             "args.grad_x2 overlaps args.grad_y (grad_x2 may alias only grad_y2)"},
+            {"position_ids inside grad_x", [](A& a) { a.position_ids = a.grad_x; }, kBad, "args.grad_x overlaps args.position_ids"},
+            {"grad_x2 inside cos", [](A& a) { a.grad_x2 = const_cast<void*>(a.cos); }, kBad, "args.grad_x2 overlaps args.cos"},
+            {"grad_x2 inside grad_x", [](A& a) { a.grad_x2 = a.grad_x; }, kBad,
+             "args.grad_x and args.grad_x2 overlap (outputs must be distinct)"},
+        },
+        {&gx, &gx2});
+  }
 }
 
 }  // namespace

@@ -297,28 +297,47 @@ TEST(ScanGpuLong, OneRowOf2To26) {
   run_backward(ScanKind::kCumsum, TensorLayout::contiguous(DType::kF32, {1, n}), -1, false, false);
 }
 
-// Run-time refusals of the SKU forced by `force` on [rows, len] f32: null, misaligned,
-// aliasing, and the workspace (look-back); outputs poisoned and untouched after.
-void scan_run_refusals(std::int64_t rows, std::int64_t len, const std::string& force) {
+// Whether the SKUs of a refusal table need a workspace: kSome asserts that every plan of
+// the table has one (and adds its rows), kNone that none has.
+enum class Ws { kAny, kNone, kSome };
+
+// Run-time refusals of the SKU forced by `force` (the backward's: `bwd_force`, default the
+// same) on [rows, len] f32: null, misaligned, aliasing, and the workspace (look-back,
+// column_split); outputs poisoned and untouched after. Plans: cummax forward, cumprod
+// backward (reads grad_y, x, y) and cummax backward (reads grad_y, indices).
+void scan_run_refusals(std::int64_t rows, std::int64_t len, const std::string& force, Ws want = Ws::kAny,
+                       const std::string& bwd_force = "") {
+  SCOPED_TRACE(force + (bwd_force.empty() ? "" : " / " + bwd_force));
   const auto x = TensorLayout::contiguous(DType::kF32, {rows, len});
   const auto il = TensorLayout::contiguous(DType::kI64, {rows, len});
-  PlanPreference pref;
+  PlanPreference pref, bpref;
   pref.force_sku = force;
+  bpref.force_sku = bwd_force.empty() ? force : bwd_force;
   auto fwd = ScanPlan::select(test_stream(), ScanDescriptor{x, x, il, -1, ScanKind::kCummax}, pref);
-  auto bwd = ScanBackwardPlan::select(test_stream(), ScanBackwardDescriptor{x, x, x, il, x, -1, ScanKind::kCumprod}, pref);
+  auto bwd = ScanBackwardPlan::select(test_stream(), ScanBackwardDescriptor{x, x, x, il, x, -1, ScanKind::kCumprod}, bpref);
   ASSERT_TRUE(fwd && bwd) << (fwd ? bwd.error().to_string() : fwd.error().to_string());
+  auto bmax = ScanBackwardPlan::select(test_stream(), ScanBackwardDescriptor{x, x, x, il, x, -1, ScanKind::kCummax}, bpref);
+  ASSERT_TRUE(bmax.has_value()) << bmax.error().to_string();
   HostTensor hx(x);
   fill_random(hx, -2, 2);
-  DeviceTensor dx(hx, test_stream()), dg(hx, test_stream()), dfy(hx, test_stream());
+  DeviceTensor dx(hx, test_stream()), dg(hx, test_stream()), dfy(hx, test_stream()), dind(HostTensor(il), test_stream());
   Untouched y(x), idx(il), gx(x);
   const void *xp = dx.data(), *gp = dg.data(), *fyp = dfy.data();
   void* x_row1 = static_cast<float*>(dx.data()) + len;
-  const std::size_t fneed = fwd->workspace_size(), bneed = bwd->workspace_size();
-  const Workspace ws = test_workspace(std::max(fneed, bneed) + kWorkspaceAlignment);
+  const std::size_t fneed = fwd->workspace_size(), bneed = bwd->workspace_size(), mneed = bmax->workspace_size();
+  for (const std::size_t need : {fneed, bneed, mneed}) {
+    if (want == Ws::kSome) {
+      EXPECT_GT(need, 0u);
+    } else if (want == Ws::kNone) {
+      EXPECT_EQ(need, 0u);
+    }
+  }
+  const Workspace ws = test_workspace(std::max({fneed, bneed, mneed}) + kWorkspaceAlignment);
   const Stream& s = test_stream();
   const Code kBad = Code::kInvalidArgument, kMis = Code::kMisaligned;
   const ScanArgs fargs{.x = xp, .y = y.data(), .indices = idx.data()};
   const ScanBackwardArgs bargs{.grad_y = gp, .x = xp, .y = fyp, .grad_x = gx.data()};
+  const ScanBackwardArgs margs{.grad_y = gp, .indices = dind.data(), .grad_x = gx.data()};
   std::vector<RunRefusal> rows_ = {
       {"forward null x", [&] { auto a = fargs; a.x = nullptr; return fwd->run(s, ws, a); }, kBad, "args.x is null"},
       {"forward null y", [&] { auto a = fargs; a.y = nullptr; return fwd->run(s, ws, a); }, kBad, "args.y is null"},
@@ -337,6 +356,44 @@ void scan_run_refusals(std::int64_t rows, std::int64_t len, const std::string& f
        }, kMis, "not aligned to grad_x.alignment = 16"},
       {"backward grad_x over y", [&] { auto a = bargs; a.grad_x = const_cast<void*>(fyp); return bwd->run(s, ws, a); }, kBad,
        "args.grad_x overlaps args.y"},
+      // every other pointer null and a byte off; the overlaps named in full
+      {"forward misaligned y", [&] { auto a = fargs; a.y = static_cast<char*>(a.y) + 1; return fwd->run(s, ws, a); }, kMis,
+       "is not aligned to y.alignment = 16 bytes"},
+      {"forward misaligned indices", [&] { auto a = fargs; a.indices = static_cast<char*>(a.indices) + 8; return fwd->run(s, ws, a); },
+       kMis, "is not aligned to indices.alignment = 16 bytes"},
+      {"forward indices over y, in full", [&] { auto a = fargs; a.indices = y.data(); return fwd->run(s, ws, a); }, kBad,
+       "args.y and args.indices overlap (outputs must be distinct)"},
+      {"forward y over x shifted, in full",
+       [&] { auto a = fargs; a.y = static_cast<float*>(dx.data()) + 8; return fwd->run(s, ws, a); }, kBad,
+       "args.y overlaps args.x without the identical layout"},
+      {"backward null grad_y", [&] { auto a = bargs; a.grad_y = nullptr; return bwd->run(s, ws, a); }, kBad, "args.grad_y is null"},
+      {"backward null x", [&] { auto a = bargs; a.x = nullptr; return bwd->run(s, ws, a); }, kBad, "args.x is null"},
+      {"backward null grad_x", [&] { auto a = bargs; a.grad_x = nullptr; return bwd->run(s, ws, a); }, kBad, "args.grad_x is null"},
+      {"backward misaligned grad_y", [&] { auto a = bargs; a.grad_y = static_cast<const char*>(gp) + 4; return bwd->run(s, ws, a); },
+       kMis, "is not aligned to grad_y.alignment = 16 bytes"},
+      {"backward misaligned x", [&] { auto a = bargs; a.x = static_cast<const char*>(xp) + 2; return bwd->run(s, ws, a); }, kMis,
+       "is not aligned to x.alignment = 16 bytes"},
+      {"backward misaligned y", [&] { auto a = bargs; a.y = static_cast<const char*>(fyp) + 4; return bwd->run(s, ws, a); }, kMis,
+       "is not aligned to y.alignment = 16 bytes"},
+      // grad_x may alias grad_y only: over x it is refused even with x's identical layout
+      {"backward grad_x on x", [&] { auto a = bargs; a.grad_x = const_cast<void*>(xp); return bwd->run(s, ws, a); }, kBad,
+       "args.grad_x overlaps args.x (grad_x may alias only grad_y)"},
+      {"backward grad_x on y", [&] { auto a = bargs; a.grad_x = const_cast<void*>(fyp); return bwd->run(s, ws, a); }, kBad,
+       "args.grad_x overlaps args.y (grad_x may alias only grad_y)"},
+      {"backward grad_x over grad_y shifted", [&] {
+         auto a = bargs;
+         a.grad_x = static_cast<float*>(const_cast<void*>(gp)) + len;
+         return bwd->run(s, ws, a);
+       }, kBad, "args.grad_x overlaps args.grad_y without the identical layout"},
+      {"cummax backward null indices", [&] { auto a = margs; a.indices = nullptr; return bmax->run(s, ws, a); }, kBad,
+       "args.indices is null"},
+      {"cummax backward misaligned indices", [&] {
+         auto a = margs;
+         a.indices = static_cast<const char*>(dind.data()) + 8;
+         return bmax->run(s, ws, a);
+       }, kMis, "is not aligned to indices.alignment = 16 bytes"},
+      {"cummax backward grad_x over indices", [&] { auto a = margs; a.grad_x = dind.data(); return bmax->run(s, ws, a); }, kBad,
+       "args.grad_x overlaps args.indices without the identical layout"},
   };
   if (fneed > 0) {
     auto w = workspace_refusals("forward", [&](Workspace wsp) { return fwd->run(s, wsp, fargs); }, ws, fneed);
@@ -346,20 +403,88 @@ void scan_run_refusals(std::int64_t rows, std::int64_t len, const std::string& f
     auto w = workspace_refusals("backward", [&](Workspace wsp) { return bwd->run(s, wsp, bargs); }, ws, bneed);
     rows_.insert(rows_.end(), w.begin(), w.end());
   }
+  if (mneed > 0) {
+    auto w = workspace_refusals("cummax backward", [&](Workspace wsp) { return bmax->run(s, wsp, margs); }, ws, mneed);
+    rows_.insert(rows_.end(), w.begin(), w.end());
+  }
   expect_run_refusals(rows_, {&y, &idx, &gx});
+}
+
+// The cub SKU (cumsum of one contiguous f32 row, both directions): CUB's temporary storage
+// is the workspace; every row is refused before CUB is called.
+void scan_cub_run_refusals() {
+  const auto x = TensorLayout::contiguous(DType::kF32, {1, 4096});
+  PlanPreference pref;
+  pref.force_sku = "*.cub[*";
+  auto fwd = ScanPlan::select(test_stream(), ScanDescriptor{x, x, {}}, pref);
+  auto bwd = ScanBackwardPlan::select(test_stream(), ScanBackwardDescriptor{x, x, x, {}, x}, pref);
+  ASSERT_TRUE(fwd && bwd) << (fwd ? bwd.error().to_string() : fwd.error().to_string());
+  const std::size_t fneed = fwd->workspace_size(), bneed = bwd->workspace_size();
+  ASSERT_GT(fneed, 0u);
+  ASSERT_GT(bneed, 0u);
+  DeviceTensor dx(HostTensor(x), test_stream()), dg(HostTensor(x), test_stream());
+  Untouched y(x), gx(x);
+  const void *xp = dx.data(), *gp = dg.data();
+  const Workspace ws = test_workspace(std::max(fneed, bneed) + kWorkspaceAlignment);
+  const Stream& s = test_stream();
+  const Code kBad = Code::kInvalidArgument, kMis = Code::kMisaligned;
+  const ScanArgs fargs{.x = xp, .y = y.data()};
+  const ScanBackwardArgs bargs{.grad_y = gp, .grad_x = gx.data()};
+  std::vector<RunRefusal> rows = {
+      {"cub null x", [&] { auto a = fargs; a.x = nullptr; return fwd->run(s, ws, a); }, kBad, "args.x is null"},
+      {"cub null y", [&] { auto a = fargs; a.y = nullptr; return fwd->run(s, ws, a); }, kBad, "args.y is null"},
+      {"cub misaligned x", [&] { auto a = fargs; a.x = static_cast<const char*>(xp) + 4; return fwd->run(s, ws, a); }, kMis,
+       "is not aligned to x.alignment = 16 bytes"},
+      {"cub misaligned y", [&] { auto a = fargs; a.y = static_cast<char*>(a.y) + 4; return fwd->run(s, ws, a); }, kMis,
+       "is not aligned to y.alignment = 16 bytes"},
+      {"cub y over x shifted", [&] { auto a = fargs; a.y = static_cast<float*>(dx.data()) + 8; return fwd->run(s, ws, a); }, kBad,
+       "args.y overlaps args.x without the identical layout"},
+      {"cub backward null grad_y", [&] { auto a = bargs; a.grad_y = nullptr; return bwd->run(s, ws, a); }, kBad,
+       "args.grad_y is null"},
+      {"cub backward null grad_x", [&] { auto a = bargs; a.grad_x = nullptr; return bwd->run(s, ws, a); }, kBad,
+       "args.grad_x is null"},
+      {"cub backward misaligned grad_x", [&] { auto a = bargs; a.grad_x = static_cast<char*>(a.grad_x) + 4; return bwd->run(s, ws, a); },
+       kMis, "is not aligned to grad_x.alignment = 16 bytes"},
+      {"cub backward grad_x over grad_y shifted", [&] {
+         auto a = bargs;
+         a.grad_x = static_cast<float*>(dg.data()) + 8;
+         return bwd->run(s, ws, a);
+       }, kBad, "args.grad_x overlaps args.grad_y without the identical layout"},
+  };
+  auto w = workspace_refusals("cub forward", [&](Workspace wsp) { return fwd->run(s, wsp, fargs); }, ws, fneed);
+  rows.insert(rows.end(), w.begin(), w.end());
+  w = workspace_refusals("cub backward", [&](Workspace wsp) { return bwd->run(s, wsp, bargs); }, ws, bneed);
+  rows.insert(rows.end(), w.begin(), w.end());
+  expect_run_refusals(rows, {&y, &gx});
 }
 
 TEST(ScanGpuRefusals, WarpRow) {
   BARACUDA_REQUIRE_GPU();
-  scan_run_refusals(8, 64, "*warp_row*");
+  scan_run_refusals(8, 64, "*warp_row*", Ws::kNone);
 }
 TEST(ScanGpuRefusals, LookbackWorkspace) {
   BARACUDA_REQUIRE_GPU();
-  scan_run_refusals(4, 20000, "*lookback*");
+  scan_run_refusals(4, 20000, "*lookback*", Ws::kSome);
 }
 TEST(ScanGpuRefusals, Column) {
   BARACUDA_REQUIRE_GPU();
-  scan_run_refusals(8, 64, "*column*");
+  scan_run_refusals(8, 64, "*column*", Ws::kNone);
+}
+
+// Every SKU of both directions (a vec16 forward SKU beside its scalar backward: the
+// backward kinds here read several operands, scalar loads only) and cub; the workspace rows
+// wherever the SKU has one (look-back, column_split, cub).
+TEST(ScanGpuRefusals, EverySkuRunTable) {
+  BARACUDA_REQUIRE_GPU();
+  scan_run_refusals(8, 64, "*.warp_row_vec16[*", Ws::kNone, "*.warp_row[*");
+  scan_run_refusals(8, 64, "*.warp_row[*", Ws::kNone);
+  scan_run_refusals(8, 64, "*.block_row_vec16[*", Ws::kNone, "*.block_row[*");
+  scan_run_refusals(8, 64, "*.block_row[*", Ws::kNone);
+  scan_run_refusals(4, 20000, "*.lookback_vec16[*", Ws::kSome, "*.lookback[*");
+  scan_run_refusals(4, 20000, "*.lookback[*", Ws::kSome);
+  scan_run_refusals(4, 20000, "*.column_split[*", Ws::kSome);
+  scan_run_refusals(8, 64, "*.column[*", Ws::kNone);
+  scan_cub_run_refusals();
 }
 
 }  // namespace

@@ -11,17 +11,21 @@
 // lse = -inf, zero gradients); dropout (exact vs the reference's keep mask on our SKUs;
 // cuDNN SKUs use their own generator: statistics and replay only); strided views ([B, S, H, D]
 // memory viewed as [B, H, S, D]); backward for all. Dropout statistics and replay for every
-// SKU; run-time refusals with outputs untouched.
+// SKU; run-time refusals with outputs untouched: tables run under every SKU of SdpaPlan /
+// SdpaBackwardPlan and FlashSdpaPlan / FlashSdpaBackwardPlan (cuDNN and ours), and the
+// optional operands (bias, mask, ALiBi, grad_bias, varlen cu_seqlens).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
 
 #include "baracuda/ops/attention.hpp"
 #include "baracuda/reference/attention.hpp"
+#include "gemm_gpu_util.hpp"
 #include "gpu_harness.hpp"
 #include "test_support.hpp"
 
@@ -563,6 +567,296 @@ TEST(SdpaGpuRefusals, VarlenNullSeqlens) {
        "args.cu_seqlens_k is null"},
   };
   expect_run_refusals(rows, {&o});
+}
+
+// ------------------------------------------------------------------------ run-time refusal tables, every SKU
+// bf16 attention, q / o [1, 4, 64, 64], k / v [1, 2, 64, 64] (GQA 2), lse f32 [1, 4, 64]; with
+// `extras` also an additive bf16 bias [64, 64] and dropout 0.1 (the wgmma SKUs refuse those;
+// cuDNN's forward then has aux workspace for its seed). Every SKU of PlanT that accepts it
+// (general, flash_mma, flash_wgmma_ws / flash_wgmma on sm_90, cudnn_fused*), forced in turn,
+// refuses null, misaligned and aliased pointers and, where it takes workspace, a too-small,
+// null or misaligned one, each with its code and field, before any launch: the outputs keep
+// their poison. A moved pointer always lands inside the allocation it aliases (so the refusal
+// names that operand and no neighbouring allocation).
+SdpaDescriptor refusal_descriptor(bool extras) {
+  SdpaDescriptor d;
+  d.q = d.o = TensorLayout::contiguous(DType::kBF16, {1, 4, 64, 64});
+  d.k = d.v = TensorLayout::contiguous(DType::kBF16, {1, 2, 64, 64});
+  d.lse = TensorLayout::contiguous(DType::kF32, {1, 4, 64});
+  if (extras) {
+    d.bias = TensorLayout::contiguous(DType::kBF16, {64, 64});
+    d.options.dropout_p = 0.1;
+  }
+  return d;
+}
+
+void* moved(const void* p, int bytes) { return static_cast<char*>(const_cast<void*>(p)) + bytes; }
+
+// Runs `table` on every SKU of PlanT that accepts `d`; returns the SKU names run.
+template <class PlanT>
+std::vector<std::string> run_on_every_sku(const typename PlanT::Descriptor& d, const typename PlanT::Arguments& ok,
+                                          const std::vector<ArgRefusalRow<typename PlanT::Arguments>>& table,
+                                          const std::vector<Untouched*>& outputs,
+                                          const std::function<void(const std::string& impl, std::size_t need)>& check_workspace) {
+  using Args = typename PlanT::Arguments;
+  std::vector<std::string> ran;
+  for (const PlanT& plan : forced_plans<PlanT>(d)) {
+    SCOPED_TRACE(plan.sku().name());
+    const std::size_t need = plan.workspace_size();
+    check_workspace(plan.sku().impl, need);
+    expect_arg_run_refusals<Args>(
+        plan.sku().name(), ok, [&](Workspace w, const Args& a) { return plan.run(test_stream(), w, a); },
+        test_workspace(need + kWorkspaceAlignment), need, table, outputs);
+    ran.push_back(plan.sku().name());
+  }
+  return ran;
+}
+
+template <class PlanT>
+std::vector<std::string> forward_refusal_table(bool extras) {
+  SCOPED_TRACE(extras ? "bias + dropout" : "plain");
+  const SdpaDescriptor sd = refusal_descriptor(extras);
+  typename PlanT::Descriptor d;
+  static_cast<SdpaDescriptor&>(d) = sd;
+  HostTensor hq(sd.q), hkv(sd.k), hb(extras ? sd.bias : TensorLayout::contiguous(DType::kBF16, {1}));
+  fill_random(hq, -1, 1);
+  fill_random(hkv, -1, 1);
+  fill_random(hb, -1, 1);
+  const Stream& s = test_stream();
+  DeviceTensor dq(hq, s), dk(hkv, s), dv(hkv, s), db(hb, s);
+  Untouched o(sd.o), lse(sd.lse);
+  SdpaArgs ok{.q = dq.data(), .k = dk.data(), .v = dv.data(), .o = o.data(), .lse = static_cast<float*>(lse.data())};
+  if (extras) ok.bias = db.data();
+  const Code bad = Code::kInvalidArgument, mis = Code::kMisaligned;
+  std::vector<ArgRefusalRow<SdpaArgs>> table = {
+      {"null q", [](SdpaArgs& a) { a.q = nullptr; }, bad, "args.q is null"},
+      {"null k", [](SdpaArgs& a) { a.k = nullptr; }, bad, "args.k is null"},
+      {"null v", [](SdpaArgs& a) { a.v = nullptr; }, bad, "args.v is null"},
+      {"null o", [](SdpaArgs& a) { a.o = nullptr; }, bad, "args.o is null"},
+      {"null lse", [](SdpaArgs& a) { a.lse = nullptr; }, bad, "args.lse is null"},
+      {"misaligned q", [](SdpaArgs& a) { a.q = moved(a.q, 2); }, mis, "is not aligned to q.alignment = 16 bytes"},
+      {"misaligned v", [](SdpaArgs& a) { a.v = moved(a.v, 8); }, mis, "is not aligned to v.alignment = 16 bytes"},
+      {"misaligned o", [](SdpaArgs& a) { a.o = moved(a.o, 4); }, mis, "is not aligned to o.alignment = 16 bytes"},
+      {"misaligned lse", [](SdpaArgs& a) { a.lse = static_cast<float*>(moved(a.lse, 4)); }, mis,
+       "is not aligned to lse.alignment = 16 bytes"},
+      {"o partly over q", [](SdpaArgs& a) { a.o = moved(a.q, 64); }, bad, "args.o overlaps args.q"},
+      {"k inside o", [](SdpaArgs& a) { a.k = a.o; }, bad, "args.o overlaps args.k"},
+      {"v inside o", [](SdpaArgs& a) { a.v = moved(a.o, 1024); }, bad, "args.o overlaps args.v"},
+      {"lse inside o", [](SdpaArgs& a) { a.lse = static_cast<float*>(a.o); }, bad, "args.o and args.lse overlap"},
+      {"lse inside q", [](SdpaArgs& a) { a.lse = static_cast<float*>(const_cast<void*>(a.q)); }, bad, "args.lse overlaps args.q"},
+  };
+  if (extras)
+    table.insert(table.end(), {
+        {"null bias", [](SdpaArgs& a) { a.bias = nullptr; }, bad, "args.bias is null"},
+        {"misaligned bias", [](SdpaArgs& a) { a.bias = moved(a.bias, 2); }, mis, "is not aligned to bias.alignment = 16 bytes"},
+        {"bias inside o", [](SdpaArgs& a) { a.bias = a.o; }, bad, "args.o overlaps args.bias"},
+    });
+  // Workspace: none for general, flash_mma and flash_wgmma; flash_wgmma_ws's tile counter;
+  // cuDNN's aux (the dropout seed) and graph buffers.
+  auto check_workspace = [&](const std::string& impl, std::size_t need) {
+    if (impl == "general" || impl == "flash_mma" || impl == "flash_wgmma") EXPECT_EQ(need, 0u);
+    if (impl == "flash_wgmma_ws" || (impl == "cudnn_fused" && extras)) EXPECT_GT(need, 0u);
+  };
+  return run_on_every_sku<PlanT>(d, ok, table, {&o, &lse}, check_workspace);
+}
+
+template <class PlanT>
+std::vector<std::string> backward_refusal_table(bool extras) {
+  SCOPED_TRACE(extras ? "bias + dropout" : "plain");
+  const SdpaBackwardDescriptor sg = reference::sdpa_backward_of(refusal_descriptor(extras));
+  typename PlanT::Descriptor g;
+  static_cast<SdpaBackwardDescriptor&>(g) = sg;
+  HostTensor hq(sg.q), hkv(sg.k), hl(sg.lse), hb(extras ? sg.bias : TensorLayout::contiguous(DType::kBF16, {1}));
+  fill_random(hq, -1, 1);
+  fill_random(hkv, -1, 1);
+  fill_random(hl, 1, 2);
+  fill_random(hb, -1, 1);
+  const Stream& s = test_stream();
+  DeviceTensor dq(hq, s), dk(hkv, s), dv(hkv, s), dout(hq, s), dgo(hq, s), dl(hl, s), db(hb, s);
+  Untouched gq(sg.grad_q), gk(sg.grad_k), gv(sg.grad_v);
+  SdpaBackwardArgs ok{.q = dq.data(), .k = dk.data(), .v = dv.data(), .o = dout.data(), .grad_o = dgo.data(),
+                      .lse = static_cast<const float*>(dl.data()), .grad_q = gq.data(), .grad_k = gk.data(),
+                      .grad_v = gv.data()};
+  if (extras) ok.bias = db.data();
+  const Code bad = Code::kInvalidArgument, mis = Code::kMisaligned;
+  using A = SdpaBackwardArgs;
+  std::vector<ArgRefusalRow<A>> table = {
+      {"null q", [](A& a) { a.q = nullptr; }, bad, "args.q is null"},
+      {"null k", [](A& a) { a.k = nullptr; }, bad, "args.k is null"},
+      {"null v", [](A& a) { a.v = nullptr; }, bad, "args.v is null"},
+      {"null o", [](A& a) { a.o = nullptr; }, bad, "args.o is null"},
+      {"null grad_o", [](A& a) { a.grad_o = nullptr; }, bad, "args.grad_o is null"},
+      {"null lse", [](A& a) { a.lse = nullptr; }, bad, "args.lse is null"},
+      {"null grad_q", [](A& a) { a.grad_q = nullptr; }, bad, "args.grad_q is null"},
+      {"null grad_k", [](A& a) { a.grad_k = nullptr; }, bad, "args.grad_k is null"},
+      {"null grad_v", [](A& a) { a.grad_v = nullptr; }, bad, "args.grad_v is null"},
+      {"misaligned k", [](A& a) { a.k = moved(a.k, 2); }, mis, "is not aligned to k.alignment = 16 bytes"},
+      {"misaligned grad_o", [](A& a) { a.grad_o = moved(a.grad_o, 4); }, mis, "is not aligned to grad_o.alignment = 16 bytes"},
+      {"misaligned lse", [](A& a) { a.lse = static_cast<const float*>(moved(a.lse, 4)); }, mis,
+       "is not aligned to lse.alignment = 16 bytes"},
+      {"misaligned grad_q", [](A& a) { a.grad_q = moved(a.grad_q, 8); }, mis, "is not aligned to grad_q.alignment = 16 bytes"},
+      {"misaligned grad_v", [](A& a) { a.grad_v = moved(a.grad_v, 2); }, mis, "is not aligned to grad_v.alignment = 16 bytes"},
+      {"q inside grad_q", [](A& a) { a.q = a.grad_q; }, bad, "args.grad_q overlaps args.q"},
+      {"grad_k partly over v", [](A& a) { a.grad_k = moved(a.v, 32); }, bad, "args.grad_k overlaps args.v"},
+      {"grad_v = grad_k", [](A& a) { a.grad_v = a.grad_k; }, bad, "args.grad_k and args.grad_v overlap"},
+      {"lse inside grad_v", [](A& a) { a.lse = static_cast<const float*>(a.grad_v); }, bad, "args.grad_v overlaps args.lse"},
+      {"grad_o inside grad_q", [](A& a) { a.grad_o = a.grad_q; }, bad, "args.grad_q overlaps args.grad_o"},
+      {"o partly over grad_q", [](A& a) { a.o = moved(a.grad_q, 128); }, bad, "args.grad_q overlaps args.o"},
+  };
+  if (extras)
+    table.insert(table.end(), {
+        {"null bias", [](A& a) { a.bias = nullptr; }, bad, "args.bias is null"},
+        {"misaligned bias", [](A& a) { a.bias = moved(a.bias, 4); }, mis, "is not aligned to bias.alignment = 16 bytes"},
+        {"bias inside grad_q", [](A& a) { a.bias = a.grad_q; }, bad, "args.grad_q overlaps args.bias"},
+    });
+  // Every backward SKU takes workspace (delta per query row; the atomic dQ accumulator; cuDNN's
+  // packed lse copy and graph buffers), so the workspace rows always run.
+  auto check_workspace = [](const std::string&, std::size_t need) { EXPECT_GT(need, 0u); };
+  return run_on_every_sku<PlanT>(g, ok, table, {&gq, &gk, &gv}, check_workspace);
+}
+
+bool any_of(const std::vector<std::string>& skus, const char* impl) {
+  for (const auto& n : skus)
+    if (n.find(impl) != std::string::npos) return true;
+  return false;
+}
+
+TEST(SdpaGpuRefusals, RunTableEverySku) {
+  BARACUDA_REQUIRE_GPU();
+  for (bool extras : {false, true}) {
+    const auto f = forward_refusal_table<SdpaPlan>(extras);
+    const auto b = backward_refusal_table<SdpaBackwardPlan>(extras);
+    for (const char* impl : {".general[", ".flash_mma", ".cudnn_fused"}) {
+      EXPECT_TRUE(any_of(f, impl)) << "forward: no " << impl << " SKU ran";
+      EXPECT_TRUE(any_of(b, impl)) << "backward: no " << impl << " SKU ran";
+    }
+  }
+}
+
+// The Flash plans (the fused SKUs only): the cuDNN SKU and ours each refuse the whole table.
+TEST(FlashSdpaGpuRefusals, RunTableEverySku) {
+  BARACUDA_REQUIRE_GPU();
+  for (bool extras : {false, true}) {
+    const auto f = forward_refusal_table<FlashSdpaPlan>(extras);
+    const auto b = backward_refusal_table<FlashSdpaBackwardPlan>(extras);
+    for (const char* impl : {".flash_mma", ".cudnn_fused"}) {
+      EXPECT_TRUE(any_of(f, impl)) << "forward: no " << impl << " SKU ran";
+      EXPECT_TRUE(any_of(b, impl)) << "backward: no " << impl << " SKU ran";
+    }
+    EXPECT_FALSE(any_of(f, ".general[")) << "the Flash plan ran a general SKU";
+    if (test_caps().sm >= 90 && !extras) EXPECT_TRUE(any_of(f, ".flash_wgmma_ws")) << "no flash_wgmma_ws SKU ran";
+  }
+}
+
+// The optional operands on the general SKU (the one SKU that takes them all): bias, bool mask,
+// ALiBi slopes and the bias gradient; then the varlen cu_seqlens under every SKU that takes
+// varlen. Null, misaligned and aliased; the outputs keep their poison.
+TEST(SdpaGpuRefusals, OptionalOperandsRunTable) {
+  BARACUDA_REQUIRE_GPU();
+  SdpaDescriptor d;
+  d.q = d.o = TensorLayout::contiguous(DType::kF32, {2, 4, 16, 32});
+  d.k = d.v = TensorLayout::contiguous(DType::kF32, {2, 2, 24, 32});
+  d.lse = TensorLayout::contiguous(DType::kF32, {2, 4, 16});
+  d.bias = TensorLayout::contiguous(DType::kF32, {16, 24});
+  d.mask = TensorLayout::contiguous(DType::kU8, {2, 1, 16, 24});
+  d.alibi_slopes = TensorLayout::contiguous(DType::kF32, {4});
+  const SdpaBackwardDescriptor g = reference::sdpa_backward_of(d, true);
+  PlanPreference pref;
+  pref.force_sku = "sdpa.*.general*";
+  auto fwd = SdpaPlan::select(test_stream(), d, pref);
+  auto bwd = SdpaBackwardPlan::select(test_stream(), g, pref);
+  ASSERT_TRUE(fwd.has_value()) << fwd.error().to_string();
+  ASSERT_TRUE(bwd.has_value()) << bwd.error().to_string();
+  HostTensor hq(d.q), hkv(d.k), hl(d.lse), hb(d.bias), hm(d.mask), ha(d.alibi_slopes);
+  for (HostTensor* h : {&hq, &hkv, &hl, &hb, &ha}) fill_random(*h, 0.1, 1);
+  const Stream& s = test_stream();
+  DeviceTensor dq(hq, s), dk(hkv, s), dv(hkv, s), dout(hq, s), dgo(hq, s), dl(hl, s), db(hb, s), dm(hm, s), da(ha, s);
+  Untouched o(d.o), lse(d.lse), gq(g.grad_q), gk(g.grad_k), gv(g.grad_v), gb(g.grad_bias);
+  const Code bad = Code::kInvalidArgument, mis = Code::kMisaligned;
+  const auto* mask = static_cast<const std::uint8_t*>(dm.data());
+  const auto* alibi = static_cast<const float*>(da.data());
+  const SdpaArgs fa{.q = dq.data(), .k = dk.data(), .v = dv.data(), .o = o.data(), .lse = static_cast<float*>(lse.data()),
+                    .bias = db.data(), .mask = mask, .alibi_slopes = alibi};
+  expect_arg_run_refusals<SdpaArgs>(
+      "forward", fa, [&](Workspace w, const SdpaArgs& a) { return fwd->run(s, w, a); },
+      test_workspace(fwd->workspace_size() + kWorkspaceAlignment), fwd->workspace_size(),
+      {
+          {"null bias", [](SdpaArgs& a) { a.bias = nullptr; }, bad, "args.bias is null"},
+          {"null mask", [](SdpaArgs& a) { a.mask = nullptr; }, bad, "args.mask is null"},
+          {"null alibi_slopes", [](SdpaArgs& a) { a.alibi_slopes = nullptr; }, bad, "args.alibi_slopes is null"},
+          {"misaligned bias", [](SdpaArgs& a) { a.bias = moved(a.bias, 4); }, mis, "is not aligned to bias.alignment = 16 bytes"},
+          {"misaligned mask", [](SdpaArgs& a) { a.mask = static_cast<const std::uint8_t*>(moved(a.mask, 1)); }, mis,
+           "is not aligned to mask.alignment = 16 bytes"},
+          {"misaligned alibi_slopes", [](SdpaArgs& a) { a.alibi_slopes = static_cast<const float*>(moved(a.alibi_slopes, 4)); },
+           mis, "is not aligned to alibi_slopes.alignment = 16 bytes"},
+          {"mask inside o", [](SdpaArgs& a) { a.mask = static_cast<const std::uint8_t*>(a.o); }, bad, "args.o overlaps args.mask"},
+          {"alibi_slopes inside lse", [](SdpaArgs& a) { a.alibi_slopes = a.lse; }, bad, "args.lse overlaps args.alibi_slopes"},
+          {"bias inside o", [](SdpaArgs& a) { a.bias = moved(a.o, 256); }, bad, "args.o overlaps args.bias"},
+      },
+      {&o, &lse});
+  SdpaBackwardArgs ba{.q = dq.data(), .k = dk.data(), .v = dv.data(), .o = dout.data(), .grad_o = dgo.data(),
+                      .lse = static_cast<const float*>(dl.data()), .grad_q = gq.data(), .grad_k = gk.data(),
+                      .grad_v = gv.data(), .bias = db.data(), .mask = mask, .alibi_slopes = alibi, .grad_bias = gb.data()};
+  using A = SdpaBackwardArgs;
+  expect_arg_run_refusals<A>(
+      "backward", ba, [&](Workspace w, const A& a) { return bwd->run(s, w, a); },
+      test_workspace(bwd->workspace_size() + kWorkspaceAlignment), bwd->workspace_size(),
+      {
+          {"null grad_bias", [](A& a) { a.grad_bias = nullptr; }, bad, "args.grad_bias is null"},
+          {"null mask", [](A& a) { a.mask = nullptr; }, bad, "args.mask is null"},
+          {"misaligned grad_bias", [](A& a) { a.grad_bias = moved(a.grad_bias, 4); }, mis,
+           "is not aligned to grad_bias.alignment = 16 bytes"},
+          {"misaligned alibi_slopes", [](A& a) { a.alibi_slopes = static_cast<const float*>(moved(a.alibi_slopes, 8)); }, mis,
+           "is not aligned to alibi_slopes.alignment = 16 bytes"},
+          {"grad_bias inside grad_q", [](A& a) { a.grad_bias = a.grad_q; }, bad, "args.grad_q and args.grad_bias overlap"},
+          {"bias inside grad_bias", [](A& a) { a.bias = a.grad_bias; }, bad, "args.grad_bias overlaps args.bias"},
+          {"mask inside grad_k", [](A& a) { a.mask = static_cast<const std::uint8_t*>(a.grad_k); }, bad,
+           "args.grad_k overlaps args.mask"},
+          {"alibi_slopes inside grad_v", [](A& a) { a.alibi_slopes = static_cast<const float*>(a.grad_v); }, bad,
+           "args.grad_v overlaps args.alibi_slopes"},
+      },
+      {&gq, &gk, &gv, &gb});
+
+  // varlen (f16 d64: general, flash_mma and, on sm_90, cudnn_fused take it; each forced):
+  // cu_seqlens (i32 [B + 1], 4-byte aligned) null, misaligned, inside an output.
+  SdpaDescriptor v;
+  v.q = v.o = TensorLayout::contiguous(DType::kF16, {30, 2, 64});
+  v.k = v.v = TensorLayout::contiguous(DType::kF16, {40, 2, 64});
+  v.lse = TensorLayout::contiguous(DType::kF32, {2, 30});
+  v.options.varlen = true;
+  v.options.batch = 2;
+  v.options.max_seqlen_q = 20;
+  v.options.max_seqlen_k = 30;
+  const SdpaBackwardDescriptor vg = reference::sdpa_backward_of(v);
+  HostTensor hvq(v.q), hvk(v.k), hvl(v.lse);
+  const HostTensor hcq = i32_tensor({0, 10, 30}), hck = i32_tensor({0, 30, 40});
+  DeviceTensor vq(hvq, s), vk(hvk, s), vdo(hvq, s), vl(hvl, s), cq(hcq, s), ck(hck, s);
+  Untouched vo(v.o), vlse(v.lse), vgq(vg.grad_q), vgk(vg.grad_k), vgv(vg.grad_v);
+  const auto* cuq = static_cast<const std::int32_t*>(cq.data());
+  const auto* cuk = static_cast<const std::int32_t*>(ck.data());
+  const SdpaArgs va{.q = vq.data(), .k = vk.data(), .v = vk.data(), .o = vo.data(), .lse = static_cast<float*>(vlse.data()),
+                    .cu_seqlens_q = cuq, .cu_seqlens_k = cuk};
+  const std::vector<ArgRefusalRow<SdpaArgs>> vf_rows = {
+      {"null cu_seqlens_q", [](SdpaArgs& a) { a.cu_seqlens_q = nullptr; }, bad, "args.cu_seqlens_q is null (options.varlen = true)"},
+      {"misaligned cu_seqlens_q", [](SdpaArgs& a) { a.cu_seqlens_q = static_cast<const std::int32_t*>(moved(a.cu_seqlens_q, 2)); },
+       mis, "is not aligned to cu_seqlens_q.alignment = 4 bytes"},
+      {"cu_seqlens_k inside o", [](SdpaArgs& a) { a.cu_seqlens_k = static_cast<const std::int32_t*>(a.o); }, bad,
+       "args.o overlaps args.cu_seqlens_k"},
+  };
+  const auto vf = run_on_every_sku<SdpaPlan>(v, va, vf_rows, {&vo, &vlse}, [](const std::string&, std::size_t) {});
+  EXPECT_TRUE(any_of(vf, ".general[") && any_of(vf, ".flash_mma"));
+  const SdpaBackwardArgs vba{.q = vq.data(), .k = vk.data(), .v = vk.data(), .o = vdo.data(), .grad_o = vdo.data(),
+                             .lse = static_cast<const float*>(vl.data()), .grad_q = vgq.data(), .grad_k = vgk.data(),
+                             .grad_v = vgv.data(), .cu_seqlens_q = cuq, .cu_seqlens_k = cuk};
+  const std::vector<ArgRefusalRow<A>> vb_rows = {
+      {"null cu_seqlens_k", [](A& a) { a.cu_seqlens_k = nullptr; }, bad, "args.cu_seqlens_k is null (options.varlen = true)"},
+      {"misaligned cu_seqlens_k", [](A& a) { a.cu_seqlens_k = static_cast<const std::int32_t*>(moved(a.cu_seqlens_k, 1)); }, mis,
+       "is not aligned to cu_seqlens_k.alignment = 4 bytes"},
+      {"cu_seqlens_q inside grad_q", [](A& a) { a.cu_seqlens_q = static_cast<const std::int32_t*>(a.grad_q); }, bad,
+       "args.grad_q overlaps args.cu_seqlens_q"},
+  };
+  const auto vb = run_on_every_sku<SdpaBackwardPlan>(vg, vba, vb_rows, {&vgq, &vgk, &vgv}, [](const std::string&, std::size_t) {});
+  EXPECT_TRUE(any_of(vb, ".general[") && any_of(vb, ".flash_mma"));
 }
 
 }  // namespace

@@ -157,10 +157,16 @@ void softmax_run_refusals(std::int64_t rows, std::int64_t len, const std::string
   const void *xp = dx.data(), *gp = dg.data();
   void* x_row1 = static_cast<float*>(dx.data()) + len;
   const std::size_t fneed = fwd->workspace_size(), bneed = bwd->workspace_size();
+  // split_row keeps its slice statistics in the workspace; the other SKUs need none
+  const bool split = force.find("split_row") != std::string::npos;
+  EXPECT_EQ(fneed > 0, split) << fwd->sku().name() << " workspace " << fneed;
+  EXPECT_EQ(bneed > 0, split) << bwd->sku().name() << " workspace " << bneed;
   const Workspace ws = test_workspace(std::max(fneed, bneed) + kWorkspaceAlignment);
   const Stream& s = test_stream();
   const Code kBad = Code::kInvalidArgument, kMis = Code::kMisaligned;
   const SoftmaxBackwardArgs bargs{.grad_y = gp, .y = xp, .grad_x = gx.data()};
+  void* g_row1 = static_cast<float*>(dg.data()) + len;
+  auto mis = [](const void* p) { return static_cast<const char*>(p) + 4; };
   std::vector<RunRefusal> rows_ = {
       {"forward null x", [&] { return fwd->run(s, ws, {.x = nullptr, .y = y.data()}); }, kBad, "args.x is null"},
       {"forward null y", [&] { return fwd->run(s, ws, {.x = xp, .y = nullptr}); }, kBad, "args.y is null"},
@@ -176,6 +182,19 @@ void softmax_run_refusals(std::int64_t rows, std::int64_t len, const std::string
       // (one row past x's buffer, so the check may name the next allocation first)
       {"backward grad_x over y shifted", [&] { auto a = bargs; a.grad_x = x_row1; return bwd->run(s, ws, a); }, kBad,
        "args.grad_x overlaps args."},
+      // every other pointer of both plans: null, misaligned (4 bytes: below the declared 16)
+      {"forward misaligned y", [&] { return fwd->run(s, ws, {.x = xp, .y = const_cast<char*>(mis(y.data()))}); }, kMis,
+       "not aligned to y.alignment = 16"},
+      {"backward null grad_y", [&] { auto a = bargs; a.grad_y = nullptr; return bwd->run(s, ws, a); }, kBad,
+       "args.grad_y is null"},
+      {"backward null grad_x", [&] { auto a = bargs; a.grad_x = nullptr; return bwd->run(s, ws, a); }, kBad,
+       "args.grad_x is null"},
+      {"backward misaligned grad_y", [&] { auto a = bargs; a.grad_y = mis(a.grad_y); return bwd->run(s, ws, a); }, kMis,
+       "not aligned to grad_y.alignment = 16"},
+      {"backward misaligned y", [&] { auto a = bargs; a.y = mis(a.y); return bwd->run(s, ws, a); }, kMis,
+       "not aligned to y.alignment = 16"},
+      {"backward grad_x over grad_y shifted", [&] { auto a = bargs; a.grad_x = g_row1; return bwd->run(s, ws, a); }, kBad,
+       "args.grad_x overlaps args.grad_y without the identical layout"},
   };
   if (fneed > 0) {
     auto w = workspace_refusals("forward", [&](Workspace wsp) { return fwd->run(s, wsp, {.x = xp, .y = y.data()}); }, ws, fneed);

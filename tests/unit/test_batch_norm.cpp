@@ -306,7 +306,9 @@ TEST(SelectRefusals, BatchNormPlan) {
        {"momentum", [](D& d) { d.momentum = std::numeric_limits<double>::quiet_NaN(); }, "momentum = nan must be finite"},
        {"values", [](D& d) { d.x = d.y = contig(DType::kF32, {1, 6}); },
         "batch_norm training needs more than 1 value per channel (N * spatial = 1)"},
-       {"channels", [](D& d) { d.x = d.y = contig(DType::kF32, {4, 0, 5}); }, "x.shape[1] = 0: no channels"}});
+       {"channels", [](D& d) { d.x = d.y = contig(DType::kF32, {4, 0, 5}); }, "x.shape[1] = 0: no channels"},
+       {"stride", [](D& d) { d.x = TensorLayout::strided(DType::kF32, {4, 6, 5}, {std::int64_t{1} << 62, 5, 1}); },
+        "x = f32[4,6,5]{4611686018427387904,5,1} is too large for 64-bit indexing"}});
 }
 
 TEST(SelectRefusals, BatchNormBackwardPlan) {
@@ -323,6 +325,10 @@ TEST(SelectRefusals, BatchNormBackwardPlan) {
        {"stride", [](D& d) { d.grad_bias = TensorLayout::strided(DType::kF32, {6}, {0}); },
         "grad_bias = f32[6]{0} maps several elements to one address"},
        {"eps", [](D& d) { d.eps = std::numeric_limits<double>::infinity(); }, "eps = inf must be finite and >= 0"},
+       {"dtype", [](D& d) { d.x = d.grad_y = d.grad_x = contig(DType::kI32, {4, 6, 5}); },
+        "x.dtype = i32 is not supported by batch_norm_backward"},
+       {"stride", [](D& d) { d.grad_x = TensorLayout::strided(DType::kF32, {4, 6, 5}, {30, 0, 1}); },
+        "grad_x = f32[4,6,5]{30,0,1} maps several elements to one address"},
        {"values", [](D& d) {
           d.training = true;
           d.x = d.grad_y = d.grad_x = contig(DType::kF32, {0, 6, 5});
@@ -341,7 +347,13 @@ TEST(SelectRefusals, GroupNormPlan) {
        {"num_groups", [](D& d) { d.num_groups = 0; }, "num_groups = 0 does not divide x.shape[1] = 6 (needs num_groups >= 1)"},
        {"num_groups", [](D& d) { d.num_groups = -2; }, "num_groups = -2 does not divide"},
        {"spatial", [](D& d) { d.x = d.y = contig(DType::kF32, {4, 6, 0}); }, "spatial size 0 (no values per group)"},
-       {"eps", [](D& d) { d.eps = -1e-5; }, "eps = -1.0000000000000001e-05 must be finite and >= 0"}});
+       {"eps", [](D& d) { d.eps = -1e-5; }, "eps = -1.0000000000000001e-05 must be finite and >= 0"},
+       {"shape", [](D& d) { d.bias = contig(DType::kF32, {3}); }, "bias = f32[3] is not [C] = [6] (x.shape[1])"},
+       {"rank", [](D& d) { d.x = d.y = contig(DType::kF32, {6}); }, "x.rank = 1: group_norm needs x as [N, C, *]"},
+       {"stride", [](D& d) { d.y = TensorLayout::strided(DType::kF32, {4, 6, 5}, {30, 5, 0}); },
+        "y = f32[4,6,5]{30,5,0} maps several elements to one address"},
+       {"stride", [](D& d) { d.x = TensorLayout::strided(DType::kF32, {4, 6, 5}, {std::int64_t{1} << 62, 5, 1}); },
+        "x = f32[4,6,5]{4611686018427387904,5,1} is too large for 64-bit indexing"}});
 }
 
 TEST(SelectRefusals, GroupNormBackwardPlan) {
@@ -353,7 +365,14 @@ TEST(SelectRefusals, GroupNormBackwardPlan) {
        {"shape", [](D& d) { d.grad_bias = contig(DType::kF32, {3}); }, "grad_bias = f32[3] is not [C] = [6]"},
        {"num_groups", [](D& d) { d.num_groups = 5; }, "num_groups = 5 does not divide x.shape[1] = 6"},
        {"stride", [](D& d) { d.grad_x = TensorLayout::strided(DType::kF32, {4, 6, 5}, {30, 0, 1}); },
-        "grad_x = f32[4,6,5]{30,0,1} maps several elements to one address"}});
+        "grad_x = f32[4,6,5]{30,0,1} maps several elements to one address"},
+       {"dtype", [](D& d) { d.x = d.grad_y = d.grad_x = contig(DType::kI64, {4, 6, 5}); },
+        "x.dtype = i64 is not supported by group_norm_backward"},
+       {"dtype", [](D& d) { d.grad_weight = contig(DType::kBF16, {6}); },
+        "grad_weight.dtype = bf16 is neither x.dtype = f32 nor the compute type f32"},
+       {"num_groups", [](D& d) { d.num_groups = 0; }, "num_groups = 0 does not divide x.shape[1] = 6"},
+       {"stride", [](D& d) { d.grad_weight = TensorLayout::strided(DType::kF32, {6}, {0}); },
+        "grad_weight = f32[6]{0} maps several elements to one address"}});
 }
 
 TEST(SelectRefusals, InstanceNormPlan) {
@@ -369,7 +388,13 @@ TEST(SelectRefusals, InstanceNormPlan) {
         "instance_norm with input stats needs more than 1 spatial element (spatial = 1)"},
        {"momentum", [](D& d) { d.momentum = std::numeric_limits<double>::infinity(); }, "momentum = inf must be finite"},
        {"stride", [](D& d) { d.running_var = TensorLayout::strided(DType::kF32, {6}, {0}); },
-        "running_var = f32[6]{0} maps several elements to one address"}});
+        "running_var = f32[6]{0} maps several elements to one address"},
+       {"dtype", [](D& d) { d.y = contig(DType::kF16, {4, 6, 5}); }, "y.dtype = f16 differs from x.dtype = f32"},
+       {"dtype", [](D& d) { d.x = d.y = contig(DType::kBool, {4, 6, 5}); }, "x.dtype = bool is not supported by instance_norm"},
+       {"shape", [](D& d) { d.y = contig(DType::kF32, {4, 5, 6}); }, "y = f32[4,5,6] does not have the shape of x"},
+       {"stride", [](D& d) { d.y = TensorLayout::strided(DType::kF32, {4, 6, 5}, {5, 5, 1}); },
+        "y = f32[4,6,5]{5,5,1} maps several elements to one address"},
+       {"eps", [](D& d) { d.eps = std::numeric_limits<double>::quiet_NaN(); }, "eps = nan must be finite and >= 0"}});
 }
 
 TEST(SelectRefusals, InstanceNormBackwardPlan) {
@@ -378,7 +403,20 @@ TEST(SelectRefusals, InstanceNormBackwardPlan) {
       in_bwd(kX),
       {{"dtype", [](D& d) { d.grad_x = contig(DType::kF64, {4, 6, 5}); }, "grad_x.dtype = f64 differs from x.dtype = f32"},
        {"shape", [](D& d) { d.weight = contig(DType::kF32, {5}); }, "weight = f32[5] is not [C] = [6]"},
-       {"rank", [](D& d) { d.x = d.grad_y = d.grad_x = contig(DType::kF32, {30}); }, "x.rank = 1"}});
+       {"rank", [](D& d) { d.x = d.grad_y = d.grad_x = contig(DType::kF32, {30}); }, "x.rank = 1"},
+       {"dtype", [](D& d) { d.x = d.grad_y = d.grad_x = contig(DType::kI8, {4, 6, 5}); },
+        "x.dtype = i8 is not supported by instance_norm_backward"},
+       {"dtype", [](D& d) { d.grad_bias = contig(DType::kF64, {6}); },
+        "grad_bias.dtype = f64 is neither x.dtype = f32 nor the compute type f32"},
+       {"shape", [](D& d) { d.grad_y = contig(DType::kF32, {4, 6, 6}); }, "grad_y = f32[4,6,6] does not have the shape of x"},
+       {"stride", [](D& d) { d.grad_x = TensorLayout::strided(DType::kF32, {4, 6, 5}, {0, 5, 1}); },
+        "grad_x = f32[4,6,5]{0,5,1} maps several elements to one address"},
+       {"stride", [](D& d) { d.grad_weight = TensorLayout::strided(DType::kF32, {6}, {0}); },
+        "grad_weight = f32[6]{0} maps several elements to one address"},
+       {"eps", [](D& d) {
+          d.use_input_stats = false;  // eps is read with the running stats
+          d.eps = -2;
+        }, "eps = -2 must be finite and >= 0"}});
 }
 
 }  // namespace

@@ -438,6 +438,87 @@ TEST(KvCacheRefusals, SelectNamesFieldAndValue) {
       });
 }
 
+// Stride and layout cases with the full message (field and value): an output whose strides map
+// two elements to one address, a head dim that is not contiguous, declared alignments below the
+// element size or not a power of two.
+TEST(DecodeRefusals, SelectStridesNameFieldAndValue) {
+  using D = SdpaDecodeDescriptor;
+  auto valid = reference::decode_descriptor(shape(DType::kBF16, 3, 2, 8, 2, 64, 16, 4, 12));
+  test::expect_select_refusals<SdpaDecodePlan>(
+      valid,
+      {
+          {"stride", [](D& d) { d.o.strides[0] = 0; }, "o = bf16[3,2,8,64]{0,512,64,1} maps several elements to one address"},
+          {"stride", [](D& d) { d.lse.strides[2] = 0; }, "lse = f32[3,8,2]{16,2,0} maps several elements to one address"},
+          {"stride", [](D& d) { d.o.strides[3] = 2; }, "o.strides[3] = 2: the head dim must be contiguous (stride 1)"},
+          {"stride", [](D& d) { d.v_cache.strides[3] = 4; }, "v_cache.strides[3] = 4: the head dim must be contiguous (stride 1)"},
+          {"alignment", [](D& d) { d.k_cache.alignment = 1; }, "k_cache.alignment = 1 bytes is below its element size 2"},
+          {"alignment", [](D& d) { d.block_table.alignment = 2; }, "block_table.alignment = 2 bytes is below its element size 4"},
+          {"alignment", [](D& d) { d.seqlens_k.alignment = 1; }, "seqlens_k.alignment = 1 bytes is below its element size 4"},
+          {"alignment", [](D& d) { d.lse.alignment = 2; }, "lse.alignment = 2 bytes is below its element size 4"},
+          {"alignment", [](D& d) { d.v_cache.alignment = 48; }, "v_cache.alignment = 48 is not a power of two"},
+          {"shape", [](D& d) { d.q.shape[0] = -3; }, "q.shape[0] = -3 is negative"},
+      });
+}
+
+TEST(KvCacheRefusals, SelectStridesNameFieldAndValue) {
+  using D = KvCacheAppendDescriptor;
+  test::expect_select_refusals<KvCacheAppendPlan>(
+      reference::append_descriptor(shape(DType::kBF16, 3, 2, 1, 2, 64, 16, 4, 12)),
+      {
+          {"stride", [](D& d) { d.k_cache.strides[1] = 0; },
+           "k_cache = bf16[12,16,2,64]{2048,0,64,1} maps several elements to one address"},
+          {"stride", [](D& d) { d.v_cache.strides[0] = 0; },
+           "v_cache = bf16[12,16,2,64]{0,128,64,1} maps several elements to one address"},
+          {"stride", [](D& d) { d.k_new.strides[3] = 3; }, "k_new.strides[3] = 3: the head dim must be contiguous (stride 1)"},
+          {"stride", [](D& d) { d.k_cache.strides[3] = 2; }, "k_cache.strides[3] = 2: the head dim must be contiguous (stride 1)"},
+          {"alignment", [](D& d) { d.k_new.alignment = 1; }, "k_new.alignment = 1 bytes is below its element size 2"},
+          {"alignment", [](D& d) { d.cache_seqlens.alignment = 2; }, "cache_seqlens.alignment = 2 bytes is below its element size 4"},
+          {"alignment", [](D& d) { d.block_table.alignment = 3; }, "block_table.alignment = 3 is not a power of two"},
+          {"dtype", [](D& d) { d.block_table.dtype = DType::kI64; }, "block_table.dtype = i64: block_table is i32"},
+          {"dtype", [](D& d) { d.v_cache.dtype = DType::kF16; }, "v_cache.dtype = f16 differs from k_new.dtype = bf16"},
+          {"shape", [](D& d) { d.v_cache = TensorLayout::contiguous(DType::kBF16, {12, 8, 2, 64}); },
+           "v_cache.shape[1] = 8 differs from k_cache.shape[1] = 16"},
+          {"shape", [](D& d) { d.block_table = TensorLayout::contiguous(DType::kI32, {2, 4}); },
+           "block_table.shape[0] = 2 differs from B = 3"},
+      });
+}
+
+// The workspace column: SdpaDecodePlan's split SKUs keep their partials in the workspace (the
+// GPU refusal table's shape, B 1 x 8192 keys, splits on sm_90 caps, so its workspace rows run);
+// simt_warp_row and both KvCacheAppendPlan SKUs never take one.
+TEST(DecodeRefusals, WorkspaceOfEverySku) {
+  const auto table = reference::decode_descriptor(shape(DType::kBF16, 1, 1, 8, 2, 128, 256, 32, 35));
+  auto reports = SdpaDecodePlan::candidates(caps(90), table).value();
+  ASSERT_EQ(reports.size(), 3u);
+  for (const auto& r : reports) {
+    SCOPED_TRACE(r.sku.name());
+    EXPECT_EQ(r.rejection, "");
+    if (r.sku.impl == "simt_warp_row") EXPECT_EQ(r.workspace_bytes, 0u);
+    else EXPECT_GT(r.workspace_bytes, 0u);
+  }
+  for (const auto& s : {shape(DType::kF32, 2, 4, 8, 2, 96, 7, 0, 0), shape(DType::kF64, 3, 1, 4, 4, 512, 16, 4, 12),
+                        shape(DType::kBF16, 1, 1, 32, 8, 128, 256, 128, 128)}) {
+    auto r = SdpaDecodePlan::candidates(caps(90), reference::decode_descriptor(s)).value();
+    EXPECT_EQ(r[2].sku.impl, "simt_warp_row");
+    EXPECT_EQ(r[2].workspace_bytes, 0u) << reference::decode_descriptor(s).to_string();
+  }
+}
+
+TEST(KvCacheRefusals, NoSkuTakesWorkspace) {
+  for (const auto& s : {shape(DType::kBF16, 3, 2, 1, 2, 64, 16, 4, 12), shape(DType::kF16, 2, 3, 1, 2, 3, 5, 0, 0),
+                        shape(DType::kF64, 4, 16, 1, 8, 128, 16, 4, 16)}) {
+    const auto d = reference::append_descriptor(s);
+    SCOPED_TRACE(d.to_string());
+    for (const auto& r : KvCacheAppendPlan::candidates(caps(90), d).value()) EXPECT_EQ(r.workspace_bytes, 0u) << r.sku.name();
+    for (const char* force : {"kv_cache_append.fwd.vec16*", "kv_cache_append.fwd.elementwise*"}) {
+      PlanPreference pref;
+      pref.force_sku = force;
+      auto p = KvCacheAppendPlan::select_for_caps(caps(90), d, pref);
+      if (p) EXPECT_EQ(p->workspace_size(), 0u) << force;
+    }
+  }
+}
+
 TEST(DecodeRefusals, RunArgsNullMisalignedAliasing) {
   const auto d = reference::decode_descriptor(shape(DType::kBF16, 2, 1, 4, 2, 64, 16, 2, 4));
   alignas(256) static std::uint16_t q[2 * 4 * 64], o[2 * 4 * 64], k[4 * 16 * 2 * 64], v[4 * 16 * 2 * 64];

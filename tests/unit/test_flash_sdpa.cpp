@@ -11,6 +11,7 @@
 
 #include "baracuda/baracuda.hpp"
 #include "baracuda/ops/attention.hpp"
+#include "select_refusals.hpp"
 
 namespace baracuda {
 namespace {
@@ -250,6 +251,109 @@ TEST(FlashSdpaProbe, BackwardSkusAndWorkspace) {
   auto wrong = d;
   wrong.grad_q.dtype = DType::kF16;
   EXPECT_NE(refusal<SdpaBackwardPlan>(wrong).find("grad_q.dtype = f16"), std::string::npos);
+}
+
+// ---------------------------------------------------------------- select-time refusals of the Flash plans
+// FlashSdpaPlan / FlashSdpaBackwardPlan (unforced: the cuDNN SKU and ours): the descriptor
+// checks they share with SdpaPlan refuse with kInvalidArgument, naming field and value.
+FlashSdpaDescriptor flash_valid() { return FlashSdpaDescriptor{dense(DType::kBF16, 2, 8, 2, 64, 64, 64)}; }
+FlashSdpaBackwardDescriptor flash_valid_bwd() { return FlashSdpaBackwardDescriptor{backward_of(flash_valid())}; }
+
+TEST(FlashSdpaRefusals, SelectNamesFieldAndValue) {
+  using D = FlashSdpaDescriptor;
+  test::expect_select_refusals<FlashSdpaPlan>(
+      flash_valid(),
+      {
+          {"dtype", [](D& d) { d.q.dtype = d.k.dtype = d.v.dtype = d.o.dtype = DType::kI32; }, "q.dtype = i32 (sdpa takes"},
+          {"dtype", [](D& d) { d.k.dtype = DType::kF16; }, "k.dtype = f16, expected bf16 (q, k, v and o share one dtype)"},
+          {"dtype", [](D& d) { d.o.dtype = DType::kF32; }, "o.dtype = f32, expected bf16"},
+          {"dtype", [](D& d) { d.lse.dtype = DType::kBF16; }, "lse.dtype = bf16, expected f32"},
+          {"shape", [](D& d) { d.v = TensorLayout::contiguous(DType::kBF16, {2, 2, 63, 64}); },
+           "v.shape[2] = 63 != k.shape[2] (Skv) = 64"},
+          {"shape", [](D& d) { d.o = TensorLayout::contiguous(DType::kBF16, {2, 4, 64, 64}); },
+           "o.shape[1] = 4 != q.shape[1] (query heads) = 8"},
+          {"shape", [](D& d) { d.k = d.v = TensorLayout::contiguous(DType::kBF16, {2, 3, 64, 64}); },
+           "k.shape[1] = 3 does not divide q.shape[1] = 8"},
+          {"shape", [](D& d) { d.lse = TensorLayout::contiguous(DType::kF32, {2, 8, 63}); }, "lse.shape[2] = 63 != q.shape[2] (Sq) = 64"},
+          {"stride", [](D& d) { d.o.strides[2] = 0; }, "o = bf16[2,8,64,64]{32768,4096,0,1} maps several elements to one address"},
+          {"stride", [](D& d) { d.lse.strides[2] = 0; }, "lse = f32[2,8,64]{512,64,0} maps several elements to one address"},
+          {"layout", [](D& d) { d.q.alignment = 12; }, "q.alignment = 12 is not a power of two"},
+      });
+  using B = FlashSdpaBackwardDescriptor;
+  test::expect_select_refusals<FlashSdpaBackwardPlan>(
+      flash_valid_bwd(),
+      {
+          {"dtype", [](B& d) { d.grad_v.dtype = DType::kF16; }, "grad_v.dtype = f16, expected bf16 (gradients have q's dtype)"},
+          {"dtype",
+           [](B& d) {
+             for (auto* t : {&d.q, &d.k, &d.v, &d.o, &d.grad_o, &d.grad_q, &d.grad_k, &d.grad_v}) t->dtype = DType::kE4M3;
+           },
+           "q.dtype = e4m3 (sdpa takes f64, f32, f16, bf16; e4m3 is forward only)"},
+          {"shape", [](B& d) { d.grad_q = TensorLayout::contiguous(DType::kBF16, {2, 8, 64, 32}); },
+           "grad_q = bf16[2,8,64,32] does not have the shape of q = bf16[2,8,64,64]"},
+          {"shape", [](B& d) { d.lse = {}; }, "lse.rank = 0: the backward needs the forward's logsumexp"},
+          {"stride", [](B& d) { d.grad_k.strides[2] = 0; },
+           "grad_k = bf16[2,2,64,64]{8192,4096,0,1} maps several elements to one address"},
+      });
+}
+
+// What no fused SKU takes: select refuses with kNotSupported and the error lists each
+// candidate's reason, the cuDNN SKU's and ours (their texts differ; both name field and value).
+TEST(FlashSdpaRefusals, NoFusedSkuNamesFieldAndValue) {
+  struct Case {
+    const char* category;
+    std::function<void(SdpaDescriptor&)> change;
+    const char* cudnn;  // the cuDNN SKU's reason
+    const char* ours;   // the flash SKUs' reason
+  };
+  const std::vector<Case> cases = {
+      {"dtype", [](SdpaDescriptor& d) { d.q.dtype = d.k.dtype = d.v.dtype = d.o.dtype = DType::kF32; },
+       "q.dtype = f32: cuDNN fused attention takes f16 and bf16", "q.dtype = f32: the flash SKUs take f16 and bf16"},
+      {"dtype", [](SdpaDescriptor& d) { d.mask = TensorLayout::contiguous(DType::kU8, {64, 64}); },
+       "mask given: cuDNN's SDPA takes no bool mask", "mask given: the flash SKUs take no bool mask"},
+      {"stride",
+       [](SdpaDescriptor& d) { d.k = TensorLayout::strided(DType::kBF16, {2, 2, 64, 64}, {2 * 64 * 128, 64 * 128, 128, 2}); },
+       "k.strides[3] = 2: cuDNN needs the head dim contiguous", "k.strides[3] = 2: the flash SKUs need a contiguous head dim"},
+      {"stride",
+       [](SdpaDescriptor& d) { d.v = TensorLayout::strided(DType::kBF16, {2, 2, 64, 64}, {2 * 64 * 68, 64 * 68, 68, 1}); },
+       "v.strides[2] = 68: cuDNN needs positive strides that keep 16-byte rows",
+       "v.strides[2] = 68 elements: the flash SKUs need 16-byte aligned rows"},
+      {"stride",
+       [](SdpaDescriptor& d) { d.q = TensorLayout::strided(DType::kBF16, {2, 8, 64, 64}, {8 * 64 * 64, 64 * 64, -64, 1}); },
+       "q.strides[2] = -64: cuDNN needs positive strides", "q.strides[2] = -64: the flash SKUs take no negative strides"},
+      {"alignment", [](SdpaDescriptor& d) { d.o.alignment = 8; }, "o.alignment = 8: cuDNN needs 16-byte aligned data",
+       "o.alignment = 8 bytes: the flash SKUs need 16"},
+  };
+  auto expect_both = [](const Status& st, const Case& c) {
+    EXPECT_EQ(st.code(), Code::kNotSupported) << st.to_string();
+    EXPECT_NE(st.message().find(c.cudnn), std::string::npos) << "wanted '" << c.cudnn << "' in\n" << st.message();
+    EXPECT_NE(st.message().find(c.ours), std::string::npos) << "wanted '" << c.ours << "' in\n" << st.message();
+  };
+  for (const Case& c : cases) {
+    FlashSdpaDescriptor d = flash_valid();
+    c.change(d);
+    SCOPED_TRACE(std::string(c.category) + ": " + d.to_string());
+    auto p = FlashSdpaPlan::select_for_caps(caps(90), d);
+    ASSERT_FALSE(p.has_value()) << "accepted by " << p->sku().name();
+    expect_both(p.error(), c);
+    FlashSdpaBackwardDescriptor g{backward_of(d)};
+    auto q = FlashSdpaBackwardPlan::select_for_caps(caps(90), g);
+    ASSERT_FALSE(q.has_value()) << "accepted by " << q->sku().name();
+    expect_both(q.error(), c);
+  }
+  // The backward's own: gradients the SKUs cannot write, the bias gradient.
+  auto g = flash_valid_bwd();
+  g.grad_k = TensorLayout::strided(DType::kBF16, {2, 2, 64, 64}, {2 * 64 * 136, 64 * 136, 132, 1});
+  auto r = FlashSdpaBackwardPlan::select_for_caps(caps(90), g);
+  ASSERT_FALSE(r.has_value());
+  expect_both(r.error(), {"stride", nullptr, "grad_k.strides[2] = 132: cuDNN needs positive strides",
+                          "grad_k.strides[2] = 132 elements: the flash SKUs need 16-byte aligned rows"});
+  g = flash_valid_bwd();
+  g.bias = g.grad_bias = TensorLayout::contiguous(DType::kBF16, {64, 64});
+  r = FlashSdpaBackwardPlan::select_for_caps(caps(90), g);
+  ASSERT_FALSE(r.has_value());
+  expect_both(r.error(), {"grad_bias", nullptr, "grad_bias given: the cuDNN SKU does not compute the bias gradient",
+                          "grad_bias wanted: the flash SKUs do not return the bias gradient"});
 }
 
 }  // namespace

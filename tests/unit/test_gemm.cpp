@@ -12,6 +12,7 @@
 #include "baracuda/reference/gemm.hpp"
 #include "gemm/lt_gemm.hpp"
 #include "gemm_descriptors.hpp"
+#include "select_refusals.hpp"
 
 namespace baracuda {
 namespace {
@@ -249,6 +250,91 @@ TEST(GemmBackwardSelect, PairAndRefusals) {
 }
 
 // Select-time refusals: SelectRefusals.GemmPlan / BatchedGemmPlan in test_refusals.cpp.
+
+// GemmBackwardPlan's select-time refusals, one field changed at a time. The two GEMMs' own
+// checks name their operands (grad_a = grad_d b^T: a = grad_d, b = b^T, d = grad_a; grad_b =
+// a^T grad_d: a = a^T, b = grad_d, d = grad_b, bias_grad = grad_bias) after the GEMM's name.
+TEST(GemmBackwardSelect, RefusalsNameFieldAndValue) {
+  using D = GemmBackwardDescriptor;
+  D d;
+  d.a = mat(DType::kBF16, 64, 32);
+  d.b = mat(DType::kBF16, 32, 48, MatrixOrder::kColMajor);
+  d.grad_d = mat(DType::kBF16, 64, 48);
+  d.grad_a = mat(DType::kBF16, 64, 32);
+  d.grad_b = mat(DType::kBF16, 32, 48);
+  d.compute_grad_bias = true;
+  d.grad_bias = TensorLayout::contiguous(DType::kBF16, {48});
+  const auto big = std::int64_t{1} << 61;
+  test::expect_select_refusals<GemmBackwardPlan>(d, {
+      {"dtype", [](D& x) { x.a.dtype = x.b.dtype = x.grad_d.dtype = x.grad_a.dtype = x.grad_b.dtype = x.grad_bias.dtype = DType::kI8; },
+       "grad_a = grad_d b^T: a.dtype = i8: gemm takes f64, f32, f16 or bf16"},
+      {"dtype", [](D& x) { x.grad_a.dtype = DType::kF16; }, "grad_a = grad_d b^T: d.dtype = f16 differs from a.dtype = bf16"},
+      {"dtype", [](D& x) { x.grad_b.dtype = DType::kF32; }, "grad_b = a^T grad_d: d.dtype = f32 differs from a.dtype = bf16"},
+      {"dtype", [](D& x) { x.a.dtype = DType::kF16; }, "grad_b = a^T grad_d: b.dtype = bf16 differs from a.dtype = f16"},
+      // grad_d is the grad_a GEMM's A: its dtype is the one b is compared with
+      {"dtype", [](D& x) { x.grad_d.dtype = DType::kF16; }, "grad_a = grad_d b^T: b.dtype = bf16 differs from a.dtype = f16"},
+      {"dtype", [](D& x) { x.grad_bias.dtype = DType::kF16; }, "grad_b = a^T grad_d: bias_grad.dtype = f16 differs from d.dtype = bf16"},
+      {"shape", [](D& x) { x.b.rows = x.b.ld = 33; }, "b.rows = 33 differs from a.cols = 32 (K)"},
+      {"shape", [](D& x) { x.grad_d.cols = 47; }, "grad_d is 64 x 47, needs 64 x 48 (a.rows x b.cols)"},
+      {"shape", [](D& x) { x.grad_a.rows = 63; }, "grad_a = grad_d b^T: d is 63 x 32, needs 64 x 32"},
+      {"shape", [](D& x) { x.grad_b.cols = 47; }, "grad_b = a^T grad_d: d is 32 x 47, needs 32 x 48"},
+      {"shape", [](D& x) { x.grad_bias = TensorLayout::contiguous(DType::kBF16, {64}); }, "grad_b = a^T grad_d: bias_grad = bf16[64] must be [48]"},
+      {"stride", [](D& x) { x.a.ld = 16; }, "a.ld = 16 is below the minimum 32"},
+      {"stride", [](D& x) { x.grad_d.ld = 40; }, "grad_d.ld = 40 is below the minimum 48"},
+      {"stride", [](D& x) { x.grad_a.ld = 16; }, "grad_a = grad_d b^T: d.ld = 16 is below the minimum 32"},
+      {"stride", [](D& x) { x.grad_b.ld = 40; }, "grad_b = a^T grad_d: d.ld = 40 is below the minimum 48"},
+      {"stride", [](D& x) { x.grad_bias = TensorLayout::strided(DType::kBF16, {48}, {2}); },
+       "grad_b = a^T grad_d: bias_grad = bf16[48]{2} has stride 2 (cuBLASLt needs 1)"},
+      {"stride", [big](D& x) { x.a.ld = big; }, "a = bf16[64,32]{2305843009213693952,1} is too large for 64-bit indexing"},
+      {"stride", [big](D& x) { x.grad_d.ld = big; }, "grad_d = bf16[64,48]{2305843009213693952,1} is too large for 64-bit indexing"},
+  });
+}
+
+// The descriptors whose GPU refusal tables (tests/gpu/test_gemm_gpu.cpp) carry workspace rows
+// need workspace whatever cuBLASLt's heuristic picks: the bias-gradient column reduction's
+// partials (bf16 bgrad_d under cublaslt_dact; f64 bgrad_b, which only cublaslt_bgrad_reduce
+// takes). Its partials need one batch: batch 3 has no reduction workspace from caps.
+TEST(GemmPlanSelect, RefusalTableWorkspaceFromCaps) {
+  GemmDescriptor dact;
+  dact.a = mat(DType::kBF16, 64, 96);
+  dact.b = mat(DType::kBF16, 96, 128, MatrixOrder::kColMajor);
+  dact.d = mat(DType::kBF16, 64, 128);
+  dact.epilogue = GemmEpilogue::activation_backward(GemmActivation::kGeluTanh, true);
+  dact.aux = mat(DType::kBF16, 64, 128);
+  dact.bias_grad = TensorLayout::contiguous(DType::kBF16, {128});
+  PlanPreference pref;
+  pref.force_sku = "gemm.fwd.cublaslt_dact*";
+  auto p = GemmPlan::select_for_caps(caps90(), dact, pref);
+  ASSERT_TRUE(p.has_value()) << p.error().to_string();
+  EXPECT_GT(p->workspace_size(), 0u);
+  BatchedGemmDescriptor bg;
+  bg.gemm = plain(DType::kF64, 64, 48, 32);
+  bg.gemm.epilogue.bias_grad = GemmBiasGrad::kB;
+  bg.gemm.bias_grad = TensorLayout::contiguous(DType::kF64, {48});
+  auto q = BatchedGemmPlan::select_for_caps(caps90(), bg);
+  ASSERT_TRUE(q.has_value()) << q.error().to_string();
+  EXPECT_EQ(q->sku().impl, "cublaslt_bgrad_reduce");
+  EXPECT_GT(q->workspace_size(), 0u);
+  bg.batch = 3;
+  bg.stride_a = 64 * 32;
+  bg.stride_b = 32 * 48;
+  bg.stride_d = 64 * 48;
+  bg.stride_bias = 48;
+  auto q3 = BatchedGemmPlan::select_for_caps(caps90(), bg);
+  ASSERT_TRUE(q3.has_value()) << q3.error().to_string();
+  EXPECT_EQ(q3->workspace_size(), 0u);
+  GemmBackwardDescriptor w;
+  w.a = mat(DType::kF64, 64, 32);
+  w.b = mat(DType::kF64, 32, 48);
+  w.grad_d = mat(DType::kF64, 64, 48);
+  w.grad_a = mat(DType::kF64, 64, 32);
+  w.grad_b = mat(DType::kF64, 32, 48);
+  w.compute_grad_bias = true;
+  w.grad_bias = TensorLayout::contiguous(DType::kF64, {48});
+  auto r = GemmBackwardPlan::select_for_caps(caps90(), w);
+  ASSERT_TRUE(r.has_value()) << r.error().to_string();
+  EXPECT_GT(r->workspace_size(), 0u);
+}
 
 // ------------------------------------------------------------------------ run-time arg checks
 TEST(GemmArgChecks, NullMisalignedAliasing) {

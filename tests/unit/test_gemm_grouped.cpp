@@ -67,6 +67,19 @@ TEST(GroupedGemmRefusals, SelectNamesFieldAndValue) {
                                                      {[](auto& t) { t.alignment = 1; }, "alignment = 1 bytes"},
                                                      {[](auto& t) { t.alignment = 12; }, "alignment = 12 bytes"},
                                                  });
+  // The groups' offsets: every group fits, the packing of all of them leaves 64-bit indexing.
+  const std::int64_t big = std::int64_t{1} << 56;
+  test_gemm::expect_select_rows<GroupedGemmPlan>(
+      grouped(DType::kBF16, {4, 0, 9}, 64, 32), std::vector<test_gemm::SelectRefusalRow<GroupedGemmDescriptor>>{
+          {[](auto& t) { t.group_m = {1, std::int64_t{1} << 62, std::int64_t{1} << 62}; t.n = 1; t.k = 1; },
+           "group_m sums to more than 2^62 rows"},
+          {[big](auto& t) { t.group_m = {1, big, big, big, big}; },
+           "a (all groups) = bf16[288230376151711745,32] is too large for 64-bit indexing"},
+          {[big](auto& t) { t.group_m = {1, big, big, big, big}; t.k = 8; },
+           "d (all groups) = bf16[288230376151711745,64] is too large for 64-bit indexing"},
+          {[](auto& t) { t.group_m = {1, 0, 0, 0}; t.k = std::int64_t{1} << 30; t.n = std::int64_t{1} << 31; },
+           "b (all groups) = bf16[4,1073741824,2147483648] is too large for 64-bit indexing"},
+      });
 }
 
 TEST(GroupedGemmRefusals, RunArgChecks) {

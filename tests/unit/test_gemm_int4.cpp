@@ -614,6 +614,25 @@ TEST(Int4GemmTiled, SelectTakesStreamKAndDequantOnly) {
   }
 }
 
+// The GPU refusal tables (Int4GemmGpuRefusals.RunTableEverySku) from caps alone: w4a16_gemv
+// splits K for the 4 x 96 x 256 case (its workspace rows always run), and w4a16_onepass, which
+// never has workspace, takes the 4 x 4400 x 8192 case on sm_90.
+TEST(Int4GemmRefusals, RunTableShapesFromCaps) {
+  auto small = i4_desc(4, 96, 256, DType::kU4, DType::kF16, 64);
+  small.bias = true;
+  PlanPreference pref;
+  pref.force_sku = "int4_gemm.fwd.w4a16_gemv*";
+  auto g = Int4GemmPlan::select_for_caps(caps(90), small, pref);
+  ASSERT_TRUE(g.has_value()) << g.error().to_string();
+  EXPECT_GT(g->workspace_size(), 0u);
+  auto large = i4_desc(4, 4400, 8192, DType::kU4, DType::kF16, 128);
+  large.bias = true;
+  pref.force_sku = "int4_gemm.fwd.w4a16_onepass*";
+  auto o = Int4GemmPlan::select_for_caps(caps(90), large, pref);
+  ASSERT_TRUE(o.has_value()) << o.error().to_string();
+  EXPECT_EQ(o->workspace_size(), 0u);
+}
+
 TEST(Int4GemmRefusals, RunArgsNullMisalignedAliasing) {
   auto d = i4_desc(4, 64, 128, DType::kU4, DType::kF16, 32);
   d.bias = true;

@@ -178,6 +178,9 @@ TEST(GemmQuantRefusals, Fp8SelectNamesFieldAndValue) {
   test_gemm::expect_select_rows<Fp8GemmPlan>(fp8_desc(64, 32, 128), std::vector<test_gemm::SelectRefusalRow<Fp8GemmDescriptor>>{
       {[](auto&) {}, "sm_89+", 80, Code::kNotSupported},
       {[](auto& t) { t.a.dtype = DType::kI8; }, "a.dtype = i8"},
+      {[](auto& t) { t.b.dtype = DType::kBF16; }, "b.dtype = bf16: Fp8GemmPlan takes e4m3 or e5m2"},
+      {[](auto& t) { t.b = qmat(DType::kE4M3, 64, 32, C); }, "b.rows = 64 differs from a.cols = 128 (K)"},
+      {[](auto& t) { t.d = qmat(DType::kBF16, 64, 48, R); }, "d is 64 x 48, needs 64 x 32 (a.rows x b.cols)"},
       {[](auto& t) { t.a.dtype = t.b.dtype = DType::kE5M2; }, "e5m2 x e5m2"},
       {[](auto& t) { t.d.dtype = DType::kE5M2; }, "d.dtype = e5m2"},
       {[](auto& t) { t.a = qmat(DType::kE4M3, 64, 128, C); }, "a.order = column-major"},

@@ -319,6 +319,10 @@ TEST(SelectRefusals, GumbelSoftmaxBackwardPlan) {
        {"shape", [](D& d) { d.grad_x = contig(DType::kBF16, {2, 4, 4}); }, "grad_x = bf16[2,4,4] does not have the shape of grad_y"},
        {"axis", [](D& d) { d.axis = 5; }, "axis = 5 is out of range for grad_y of rank 3"},
        {"tau", [](D& d) { d.tau = -0.0; }, "must be > 0 and finite"},
+       {"shape", [](D& d) { d.y_soft = contig(DType::kBF16, {2, 3, 3}); }, "y_soft = bf16[2,3,3] does not have the shape of grad_y"},
+       {"dtype", [](D& d) { d.grad_x = contig(DType::kF32, {2, 3, 4}); }, "grad_x.dtype = f32 differs from grad_y.dtype = bf16"},
+       {"stride", [](D& d) { d.y_soft = TensorLayout::strided(DType::kBF16, {2, 3, 4}, {std::int64_t{1} << 62, 4, 1}); },
+        "y_soft = bf16[2,3,4]{4611686018427387904,4,1} is too large for 64-bit indexing"},
        {"stride", [](D& d) { d.grad_x = TensorLayout::strided(DType::kBF16, {2, 3, 4}, {12, 0, 1}); },
         "grad_x = bf16[2,3,4]{12,0,1} maps several elements to one address"}});
 }
@@ -333,7 +337,10 @@ TEST(SelectRefusals, SparsemaxPlan) {
        {"shape", [](D& d) { d.y = contig(DType::kF16, {2, 3}); }, "y = f16[2,3] does not have the shape of x = f16[2,3,4]"},
        {"axis", [](D& d) { d.axis = 3; }, "axis = 3 is out of range for x of rank 3 (needs -3..2)"},
        {"stride", [](D& d) { d.y = TensorLayout::strided(DType::kF16, {2, 3, 4}, {4, 4, 1}); },
-        "y = f16[2,3,4]{4,4,1} maps several elements to one address"}});
+        "y = f16[2,3,4]{4,4,1} maps several elements to one address"},
+       {"axis", [](D& d) { d.axis = -4; }, "axis = -4 is out of range for x of rank 3 (needs -3..2)"},
+       {"stride", [](D& d) { d.x = TensorLayout::strided(DType::kF16, {2, 3, 4}, {std::int64_t{1} << 62, 4, 1}); },
+        "x = f16[2,3,4]{4611686018427387904,4,1} is too large for 64-bit indexing"}});
 }
 
 TEST(SelectRefusals, SparsemaxBackwardPlan) {
@@ -347,7 +354,9 @@ TEST(SelectRefusals, SparsemaxBackwardPlan) {
        {"shape", [](D& d) { d.y = contig(DType::kF64, {7, 5}); }, "y = f64[7,5] does not have the shape of grad_y = f64[5,7]"},
        {"axis", [](D& d) { d.axis = 2; }, "axis = 2 is out of range for grad_y of rank 2 (needs -2..1)"},
        {"stride", [](D& d) { d.grad_x = TensorLayout::strided(DType::kF64, {5, 7}, {0, 1}); },
-        "grad_x = f64[5,7]{0,1} maps several elements to one address"}});
+        "grad_x = f64[5,7]{0,1} maps several elements to one address"},
+       {"dtype", [](D& d) { d.grad_x = contig(DType::kBF16, {5, 7}); }, "grad_x.dtype = bf16 differs from grad_y.dtype = f64"},
+       {"shape", [](D& d) { d.grad_x = contig(DType::kF64, {5, 8}); }, "grad_x = f64[5,8] does not have the shape of grad_y = f64[5,7]"}});
 }
 
 }  // namespace

@@ -244,6 +244,22 @@ using test::expect_select_refusals;
 
 const TensorLayout kX = TensorLayout::contiguous(DType::kF32, {4, 3, 8});
 
+// Candidate rejections (normalized dims that are not one unit-stride run: no kernel takes
+// them): select refuses with kNotSupported, and the message (every candidate's reason) names
+// the field and its layout.
+template <class PlanT>
+void expect_candidate_refusals(const typename PlanT::Descriptor& valid,
+                               const std::vector<Refusal<typename PlanT::Descriptor>>& cases) {
+  expect_select_refusals<PlanT>(valid, cases, /*check_code=*/false);
+  for (const auto& c : cases) {
+    auto d = valid;
+    c.change(d);
+    auto p = PlanT::select_for_caps(caps(90), d);
+    ASSERT_FALSE(p.has_value()) << d.to_string();
+    EXPECT_EQ(p.error().code(), Code::kNotSupported) << p.error().to_string();
+  }
+}
+
 TEST(SelectRefusals, LayerNormPlan) {
   using D = LayerNormDescriptor;
   expect_select_refusals<LayerNormPlan>(
@@ -258,11 +274,15 @@ TEST(SelectRefusals, LayerNormPlan) {
        {"normalized_rank", [](D& d) { d.normalized_rank = 4; }, "normalized_rank = 4 is out of range for x of rank 3 (needs 1..3)"},
        {"stride", [](D& d) { d.y = TensorLayout::strided(DType::kF32, {4, 3, 8}, {0, 8, 1}); },
         "y = f32[4,3,8]{0,8,1} maps several elements to one address"},
-       {"stride", [](D& d) { d.x = TensorLayout::strided(DType::kF32, {4, 3, 8}, {24, 8, 2}); },
-        "the normalized dims are not one unit-stride run"},
+       {"stride", [](D& d) { d.x = TensorLayout::strided(DType::kF32, {4, 3, 8}, {std::int64_t{1} << 62, 8, 1}); },
+        "x = f32[4,3,8]{4611686018427387904,8,1} is too large for 64-bit indexing"},
        {"eps", [](D& d) { d.eps = -1; }, "eps = -1 must be finite and >= 0"},
-       {"kind", [](D& d) { d.kind = NormKind::kRMSNorm; }, "kind = rms_norm does not match the plan (layer_norm)"}},
-      /*check_code=*/false);  // the stride cases are candidate rejections
+       {"kind", [](D& d) { d.kind = NormKind::kRMSNorm; }, "kind = rms_norm does not match the plan (layer_norm)"}});
+  expect_candidate_refusals<LayerNormPlan>(
+      layer_fwd(kX),
+      {{"stride", [](D& d) { d.x = TensorLayout::strided(DType::kF32, {4, 3, 8}, {24, 8, 2}); },
+        "x = f32[4,3,8]{24,8,2}: the normalized dims are not one unit-stride run"},
+       {"stride", [](D& d) { d.weight = TensorLayout::strided(DType::kF32, {8}, {2}); }, "weight = f32[8]{2} is not unit-stride"}});
 }
 
 TEST(SelectRefusals, RMSNormPlan) {
@@ -279,13 +299,20 @@ TEST(SelectRefusals, RMSNormPlan) {
        {"shape", [](D& d) { d.weight = contig(DType::kF32, {3, 8}); }, "weight = f32[3,8] does not have the normalized shape"},
        {"bias", [](D& d) { d.has_bias = true; }, "has_bias = true: RMSNorm has no bias"},
        {"normalized_rank", [](D& d) { d.normalized_rank = -1; }, "normalized_rank = -1 is out of range"},
+       {"shape", [](D& d) { d.residual = contig(DType::kF32, {4, 3, 7}); },
+        "residual = f32[4,3,7] does not have the shape of x = f32[4,3,8]"},
        {"stride", [](D& d) { d.residual_out = TensorLayout::strided(DType::kF32, {4, 3, 8}, {24, 0, 1}); },
         "residual_out = f32[4,3,8]{24,0,1} maps several elements to one address"},
-       {"stride", [](D& d) { d.residual = TensorLayout::strided(DType::kF32, {4, 3, 8}, {48, 16, 2}); },
+       {"stride", [](D& d) { d.y = TensorLayout::strided(DType::kF32, {4, 3, 8}, {8, 8, 1}); },
+        "y = f32[4,3,8]{8,8,1} maps several elements to one address"},
+       {"eps", [](D& d) { d.eps = std::numeric_limits<double>::infinity(); }, "eps = inf must be finite and >= 0"},
+       {"kind", [](D& d) { d.kind = NormKind::kLayerNorm; }, "kind = layer_norm does not match the plan (rms_norm)"}});
+  expect_candidate_refusals<RMSNormPlan>(
+      valid,
+      {{"stride", [](D& d) { d.residual = TensorLayout::strided(DType::kF32, {4, 3, 8}, {48, 16, 2}); },
         "residual = f32[4,3,8]{48,16,2}: the normalized dims are not one unit-stride run"},
-       {"eps", [](D& d) { d.eps = std::numeric_limits<double>::infinity(); }, "must be finite and >= 0"},
-       {"kind", [](D& d) { d.kind = NormKind::kLayerNorm; }, "kind = layer_norm does not match the plan (rms_norm)"}},
-      /*check_code=*/false);  // the stride cases are candidate rejections
+       {"stride", [](D& d) { d.residual_out = TensorLayout::strided(DType::kF32, {4, 3, 8}, {1, 4, 12}); },
+        "residual_out = f32[4,3,8]{1,4,12}: the normalized dims are not one unit-stride run"}});
 }
 
 TEST(SelectRefusals, LayerNormBackwardPlan) {
@@ -303,10 +330,15 @@ TEST(SelectRefusals, LayerNormBackwardPlan) {
         "grad_x = f32[4,3,8]{8,0,1} maps several elements to one address"},
        {"stride", [](D& d) { d.grad_weight = TensorLayout::strided(DType::kF32, {8}, {0}); },
         "grad_weight = f32[8]{0} maps several elements to one address"},
-       {"stride", [](D& d) { d.grad_y = TensorLayout::strided(DType::kF32, {4, 3, 8}, {48, 16, 2}); },
-        "the normalized dims are not one unit-stride run"},
-       {"kind", [](D& d) { d.kind = NormKind::kRMSNorm; }, "kind = rms_norm does not match the plan (layer_norm)"}},
-      /*check_code=*/false);  // the stride cases are candidate rejections
+       {"stride", [](D& d) { d.grad_bias = TensorLayout::strided(DType::kF32, {8}, {0}); },
+        "grad_bias = f32[8]{0} maps several elements to one address"},
+       {"kind", [](D& d) { d.kind = NormKind::kRMSNorm; }, "kind = rms_norm does not match the plan (layer_norm)"}});
+  expect_candidate_refusals<LayerNormBackwardPlan>(
+      layer_bwd(kX),
+      {{"stride", [](D& d) { d.grad_y = TensorLayout::strided(DType::kF32, {4, 3, 8}, {48, 16, 2}); },
+        "grad_y = f32[4,3,8]{48,16,2}: the normalized dims are not one unit-stride run"},
+       {"stride", [](D& d) { d.grad_x = TensorLayout::strided(DType::kF32, {4, 3, 8}, {24, 1, 3}); },
+        "grad_x = f32[4,3,8]{24,1,3}: the normalized dims are not one unit-stride run"}});
 }
 
 TEST(SelectRefusals, RMSNormBackwardPlan) {
@@ -314,13 +346,24 @@ TEST(SelectRefusals, RMSNormBackwardPlan) {
   expect_select_refusals<RMSNormBackwardPlan>(
       rms_bwd(kX),
       {{"dtype", [](D& d) { d.weight = contig(DType::kBF16, {8}); }, "weight.dtype = bf16 differs from grad_y.dtype = f32"},
+       {"dtype", [](D& d) { d.grad_y = d.x = d.grad_x = contig(DType::kI16, {4, 3, 8}); },
+        "grad_y.dtype = i16 is not supported by rms_norm_backward"},
+       {"dtype", [](D& d) { d.grad_x = contig(DType::kF64, {4, 3, 8}); }, "grad_x.dtype = f64 differs from grad_y.dtype = f32"},
        {"shape", [](D& d) { d.x = contig(DType::kF32, {4, 8, 3}); }, "x = f32[4,8,3] does not have the shape of grad_y"},
        {"shape", [](D& d) { d.grad_weight = contig(DType::kF32, {16}); }, "grad_weight = f32[16] does not have the normalized shape"},
        {"bias", [](D& d) { d.has_bias = true; }, "has_bias = true: RMSNorm has no bias"},
        {"normalized_rank", [](D& d) { d.normalized_rank = 0; }, "normalized_rank = 0 is out of range"},
-       {"stride", [](D& d) { d.x = TensorLayout::strided(DType::kF32, {4, 3, 8}, {24, 1, 3}); },
-        "the normalized dims are not one unit-stride run"}},
-      /*check_code=*/false);  // the stride cases are candidate rejections
+       {"normalized_rank", [](D& d) { d.normalized_rank = 4; }, "normalized_rank = 4 is out of range for grad_y of rank 3 (needs 1..3)"},
+       {"stride", [](D& d) { d.grad_x = TensorLayout::strided(DType::kF32, {4, 3, 8}, {0, 8, 1}); },
+        "grad_x = f32[4,3,8]{0,8,1} maps several elements to one address"},
+       {"stride", [](D& d) { d.grad_weight = TensorLayout::strided(DType::kF32, {8}, {0}); },
+        "grad_weight = f32[8]{0} maps several elements to one address"},
+       {"kind", [](D& d) { d.kind = NormKind::kLayerNorm; }, "kind = layer_norm does not match the plan (rms_norm)"}});
+  expect_candidate_refusals<RMSNormBackwardPlan>(
+      rms_bwd(kX),
+      {{"stride", [](D& d) { d.x = TensorLayout::strided(DType::kF32, {4, 3, 8}, {24, 1, 3}); },
+        "x = f32[4,3,8]{24,1,3}: the normalized dims are not one unit-stride run"},
+       {"stride", [](D& d) { d.weight = TensorLayout::strided(DType::kF32, {8}, {3}); }, "weight = f32[8]{3} is not unit-stride"}});
 }
 
 }  // namespace

@@ -1,13 +1,17 @@
 // The reduction family on the CPU: the oracle (known values, PyTorch's NaN / empty rules,
 // arg tie rule), the backward of the reference against central finite differences, the
 // dispatch decision from caps (which SKU takes which layout), and select-time refusals
-// naming the field and its value (wrong dtype, bad axis, shape mismatch with keepdim).
+// naming the field and its value (wrong dtype, bad axis, shape mismatch with keepdim, an
+// output mapping two elements to one address, an input too large for 64-bit indexing; the
+// backward's zero workspace). Run-time refusals (null, misaligned, aliasing, workspace) need
+// a device: ReduceRefusals in tests/gpu/test_reduce_gpu.cpp.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "baracuda/baracuda.hpp"
@@ -295,6 +299,16 @@ TEST(SelectRefusals, ReducePlan) {
                  {"stride", [](auto& d) { d.y.strides[1] = 0; }, "y"},
                  {"empty", [](auto& d) { d.kind = ReduceKind::kAmax; d.x.shape[1] = 0; d.x = TensorLayout::contiguous(DType::kF32, {4, 0, 8}); }, "zero elements"},
                  {"param", [](auto& d) { d.kind = ReduceKind::kNorm; d.p = std::nan(""); }, "p = nan"},
+                 // the whole message: field, value and rule
+                 {"dtype", [](auto& d) { d.x.dtype = d.y.dtype = DType::kI8; },
+                  "x.dtype = i8 is not supported by reduce kind sum (f64, f32, f16, bf16, i64, i32)"},
+                 {"dtype", [](auto& d) { d.y.dtype = DType::kF16; }, "y.dtype = f16 but reduce kind sum writes f32"},
+                 {"shape", [](auto& d) { d.keepdim = true; }, "y.shape = [4,8] but reducing x = [4,6,8] with keepdim gives [4,1,8]"},
+                 {"stride", [](auto& d) { d.y.strides[1] = 0; }, "y = f32[4,8]{8,0} maps several elements to one address"},
+                 {"stride", [](auto& d) { d.x.strides[0] = std::int64_t{1} << 61; },
+                  "x = f32[4,6,8]{2305843009213693952,8,1} is too large for 64-bit indexing"},
+                 {"axis", [](auto& d) { d.axes = ReduceAxes::of({0, 1, 2, 0, 1, 2, 0, 1, 2}); }, "axes.count = 9 is not in 0..8"},
+                 {"axis", [](auto& d) { d.axes = ReduceAxes::of({3}); }, "axes[0] = 3 is out of range for x of rank 3 (needs -3..2)"},
              });
 }
 
@@ -311,7 +325,40 @@ TEST(SelectRefusals, ReduceBackwardPlan) {
                  {"axis", [](auto& d) { d.axes = ReduceAxes::of({2}); }, "axes[0] = 2"},
                  {"axis", [](auto& d) { d.axes = ReduceAxes::of({0, 0}); }, "axes[1] = 0 repeats dim 0"},
                  {"stride", [](auto& d) { d.grad_x.strides[0] = 0; }, "grad_x"},
+                 // the whole message: field, value and rule
+                 {"dtype", [](auto& d) { d.x.dtype = d.grad_x.dtype = DType::kI32; },
+                  "x.dtype = i32 is not supported by amax_backward (f64, f32, f16, bf16)"},
+                 {"dtype", [](auto& d) { d.grad_y.dtype = DType::kF32; }, "grad_y.dtype = f32 differs from x.dtype = bf16"},
+                 {"dtype", [](auto& d) { d.y.dtype = DType::kF16; }, "y.dtype = f16 differs from x.dtype = bf16"},
+                 {"dtype", [](auto& d) { d.grad_x.dtype = DType::kF32; }, "grad_x.dtype = f32 differs from x.dtype = bf16"},
+                 {"shape", [](auto& d) { d.grad_x = TensorLayout::contiguous(DType::kBF16, {4, 7}); },
+                  "grad_x = bf16[4,7] does not have the shape of x = bf16[4,6]"},
+                 {"shape", [](auto& d) { d.grad_y = TensorLayout::contiguous(DType::kBF16, {5}); },
+                  "grad_y.shape = [5] but reducing x = [4,6] without keepdim gives [4]"},
+                 {"stride", [](auto& d) { d.grad_x.strides[0] = 0; }, "grad_x = bf16[4,6]{0,1} maps several elements to one address"},
+                 {"stride", [](auto& d) { d.x.strides[0] = std::int64_t{1} << 61; },
+                  "x = bf16[4,6]{2305843009213693952,1} is too large for 64-bit indexing"},
+                 {"axis", [](auto& d) { d.axes = ReduceAxes::of({-3}); }, "axes[0] = -3 is out of range for x of rank 2 (needs -2..1)"},
+                 {"empty", [](auto& d) { d.x = d.grad_x = TensorLayout::contiguous(DType::kBF16, {4, 0}); },
+                  "amax_backward of x = bf16[4,0] reduces over zero elements"},
              });
+}
+
+// The backward has one candidate (`group`, a block per kept element) and never asks for a
+// workspace: every kind, reduced dims inner / outer / all, keepdim, a strided x.
+TEST(SelectRefusals, ReduceBackwardPlanNeedsNoWorkspace) {
+  const auto x = TensorLayout::contiguous(DType::kF32, {2, 262144});
+  const auto xs = TensorLayout::strided(DType::kF32, {512, 300}, {1, 512});
+  for (auto kind : {ReduceKind::kSum, ReduceKind::kMean, ReduceKind::kProd, ReduceKind::kMax, ReduceKind::kMin, ReduceKind::kAmax,
+                    ReduceKind::kAmin, ReduceKind::kNorm, ReduceKind::kLogSumExp, ReduceKind::kVar, ReduceKind::kStd})
+    for (const auto& [xl, axes, keepdim] : {std::tuple{x, ReduceAxes::of({1}), false}, std::tuple{x, ReduceAxes::of({0}), true},
+                                            std::tuple{x, ReduceAxes::all(), false}, std::tuple{xs, ReduceAxes::of({0}), false}}) {
+      const auto y = reduced_layout(xl, axes, keepdim, xl.dtype).value();
+      const ReduceBackwardDescriptor d{y, xl, y, TensorLayout::contiguous(DType::kF32, xl.shape_span()), axes, keepdim, kind};
+      auto p = ReduceBackwardPlan::select_for_caps(sm90(), d);
+      ASSERT_TRUE(p.has_value()) << p.error().to_string();
+      EXPECT_EQ(p->workspace_size(), 0u) << d.to_string();
+    }
 }
 
 TEST(SelectRefusals, ArgBoolCountTracePlans) {
@@ -325,6 +372,17 @@ TEST(SelectRefusals, ArgBoolCountTracePlans) {
              {"axis", [](auto& d) { d.axes = ReduceAxes::of({5}); }, "axes[0] = 5"},
              {"shape", [](auto& d) { d.keepdim = true; }, "y.shape = [4]"},
              {"empty", [](auto& d) { d.x = TensorLayout::contiguous(DType::kF32, {4, 0}); }, "zero elements"},
+             {"dtype", [](auto& d) { d.y.dtype = DType::kI32; }, "y.dtype = i32 but argmin writes i64"},
+             {"dtype", [](auto& d) { d.x.dtype = DType::kU8; }, "x.dtype = u8 is not supported by argmin (f64, f32, f16, bf16, i64, i32)"},
+             {"shape", [](auto& d) { d.y = TensorLayout::contiguous(DType::kI64, {6}); },
+              "y.shape = [6] but reducing x = [4,6] without keepdim gives [4]"},
+             {"axis", [](auto& d) { d.axes = ReduceAxes::of({0, 1}); }, "axes = [0,1]: argmin takes one axis or all axes"},
+             {"axis", [](auto& d) { d.axes = ReduceAxes::of({5}); }, "axes[0] = 5 is out of range for x of rank 2 (needs -2..1)"},
+             {"stride", [](auto& d) { d.y.strides[0] = 0; }, "y = i64[4]{0} maps several elements to one address"},
+             {"stride", [](auto& d) { d.x.strides[0] = std::int64_t{1} << 61; },
+              "x = f32[4,6]{2305843009213693952,1} is too large for 64-bit indexing"},
+             {"empty", [](auto& d) { d.x = TensorLayout::contiguous(DType::kF32, {4, 0}); },
+              "argmin of x = f32[4,0] reduces over zero elements"},
          });
   BoolReduceDescriptor b{x, TensorLayout::contiguous(DType::kBool, {6}), ReduceAxes::of({0}), false, BoolReduceKind::kAny};
   expect_select_refusals<BoolReducePlan>(
@@ -333,6 +391,15 @@ TEST(SelectRefusals, ArgBoolCountTracePlans) {
              {"dtype", [](auto& d) { d.x.dtype = DType::kS4; }, "x.dtype = s4"},
              {"axis", [](auto& d) { d.axes = ReduceAxes::of({-3}); }, "axes[0] = -3"},
              {"shape", [](auto& d) { d.y = TensorLayout::contiguous(DType::kBool, {4}); }, "y.shape = [4]"},
+             {"dtype", [](auto& d) { d.y.dtype = DType::kU8; }, "y.dtype = u8 but any writes bool"},
+             {"dtype", [](auto& d) { d.x.dtype = DType::kS4; }, "x.dtype = s4 is not supported by any (f64, f32, f16, bf16"},
+             {"shape", [](auto& d) { d.y = TensorLayout::contiguous(DType::kBool, {4}); },
+              "y.shape = [4] but reducing x = [4,6] without keepdim gives [6]"},
+             {"axis", [](auto& d) { d.axes = ReduceAxes::of({-3}); }, "axes[0] = -3 is out of range for x of rank 2 (needs -2..1)"},
+             {"axis", [](auto& d) { d.axes = ReduceAxes::of({0, -2}); }, "axes[1] = -2 repeats dim 0"},
+             {"stride", [](auto& d) { d.y.strides[0] = 0; }, "y = bool[6]{0} maps several elements to one address"},
+             {"stride", [](auto& d) { d.x.strides[0] = std::int64_t{1} << 61; },
+              "x = f32[4,6]{2305843009213693952,1} is too large for 64-bit indexing"},
          });
   CountReduceDescriptor c{x, TensorLayout::contiguous(DType::kI64, {}), ReduceAxes::all(), false};
   expect_select_refusals<CountReducePlan>(
@@ -340,6 +407,15 @@ TEST(SelectRefusals, ArgBoolCountTracePlans) {
              {"dtype", [](auto& d) { d.y.dtype = DType::kI32; }, "y.dtype = i32"},
              {"shape", [](auto& d) { d.keepdim = true; }, "y.shape = []"},
              {"axis", [](auto& d) { d.axes = ReduceAxes::of({1, 1}); }, "repeats dim 1"},
+             {"dtype", [](auto& d) { d.y.dtype = DType::kI32; }, "y.dtype = i32 but count_nonzero writes i64"},
+             {"dtype", [](auto& d) { d.x.dtype = DType::kS4; }, "x.dtype = s4 is not supported by count_nonzero (f64, f32, f16, bf16"},
+             {"shape", [](auto& d) { d.keepdim = true; }, "y.shape = [] but reducing x = [4,6] with keepdim gives [1,1]"},
+             {"axis", [](auto& d) { d.axes = ReduceAxes::of({1, 1}); }, "axes[1] = 1 repeats dim 1"},
+             {"axis", [](auto& d) { d.axes = ReduceAxes::of({2}); }, "axes[0] = 2 is out of range for x of rank 2 (needs -2..1)"},
+             {"stride", [](auto& d) { d.axes = ReduceAxes::of({0}); d.y = TensorLayout::strided(DType::kI64, {6}, {0}); },
+              "y = i64[6]{0} maps several elements to one address"},
+             {"stride", [](auto& d) { d.x.strides[0] = std::int64_t{1} << 61; },
+              "x = f32[4,6]{2305843009213693952,1} is too large for 64-bit indexing"},
          });
   TraceDescriptor t{x, TensorLayout::contiguous(DType::kF32, {})};
   expect_select_refusals<TracePlan>(
@@ -348,6 +424,13 @@ TEST(SelectRefusals, ArgBoolCountTracePlans) {
              {"dtype", [](auto& d) { d.x.dtype = DType::kU8; }, "x.dtype = u8"},
              {"shape", [](auto& d) { d.x = TensorLayout::contiguous(DType::kF32, {4, 6, 2}); }, "x.rank = 3"},
              {"shape", [](auto& d) { d.y = TensorLayout::contiguous(DType::kF32, {1}); }, "y.rank = 1"},
+             {"dtype", [](auto& d) { d.y.dtype = DType::kF64; }, "y.dtype = f64 but trace writes f32"},
+             {"dtype", [](auto& d) { d.x.dtype = d.y.dtype = DType::kI32; }, "y.dtype = i32 but trace of i32 writes i64"},
+             {"dtype", [](auto& d) { d.x.dtype = DType::kU8; }, "x.dtype = u8 is not supported by trace (f64, f32, f16, bf16, i64, i32)"},
+             {"shape", [](auto& d) { d.x = TensorLayout::contiguous(DType::kF32, {24}); }, "x.rank = 1 but trace needs a 2-D x"},
+             {"shape", [](auto& d) { d.y = TensorLayout::contiguous(DType::kF32, {1}); }, "y.rank = 1 but trace writes a rank-0 y"},
+             {"stride", [](auto& d) { d.x.strides[0] = std::int64_t{1} << 61; },
+              "x = f32[4,6]{2305843009213693952,1} is too large for 64-bit indexing"},
          });
 }
 

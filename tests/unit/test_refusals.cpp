@@ -374,6 +374,8 @@ TEST(SelectRefusals, GemmPlan) {
       {"stride", [](D& d) { d.bias = TensorLayout::strided(DType::kBF16, {48}, {2}); }, "has stride 2 (cuBLASLt needs 1)"},
       {"stride", [](D& d) { d.aux.ld = 52; }, "aux.ld = 52 is not a multiple of 8 elements"},
       {"stride", [](D& d) { d.c.order = MatrixOrder::kColMajor; d.c.ld = 64; }, "c.order differs from d.order"},
+      {"stride", [](D& d) { d.a.ld = std::int64_t{1} << 61; }, "a = bf16[64,32]{2305843009213693952,1} is too large for 64-bit indexing"},
+      {"stride", [](D& d) { d.d.ld = std::int64_t{1} << 61; }, "d = bf16[64,48]{2305843009213693952,1} is too large for 64-bit indexing"},
       {"alignment", [](D& d) { d.a.alignment = 1; }, "a.alignment = 1 bytes is below one bf16 element (2 bytes)"},
       {"epilogue", [](D& d) { d.epilogue.activation = GemmActivation::kNone; }, "epilogue.aux = true without an activation"},
       {"epilogue", [](D& d) { d.epilogue.bias_grad = GemmBiasGrad::kA; }, "epilogue.bias_grad with bias, an activation or aux"},
@@ -412,6 +414,13 @@ TEST(SelectRefusals, BatchedGemmPlan) {
       {"stride", [](D& d) { d.stride_d = 3000; }, "stride_d = 3000 is below the 3072 elements"},
       {"stride", [](D& d) { d.stride_aux = 100; }, "stride_aux = 100 is below the 3072 elements one aux spans"},
       {"stride", [](D& d) { d.stride_aux = 3076; }, "stride_aux = 3076 is not a multiple of 8"},
+      // a batch whose offsets leave 64-bit indexing (4M batches 2^41 elements apart)
+      {"stride", [](D& d) { d.batch = 1 << 22; d.stride_a = std::int64_t{1} << 41; },
+       "a (batched) = bf16[4194304,64,32]{2199023255552,32,1} is too large for 64-bit indexing"},
+      {"stride", [](D& d) { d.batch = 1 << 22; d.stride_c = d.stride_d = d.stride_aux = std::int64_t{1} << 41; },
+       "c (batched) = bf16[4194304,64,48]{2199023255552,48,1} is too large for 64-bit indexing"},
+      {"dtype", [](D& d) { d.gemm.bias.dtype = DType::kF16; }, "bias.dtype = f16 differs from d.dtype = bf16"},
+      {"shape", [](D& d) { d.gemm.b.rows = 31; }, "b.rows = 31 differs from a.cols = 32 (K)"},
   });
 }
 

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "baracuda/baracuda.hpp"
 #include "baracuda/ops/alibi.hpp"
@@ -350,6 +351,87 @@ TEST(RopePlanSelect, BackwardRefusals) {
              });
 }
 
+// Stride / layout cases with the full message: an output whose strides map two elements to
+// one address (y, y2, grad_x, grad_x2), alignments that are not powers of two, and the
+// backward's own dtype / shape / axis cases (RopePlanSelect.BackwardRefusals has four).
+TEST(RopePlanSelect, StridesNameFieldAndValue) {
+  const auto x = TensorLayout::contiguous(DType::kF16, {2, 16, 4, 64});
+  const auto k = TensorLayout::contiguous(DType::kF16, {2, 16, 2, 64});
+  const auto cache = TensorLayout::contiguous(DType::kF32, {32, 32});
+  using D = RopeDescriptor;
+  test::expect_select_refusals<RopePlan>(
+      D{.x = x, .y = x, .x2 = k, .y2 = k, .cos = cache, .sin = cache},
+      {
+          {"stride", [](D& d) { d.y.strides[2] = 0; }, "y = f16[2,16,4,64]{4096,256,0,1} maps several elements to one address"},
+          {"stride", [](D& d) { d.y2.strides[1] = 0; }, "y2 = f16[2,16,2,64]{2048,0,64,1} maps several elements to one address"},
+          {"layout", [](D& d) { d.x.alignment = 3; }, "x.alignment = 3 is not a power of two"},
+          {"layout", [](D& d) { d.sin.alignment = 6; }, "sin.alignment = 6 is not a power of two"},
+          {"dtype", [](D& d) { d.x2.dtype = DType::kBF16; }, "x2.dtype = bf16 differs from x.dtype = f16"},
+          {"dtype", [](D& d) { d.y2.dtype = DType::kF32; }, "y2.dtype = f32 differs from x2.dtype = f16"},
+          {"dtype", [](D& d) { d.sin.dtype = DType::kF16; }, "sin.dtype = f16 differs from cos.dtype = f32"},
+          {"shape", [](D& d) { d.y2 = TensorLayout::contiguous(DType::kF16, {2, 16, 4, 64}); },
+           "y2 = f16[2,16,4,64] does not have the shape of x2 = f16[2,16,2,64]"},
+          {"shape", [](D& d) { d.sin = TensorLayout::contiguous(DType::kF32, {16, 32}); },
+           "sin = f32[16,32] does not have the shape of cos = f32[32,32]"},
+          {"axis", [](D& d) { d.options.style = static_cast<RopeStyle>(4); }, "options.style = 4 is not a RopeStyle"},
+      });
+  const auto g = TensorLayout::contiguous(DType::kBF16, {2, 4, 16, 32});
+  const auto g2 = TensorLayout::contiguous(DType::kBF16, {2, 2, 16, 32});
+  using B = RopeBackwardDescriptor;
+  B valid{.grad_y = g, .grad_x = g, .grad_y2 = g2, .grad_x2 = g2};
+  valid.options.seq_axis = 2;
+  test::expect_select_refusals<RopeBackwardPlan>(
+      valid,
+      {
+          {"stride", [](B& d) { d.grad_x.strides[0] = 0; }, "grad_x = bf16[2,4,16,32]{0,512,32,1} maps several elements to one address"},
+          {"stride", [](B& d) { d.grad_x2.strides[2] = 0; }, "grad_x2 = bf16[2,2,16,32]{1024,512,0,1} maps several elements to one address"},
+          {"layout", [](B& d) { d.grad_y.alignment = 12; }, "grad_y.alignment = 12 is not a power of two"},
+          {"dtype", [](B& d) { d.grad_y.dtype = d.grad_x.dtype = d.grad_y2.dtype = d.grad_x2.dtype = DType::kI32; },
+           "grad_y.dtype = i32 is not supported by rope_backward (f64, f32, f16, bf16)"},
+          {"dtype", [](B& d) { d.grad_y2.dtype = DType::kF16; }, "grad_y2.dtype = f16 differs from grad_y.dtype = bf16"},
+          {"dtype", [](B& d) { d.position_ids = TensorLayout::contiguous(DType::kU32, {16}); }, "position_ids.dtype = u32 must be i32 or i64"},
+          {"dtype",
+           [](B& d) { d.cos = d.sin = TensorLayout::contiguous(DType::kF16, {16, 16}); },
+           "cos.dtype = f16 must be f32 or x's dtype bf16"},
+          {"shape", [](B& d) { d.grad_y2 = TensorLayout::contiguous(DType::kBF16, {2, 2, 8, 32}); },
+           "grad_y2 = bf16[2,2,8,32] must match grad_y = bf16[2,4,16,32] in every dim but the head dim"},
+          {"shape", [](B& d) { d.grad_y2 = {}; }, "grad_x2 = bf16[2,2,16,32] is given without grad_y2"},
+          {"shape", [](B& d) { d.position_ids = TensorLayout::contiguous(DType::kI64, {3}); },
+           "position_ids = i64[3] must be [S] = [16] or [B, S] = [2, 16]"},
+          {"shape", [](B& d) { d.cos = d.sin = TensorLayout::contiguous(DType::kF32, {16, 8}); },
+           "cos = f32[16,8] must be [max_pos, rotary_dim / 2 = 16]"},
+          {"axis", [](B& d) { d.options.rotary_dim = 64; }, "options.rotary_dim = 64 (R = 64) must be even, >= 2, <= the head dim 32"},
+          {"axis", [](B& d) { d.options.seq_axis = 0; }, "options.seq_axis = 0 for grad_y of rank 4 (needs 1 or 2)"},
+          {"axis",
+           [](B& d) { d.cos = d.sin = TensorLayout::contiguous(DType::kF32, {8, 16}); },
+           "options.position_offset = 0 + S = 16 exceeds the cache's max_pos = 8"},
+      });
+}
+
+// The workspace column: no RoPE SKU takes workspace (vec16 and strided, both directions, with
+// and without caches / position ids / a second tensor).
+TEST(RopePlanSelect, NoSkuTakesWorkspace) {
+  const auto x = TensorLayout::contiguous(DType::kBF16, {2, 16, 4, 64});
+  const auto k = TensorLayout::contiguous(DType::kBF16, {2, 16, 2, 64});
+  const auto cache = TensorLayout::contiguous(DType::kF32, {32, 32});
+  const auto ids = TensorLayout::contiguous(DType::kI64, {2, 16});
+  const auto xt = TensorLayout::strided(DType::kF32, {2, 16, 4, 64}, {4096, 1, 16 * 64 * 2, 16 * 2});
+  const std::vector<RopeDescriptor> fwd = {
+      {.x = x, .y = x},
+      {.x = x, .y = x, .x2 = k, .y2 = k, .position_ids = ids, .cos = cache, .sin = cache},
+      {.x = xt, .y = TensorLayout::contiguous(DType::kF32, {2, 16, 4, 64})},
+  };
+  for (const auto& d : fwd) {
+    SCOPED_TRACE(d.to_string());
+    for (const auto& r : RopePlan::candidates(caps90(), d).value()) EXPECT_EQ(r.workspace_bytes, 0u) << r.sku.name();
+    EXPECT_EQ(RopePlan::select_for_caps(caps90(), d)->workspace_size(), 0u);
+    const RopeBackwardDescriptor b{.grad_y = d.x, .grad_x = d.y, .grad_y2 = d.x2, .grad_x2 = d.y2,
+                                   .position_ids = d.position_ids, .cos = d.cos, .sin = d.sin};
+    for (const auto& r : RopeBackwardPlan::candidates(caps90(), b).value()) EXPECT_EQ(r.workspace_bytes, 0u) << r.sku.name();
+    EXPECT_EQ(RopeBackwardPlan::select_for_caps(caps90(), b)->workspace_size(), 0u);
+  }
+}
+
 TEST(AlibiPlanSelect, CandidatesWorkspaceAndSkus) {
   const auto s = TensorLayout::contiguous(DType::kBF16, {8, 16, 2048, 2048});
   const auto sl = TensorLayout::contiguous(DType::kF32, {16});
@@ -398,6 +480,55 @@ TEST(AlibiPlanSelect, RefusalsNameFieldAndValue) {
           {"shape", [](B& d) { d.grad_s = d.grad_slopes = {}; }, "nothing to compute"},
           {"stride", [](B& d) { d.grad_slopes = TensorLayout::strided(DType::kF32, {4}, {0}); }, "grad_slopes"},
       });
+}
+
+// Alibi stride / layout and the backward's dtype / shape / option cases with the full message
+// (AlibiPlanSelect.RefusalsNameFieldAndValue names the overlapping outputs by field alone).
+TEST(AlibiPlanSelect, StridesDtypesAndShapesNameFieldAndValue) {
+  const auto s = TensorLayout::contiguous(DType::kF32, {2, 4, 8, 16});
+  const auto sl = TensorLayout::contiguous(DType::kF32, {4});
+  using D = AlibiDescriptor;
+  test::expect_select_refusals<AlibiPlan>(
+      D{.s = s, .y = s, .slopes = sl},
+      {
+          {"stride", [](D& d) { d.y.strides[0] = 0; }, "y = f32[2,4,8,16]{0,128,16,1} maps several elements to one address"},
+          {"layout", [](D& d) { d.y.alignment = 5; }, "y.alignment = 5 is not a power of two"},
+          {"layout", [](D& d) { d.slopes.alignment = 0; }, "slopes.alignment = 0 is not a power of two"},
+          {"axis", [](D& d) { d.align = static_cast<CausalAlign>(3); }, "align = 3 is not a CausalAlign"},
+          {"shape", [](D& d) { d.slopes = TensorLayout::contiguous(DType::kF32, {3, 4}); },
+           "slopes = f32[3,4] must be [H] = [4] or [B, H] = [2, 4]"},
+      });
+  using B = AlibiBackwardDescriptor;
+  test::expect_select_refusals<AlibiBackwardPlan>(
+      B{.grad_y = s, .grad_s = s, .grad_slopes = sl},
+      {
+          {"stride", [](B& d) { d.grad_s.strides[2] = 0; }, "grad_s = f32[2,4,8,16]{512,128,0,1} maps several elements to one address"},
+          {"stride", [](B& d) { d.grad_slopes = TensorLayout::strided(DType::kF32, {4}, {0}); },
+           "grad_slopes = f32[4]{0} maps several elements to one address"},
+          {"dtype", [](B& d) { d.grad_y.dtype = d.grad_s.dtype = DType::kI8; },
+           "grad_y.dtype = i8 is not supported by alibi_backward (f64, f32, f16, bf16)"},
+          {"dtype", [](B& d) { d.grad_s.dtype = DType::kF16; }, "grad_s.dtype = f16 differs from grad_y.dtype = f32"},
+          {"shape", [](B& d) { d.grad_y = d.grad_s = TensorLayout::contiguous(DType::kF32, {4, 8, 16}); },
+           "grad_y = f32[4,8,16] must be [B, H, Sq, Skv] (rank 4)"},
+          {"shape", [](B& d) { d.grad_slopes = TensorLayout::contiguous(DType::kF32, {2, 3}); },
+           "grad_slopes = f32[2,3] must be [H] = [4] or [B, H] = [2, 4]"},
+          {"axis", [](B& d) { d.align = static_cast<CausalAlign>(9); }, "align = 9 is not a CausalAlign"},
+      });
+}
+
+// The workspace column of AlibiPlan: no SKU of the forward takes workspace (only the backward's
+// slope gradient does; AlibiPlanSelect.CandidatesWorkspaceAndSkus).
+TEST(AlibiPlanSelect, ForwardTakesNoWorkspace) {
+  const auto sl = TensorLayout::contiguous(DType::kF32, {2, 4});
+  for (const auto& y : {TensorLayout::contiguous(DType::kBF16, {2, 4, 16, 64}), TensorLayout::contiguous(DType::kF64, {2, 4, 5, 7}),
+                        TensorLayout::strided(DType::kF32, {2, 4, 8, 8}, {256, 1, 32, 4})}) {
+    for (bool with_s : {false, true}) {
+      const AlibiDescriptor d{.s = with_s ? y : TensorLayout{}, .y = y, .slopes = sl};
+      SCOPED_TRACE(d.to_string());
+      for (const auto& r : AlibiPlan::candidates(caps90(), d).value()) EXPECT_EQ(r.workspace_bytes, 0u) << r.sku.name();
+      EXPECT_EQ(AlibiPlan::select_for_caps(caps90(), d)->workspace_size(), 0u);
+    }
+  }
 }
 
 }  // namespace

@@ -331,6 +331,19 @@ TEST(ScanSelectRefusals, ScanPlan) {
       {"stride", [](ScanDescriptor& d) { d.y = TensorLayout::strided(DType::kF32, {4, 8}, {0, 1}); }, "maps several elements to one address"},
       {"stride", [](ScanDescriptor& d) { d.indices = TensorLayout::strided(DType::kI64, {4, 8}, {0, 1}); }, "maps several elements to one address"},
       {"kind", [](ScanDescriptor& d) { d.kind = static_cast<ScanKind>(9); }, "kind = 9"},
+      // the whole message: field, value and rule
+      {"dtype", [](ScanDescriptor& d) { d.x.dtype = d.y.dtype = DType::kU8; }, "x.dtype = u8: cummax takes f64, f32, f16, bf16, i32, i64"},
+      {"shape", [](ScanDescriptor& d) { d.y = TensorLayout::contiguous(DType::kF32, {4, 9}); },
+       "y = f32[4,9] does not have the shape of x = f32[4,8]"},
+      {"shape", [](ScanDescriptor& d) { d.indices = TensorLayout::contiguous(DType::kI64, {8, 4}); },
+       "indices = i64[8,4] does not have the shape of x = f32[4,8]"},
+      {"axis", [](ScanDescriptor& d) { d.axis = 2; }, "axis = 2 is out of range for x of rank 2 (needs -2..1)"},
+      {"stride", [](ScanDescriptor& d) { d.y = TensorLayout::strided(DType::kF32, {4, 8}, {0, 1}); },
+       "y = f32[4,8]{0,1} maps several elements to one address"},
+      {"stride", [](ScanDescriptor& d) { d.indices = TensorLayout::strided(DType::kI64, {4, 8}, {0, 1}); },
+       "indices = i64[4,8]{0,1} maps several elements to one address"},
+      {"stride", [](ScanDescriptor& d) { d.x.strides[0] = std::int64_t{1} << 61; },
+       "x = f32[4,8]{2305843009213693952,1} is too large for 64-bit indexing"},
   };
   test::expect_select_refusals<ScanPlan>(valid, cases);
   // integer cumsum must write i64 (torch's promotion)
@@ -358,11 +371,29 @@ TEST(ScanSelectRefusals, ScanBackwardPlan) {
       {"shape", [](ScanBackwardDescriptor& d) { d.x = TensorLayout::contiguous(DType::kBF16, {4, 7}); }, "x = bf16[4,7]"},
       {"axis", [](ScanBackwardDescriptor& d) { d.axis = 5; }, "axis = 5 is out of range"},
       {"stride", [](ScanBackwardDescriptor& d) { d.grad_x = TensorLayout::strided(DType::kBF16, {4, 8}, {0, 1}); }, "maps several elements to one address"},
+      // the whole message: field, value and rule
+      {"dtype", [](ScanBackwardDescriptor& d) { d.x.dtype = DType::kF32; }, "x.dtype = f32 differs from grad_y.dtype = bf16"},
+      {"dtype", [](ScanBackwardDescriptor& d) { d.y.dtype = DType::kF16; }, "y.dtype = f16 differs from grad_y.dtype = bf16"},
+      {"shape", [](ScanBackwardDescriptor& d) { d.x = TensorLayout::contiguous(DType::kBF16, {4, 7}); },
+       "x = bf16[4,7] does not have the shape of grad_y = bf16[4,8]"},
+      {"shape", [](ScanBackwardDescriptor& d) { d.grad_x = TensorLayout::contiguous(DType::kBF16, {4, 9}); },
+       "grad_x = bf16[4,9] does not have the shape of grad_y = bf16[4,8]"},
+      {"axis", [](ScanBackwardDescriptor& d) { d.axis = -3; }, "axis = -3 is out of range for grad_y of rank 2 (needs -2..1)"},
+      {"stride", [](ScanBackwardDescriptor& d) { d.grad_x = TensorLayout::strided(DType::kBF16, {4, 8}, {0, 1}); },
+       "grad_x = bf16[4,8]{0,1} maps several elements to one address"},
+      {"stride", [](ScanBackwardDescriptor& d) { d.grad_y.strides[0] = std::int64_t{1} << 61; },
+       "grad_y = bf16[4,8]{2305843009213693952,1} is too large for 64-bit indexing"},
+      {"stride", [](ScanBackwardDescriptor& d) { d.y.strides[0] = std::int64_t{1} << 61; },
+       "y = bf16[4,8]{2305843009213693952,1} is too large for 64-bit indexing"},
   };
   test::expect_select_refusals<ScanBackwardPlan>(valid, cases);
   std::vector<Refusal<ScanBackwardDescriptor>> idx = {
       {"dtype", [](ScanBackwardDescriptor& d) { d.indices.dtype = DType::kF32; }, "indices.dtype = f32 must be i64"},
       {"shape", [](ScanBackwardDescriptor& d) { d.indices = TensorLayout::contiguous(DType::kI64, {4, 9}); }, "indices = i64[4,9]"},
+      {"shape", [](ScanBackwardDescriptor& d) { d.indices = TensorLayout::contiguous(DType::kI64, {4, 9}); },
+       "indices = i64[4,9] does not have the shape of grad_y = bf16[4,8]"},
+      {"stride", [](ScanBackwardDescriptor& d) { d.indices.strides[0] = std::int64_t{1} << 61; },
+       "indices = i64[4,8]{2305843009213693952,1} is too large for 64-bit indexing"},
   };
   auto vmax = valid;
   vmax.kind = ScanKind::kCummax;

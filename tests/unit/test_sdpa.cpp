@@ -421,6 +421,76 @@ TEST(SdpaPlanRefusals, Backward) {
   test::expect_select_refusals<SdpaBackwardPlan>(dense_bwd(), cases);
 }
 
+// Stride / layout cases with the full message: an output whose strides map two elements to one
+// address, an alignment that is not a power of two, a layout too large for 64-bit indexing,
+// and an option outside its enum (SdpaPlan's "axis": the causal alignment).
+TEST(SdpaPlanRefusals, StridesNameFieldAndValue) {
+  using D = SdpaDescriptor;
+  test::expect_select_refusals<SdpaPlan>(
+      dense_fwd(),
+      {
+          {"stride", [](D& d) { d.o.strides[2] = 0; },
+           "o = f32[2,8,16,32]{4096,512,0,1} maps several elements to one address"},
+          {"stride", [](D& d) { d.lse.strides[1] = 0; }, "lse = f32[2,8,16]{128,0,1} maps several elements to one address"},
+          {"stride", [](D& d) { d.k.strides[0] = std::int64_t{1} << 62; },
+           "k = f32[2,2,24,64]{4611686018427387904,1536,64,1} is too large for 64-bit indexing"},
+          {"layout", [](D& d) { d.q.alignment = 3; }, "q.alignment = 3 is not a power of two"},
+          {"layout", [](D& d) { d.v.alignment = 24; }, "v.alignment = 24 is not a power of two"},
+          {"shape", [](D& d) { d.q.shape[2] = -1; }, "q.shape[2] = -1 is negative"},
+          {"axis", [](D& d) { d.options.align = static_cast<CausalAlign>(7); }, "options.align = 7 is not a CausalAlign"},
+      });
+  using B = SdpaBackwardDescriptor;
+  test::expect_select_refusals<SdpaBackwardPlan>(
+      dense_bwd(),
+      {
+          {"stride", [](B& d) { d.grad_q.strides[3] = 0; },
+           "grad_q = f32[2,8,16,64]{8192,1024,64,0} maps several elements to one address"},
+          {"stride", [](B& d) { d.grad_k.strides[1] = 0; },
+           "grad_k = f32[2,2,24,64]{3072,0,64,1} maps several elements to one address"},
+          {"stride", [](B& d) { d.grad_v.strides[0] = 0; },
+           "grad_v = f32[2,2,24,32]{0,768,32,1} maps several elements to one address"},
+          {"stride",
+           [](B& d) {
+             d.bias = d.grad_bias = TensorLayout::contiguous(DType::kF32, {16, 24});
+             d.grad_bias.strides[0] = 0;
+           },
+           "grad_bias = f32[16,24]{0,1} maps several elements to one address"},
+          {"layout", [](B& d) { d.grad_o.alignment = 6; }, "grad_o.alignment = 6 is not a power of two"},
+          {"axis", [](B& d) { d.options.align = static_cast<CausalAlign>(2); }, "options.align = 2 is not a CausalAlign"},
+      });
+}
+
+// The backward's dtype and shape cases with the full message (SdpaPlanRefusals.Backward names
+// some of them by the field alone).
+TEST(SdpaPlanRefusals, BackwardDtypesAndShapesNameFieldAndValue) {
+  using B = SdpaBackwardDescriptor;
+  test::expect_select_refusals<SdpaBackwardPlan>(
+      dense_bwd(),
+      {
+          {"dtype", [](B& d) { d.grad_o.dtype = DType::kBF16; }, "grad_o.dtype = bf16, expected f32 (gradients have q's dtype)"},
+          {"dtype", [](B& d) { d.grad_v.dtype = DType::kF64; }, "grad_v.dtype = f64, expected f32"},
+          {"dtype", [](B& d) { d.lse.dtype = DType::kF16; }, "lse.dtype = f16, expected f32 (the logsumexp is f32)"},
+          {"dtype", [](B& d) { d.o.dtype = DType::kF16; }, "o.dtype = f16, expected f32"},
+          {"dtype", [](B& d) { d.mask = TensorLayout::contiguous(DType::kI32, {16, 24}); }, "mask.dtype = i32, expected u8"},
+          {"shape", [](B& d) { d.grad_o = t4(DType::kF32, 2, 8, 16, 31); },
+           "grad_o = f32[2,8,16,31] does not have the shape of o = f32[2,8,16,32]"},
+          {"shape", [](B& d) { d.grad_k = t4(DType::kF32, 2, 2, 23, 64); },
+           "grad_k = f32[2,2,23,64] does not have the shape of k = f32[2,2,24,64]"},
+          {"shape", [](B& d) { d.grad_q = t4(DType::kF32, 1, 8, 16, 64); },
+           "grad_q = f32[1,8,16,64] does not have the shape of q = f32[2,8,16,64]"},
+          {"shape", [](B& d) { d.lse = TensorLayout::contiguous(DType::kF32, {2, 4, 16}); },
+           "lse.shape[1] = 4 != q.shape[1] (Hq) = 8"},
+          {"shape", [](B& d) { d.alibi_slopes = TensorLayout::contiguous(DType::kF32, {2, 8, 1}); },
+           "alibi_slopes.rank = 3 (alibi_slopes is [Hq] or [B, Hq])"},
+          {"shape",
+           [](B& d) {
+             d.bias = TensorLayout::contiguous(DType::kF32, {16, 24});
+             d.grad_bias = TensorLayout::contiguous(DType::kF32, {2, 16, 24});
+           },
+           "grad_bias = f32[2,16,24] does not have the shape of bias = f32[16,24]"},
+      });
+}
+
 TEST(SdpaPlanRefusals, FlashPlanRefusesWhatNoFusedSkuTakes) {
   FlashSdpaDescriptor d;
   static_cast<SdpaDescriptor&>(d) = dense_fwd(DType::kF64);

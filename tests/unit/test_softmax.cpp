@@ -203,7 +203,12 @@ TEST(SelectRefusals, SoftmaxBackwardPlan) {
        {"shape", [](D& d) { d.y = contig(DType::kBF16, {2, 4, 4}); }, "y = bf16[2,4,4] does not have the shape of grad_y = bf16[2,3,4]"},
        {"axis", [](D& d) { d.axis = 5; }, "axis = 5 is out of range for grad_y of rank 3"},
        {"stride", [](D& d) { d.grad_x = TensorLayout::strided(DType::kBF16, {2, 3, 4}, {12, 0, 1}); },
-        "grad_x = bf16[2,3,4]{12,0,1} maps several elements to one address"}});
+        "grad_x = bf16[2,3,4]{12,0,1} maps several elements to one address"},
+       {"shape", [](D& d) { d.grad_x = contig(DType::kBF16, {2, 3}); }, "grad_x = bf16[2,3] does not have the shape of grad_y = bf16[2,3,4]"},
+       {"axis", [](D& d) { d.axis = -4; }, "axis = -4 is out of range for grad_y of rank 3 (needs -3..2)"},
+       {"kind", [](D& d) { d.kind = static_cast<SoftmaxKind>(3); }, "kind = 3 is not a SoftmaxKind"},
+       {"stride", [](D& d) { d.y = TensorLayout::strided(DType::kBF16, {2, 3, 4}, {std::int64_t{1} << 62, 4, 1}); },
+        "y = bf16[2,3,4]{4611686018427387904,4,1} is too large for 64-bit indexing"}});
 }
 
 }  // namespace
