@@ -18,7 +18,6 @@
 #include <array>
 #include <bit>
 #include <cstdint>
-#include <cstring>
 #include <span>
 #include <string>
 #include <tuple>
@@ -294,7 +293,7 @@ struct Operand {
 
 }  // namespace
 
-Status check_gemm_args(const BatchedGemmDescriptor& b, const GemmArgs& a) {
+Status check_gemm_args(const BatchedGemmDescriptor& b, const GemmArgs& a, const GemmArgNames& names) {
   const GemmDescriptor& g = b.gemm;
   const GemmEpilogue& e = g.epilogue;
   const bool bgrad = e.bias_grad != GemmBiasGrad::kNone;
@@ -302,16 +301,16 @@ Status check_gemm_args(const BatchedGemmDescriptor& b, const GemmArgs& a) {
   // aux is the forward's output, and the activation backward's input
   const TensorLayout aux_span = gemm_batched_layout(g.aux.as_tensor(), n, b.stride_aux);
   const std::array<Operand, 5> inputs = {{
-      {"a", a.a, gemm_batched_layout(g.a.as_tensor(), n, b.stride_a), true},
-      {"b", a.b, gemm_batched_layout(g.b.as_tensor(), n, b.stride_b), true},
-      {"c", a.c, gemm_batched_layout(g.c.as_tensor(), n, b.stride_c), g.with_c},
-      {"bias", a.bias, gemm_batched_layout(g.bias, n, b.stride_bias), e.bias},
-      {"aux", a.aux, aux_span, e.aux && e.activation_grad},
+      {names.a, a.a, gemm_batched_layout(g.a.as_tensor(), n, b.stride_a), true},
+      {names.b, a.b, gemm_batched_layout(g.b.as_tensor(), n, b.stride_b), true},
+      {names.c, a.c, gemm_batched_layout(g.c.as_tensor(), n, b.stride_c), g.with_c},
+      {names.bias, a.bias, gemm_batched_layout(g.bias, n, b.stride_bias), e.bias},
+      {names.aux, a.aux, aux_span, e.aux && e.activation_grad},
   }};
   const std::array<Operand, 3> outputs = {{
-      {"d", a.d, gemm_batched_layout(g.d.as_tensor(), n, b.stride_d), true},
-      {"aux", a.aux, aux_span, e.aux && !e.activation_grad},
-      {"bias_grad", a.bias_grad, gemm_batched_layout(g.bias_grad, n, b.stride_bias), bgrad},
+      {names.d, a.d, gemm_batched_layout(g.d.as_tensor(), n, b.stride_d), true},
+      {names.aux, a.aux, aux_span, e.aux && !e.activation_grad},
+      {names.bias_grad, a.bias_grad, gemm_batched_layout(g.bias_grad, n, b.stride_bias), bgrad},
   }};
   if (g.m() == 0 || g.n() == 0 || n == 0) return Status::ok();  // nothing is read or written
   if (bgrad && a.alpha != 1.0)
@@ -336,7 +335,7 @@ Status check_gemm_args(const BatchedGemmDescriptor& b, const GemmArgs& a) {
     for (const auto& in : inputs) {
       if (!in.used || !byte_ranges_overlap(out.ptr, out.span, in.ptr, in.span)) continue;
       // cuBLASLt computes in place only for C == D with one layout
-      const bool in_place = o == 0 && std::strcmp(in.field, "c") == 0 && in.ptr == out.ptr && g.c == g.d &&
+      const bool in_place = o == 0 && &in == &inputs[2] && in.ptr == out.ptr && g.c == g.d &&
                             b.stride_c == b.stride_d;
       if (!in_place)
         return invalid(std::string("args.") + out.field + " overlaps args." + in.field +
@@ -776,12 +775,36 @@ Status validate_backward(const GemmBackwardDescriptor& d) {
     return invalid("compute_grad_a = false and compute_grad_b = false: nothing to compute");
   if (d.compute_grad_bias && !d.compute_grad_b)
     return invalid("compute_grad_bias = true needs compute_grad_b (the bias gradient is the grad_b GEMM's epilogue)");
-  // The two GEMMs' own checks name grad_d as "a" or "b"; check the forward shapes first.
-  BARACUDA_TRY(validate_matrix(d.a, "a"));
-  BARACUDA_TRY(validate_matrix(d.b, "b"));
-  BARACUDA_TRY(validate_matrix(d.grad_d, "grad_d"));
+  // Every field checked under its own name first: the two GEMMs' own checks below would name
+  // grad_d as their "a" or "b" and grad_a / grad_b as their "d" (they stay as the last word).
+  const DType t = d.a.dtype;
+  if (t != DType::kF64 && t != DType::kF32 && t != DType::kF16 && t != DType::kBF16)
+    return invalid("a.dtype = " + dt(t) + ": gemm backward takes f64, f32, f16 or bf16");
+  struct Named {
+    const MatrixLayout* m;
+    const char* field;
+    bool used;
+  };
+  const Named operands[] = {{&d.a, "a", true},
+                            {&d.b, "b", true},
+                            {&d.grad_d, "grad_d", true},
+                            {&d.grad_a, "grad_a", d.compute_grad_a},
+                            {&d.grad_b, "grad_b", d.compute_grad_b}};
+  for (const Named& o : operands) {
+    if (!o.used) continue;
+    BARACUDA_TRY(validate_matrix(*o.m, o.field));
+    BARACUDA_TRY(check_dtype(*o.m, o.field, t, "a"));
+    BARACUDA_TRY(check_alignment_covers_element(o.m->alignment, t, o.field));
+  }
   if (d.b.rows != d.a.cols) return invalid("b.rows = " + str(d.b.rows) + " differs from a.cols = " + str(d.a.cols) + " (K)");
   BARACUDA_TRY(check_extent(d.grad_d, "grad_d", d.a.rows, d.b.cols, "a.rows x b.cols"));
+  if (d.compute_grad_a) BARACUDA_TRY(check_extent(d.grad_a, "grad_a", d.a.rows, d.a.cols, "a's shape"));
+  if (d.compute_grad_b) BARACUDA_TRY(check_extent(d.grad_b, "grad_b", d.b.rows, d.b.cols, "b's shape"));
+  if (d.compute_grad_bias) {
+    if (d.grad_bias.dtype != t)
+      return invalid("grad_bias.dtype = " + dt(d.grad_bias.dtype) + " differs from a.dtype = " + dt(t));
+    BARACUDA_TRY(check_vector(d.grad_bias, "grad_bias", d.b.cols, "N, sums of grad_d's columns", t));
+  }
   if (d.compute_grad_a) BARACUDA_TRY(validate_gemm(gemm_backward_grad_a(d)).add_context("grad_a = grad_d b^T"));
   if (d.compute_grad_b) BARACUDA_TRY(validate_gemm(gemm_backward_grad_b(d)).add_context("grad_b = a^T grad_d"));
   return Status::ok();
@@ -845,11 +868,13 @@ inline constexpr std::array<Candidate<GemmBackwardDescriptor, GemmBackwardArgs>,
 
 Status check_backward_args(const GemmBackwardDescriptor& d, const GemmBackwardArgs& a) {
   if (d.compute_grad_a)
-    BARACUDA_TRY(check_gemm_args(as_batched(gemm_backward_grad_a(d)), GemmArgs{.a = a.grad_d, .b = a.b, .d = a.grad_a, .alpha = a.alpha})
+    BARACUDA_TRY(check_gemm_args(as_batched(gemm_backward_grad_a(d)), GemmArgs{.a = a.grad_d, .b = a.b, .d = a.grad_a, .alpha = a.alpha},
+                                 GemmArgNames{.a = "grad_d", .d = "grad_a"})
                      .add_context("grad_a = grad_d b^T"));
   if (d.compute_grad_b)
     BARACUDA_TRY(check_gemm_args(as_batched(gemm_backward_grad_b(d)),
-                                 GemmArgs{.a = a.a, .b = a.grad_d, .d = a.grad_b, .bias_grad = a.grad_bias, .alpha = a.alpha})
+                                 GemmArgs{.a = a.a, .b = a.grad_d, .d = a.grad_b, .bias_grad = a.grad_bias, .alpha = a.alpha},
+                                 GemmArgNames{.b = "grad_d", .d = "grad_b", .bias_grad = "grad_bias"})
                      .add_context("grad_b = a^T grad_d"));
   // grad_a is written before the grad_b GEMM reads a and grad_d and writes grad_b / grad_bias
   if (d.compute_grad_a && d.compute_grad_b && d.grad_a.rows > 0 && d.grad_a.cols > 0) {

@@ -71,9 +71,21 @@ Status lt_launch(const void* state, const GemmArgs& args, Workspace ws, cudaStre
 // The SKU of an accepting cuBLASLt candidate.
 KernelSku lt_sku(DType t, bool tf32);
 
+// The names check_gemm_args gives the operands in its messages ("args.<name> is null",
+// "<name>.alignment"): GemmArgs' own, or the caller's where a plan hands its fields to a GEMM
+// under other roles (GemmBackwardPlan's grad_d is one GEMM's a and the other's b).
+struct GemmArgNames {
+  const char* a = "a";
+  const char* b = "b";
+  const char* c = "c";
+  const char* bias = "bias";
+  const char* aux = "aux";
+  const char* d = "d";
+  const char* bias_grad = "bias_grad";
+};
 // Run-time checks of GemmArgs against the layouts (null, alignment, aliasing): `batch`
 // copies of each operand `stride_*` elements apart.
-Status check_gemm_args(const BatchedGemmDescriptor& d, const GemmArgs& a);
+Status check_gemm_args(const BatchedGemmDescriptor& d, const GemmArgs& a, const GemmArgNames& names = {});
 
 // GemmPlan's selection for plans built from GEMMs (GroupedGemmPlan), defined where
 // FamilyTraits<GemmDescriptor> is: the implementation, launchable through its candidate.

@@ -762,10 +762,9 @@ TEST(GemmRefusals, BatchedRunTable) {
 
 // GemmBackwardPlan (f64 with the bias gradient: its grad_b GEMM is cublaslt_bgrad_reduce, so
 // the workspace rows always run): every pointer null, misaligned and aliased, outputs
-// (grad_a, grad_b, grad_bias) untouched. The two GEMMs' checks name their own operands after
-// the GEMM (grad_a = grad_d b^T: args.a is grad_d, args.d is grad_a; grad_b = a^T grad_d:
-// args.b is grad_d, args.d is grad_b, args.bias_grad is grad_bias); the checks across the
-// two name the backward's fields.
+// (grad_a, grad_b, grad_bias) untouched. Each message names the backward's own field, after
+// the GEMM that checks it (grad_a = grad_d b^T, grad_b = a^T grad_d); the checks across the
+// two GEMMs name no GEMM.
 TEST(GemmBackwardRefusals, RunTable) {
   BARACUDA_REQUIRE_GPU();
   const DType t = DType::kF64;
@@ -799,24 +798,24 @@ TEST(GemmBackwardRefusals, RunTable) {
       {
           {"null a", [](GemmBackwardArgs& a) { a.a = nullptr; }, bad, "grad_b = a^T grad_d: args.a is null"},
           {"null b", [](GemmBackwardArgs& a) { a.b = nullptr; }, bad, "grad_a = grad_d b^T: args.b is null"},
-          {"null grad_d", [](GemmBackwardArgs& a) { a.grad_d = nullptr; }, bad, "grad_a = grad_d b^T: args.a is null"},
-          {"null grad_a", [](GemmBackwardArgs& a) { a.grad_a = nullptr; }, bad, "grad_a = grad_d b^T: args.d is null"},
-          {"null grad_b", [](GemmBackwardArgs& a) { a.grad_b = nullptr; }, bad, "grad_b = a^T grad_d: args.d is null"},
+          {"null grad_d", [](GemmBackwardArgs& a) { a.grad_d = nullptr; }, bad, "grad_a = grad_d b^T: args.grad_d is null"},
+          {"null grad_a", [](GemmBackwardArgs& a) { a.grad_a = nullptr; }, bad, "grad_a = grad_d b^T: args.grad_a is null"},
+          {"null grad_b", [](GemmBackwardArgs& a) { a.grad_b = nullptr; }, bad, "grad_b = a^T grad_d: args.grad_b is null"},
           {"null grad_bias", [](GemmBackwardArgs& a) { a.grad_bias = nullptr; }, bad,
-           "grad_b = a^T grad_d: args.bias_grad is null"},
+           "grad_b = a^T grad_d: args.grad_bias is null"},
           {"misaligned a", [&](GemmBackwardArgs& a) { a.a = off(a.a, 8); }, mis, "grad_b = a^T grad_d: args.a = 0x"},
-          {"misaligned grad_d", [&](GemmBackwardArgs& a) { a.grad_d = off(a.grad_d, 8); }, mis, "grad_a = grad_d b^T: args.a = 0x"},
-          {"misaligned grad_a", [&](GemmBackwardArgs& a) { a.grad_a = off(a.grad_a, 8); }, mis, "grad_a = grad_d b^T: args.d = 0x"},
-          {"misaligned grad_b", [&](GemmBackwardArgs& a) { a.grad_b = off(a.grad_b, 8); }, mis, "grad_b = a^T grad_d: args.d = 0x"},
+          {"misaligned grad_d", [&](GemmBackwardArgs& a) { a.grad_d = off(a.grad_d, 8); }, mis, "grad_a = grad_d b^T: args.grad_d = 0x"},
+          {"misaligned grad_a", [&](GemmBackwardArgs& a) { a.grad_a = off(a.grad_a, 8); }, mis, "grad_a = grad_d b^T: args.grad_a = 0x"},
+          {"misaligned grad_b", [&](GemmBackwardArgs& a) { a.grad_b = off(a.grad_b, 8); }, mis, "grad_b = a^T grad_d: args.grad_b = 0x"},
           {"misaligned grad_bias", [&](GemmBackwardArgs& a) { a.grad_bias = off(a.grad_bias, 8); }, mis,
-           "grad_b = a^T grad_d: args.bias_grad = 0x"},
+           "grad_b = a^T grad_d: args.grad_bias = 0x"},
           {"grad_a on grad_d", [&](GemmBackwardArgs& a) { a.grad_a = off(a.grad_d, 0); }, bad,
-           "grad_a = grad_d b^T: args.d overlaps args.a"},
-          {"grad_a on b", [&](GemmBackwardArgs& a) { a.grad_a = off(a.b, 0); }, bad, "grad_a = grad_d b^T: args.d overlaps args.b"},
+           "grad_a = grad_d b^T: args.grad_a overlaps args.grad_d"},
+          {"grad_a on b", [&](GemmBackwardArgs& a) { a.grad_a = off(a.b, 0); }, bad, "grad_a = grad_d b^T: args.grad_a overlaps args.b"},
           {"grad_b on grad_d", [&](GemmBackwardArgs& a) { a.grad_b = off(a.grad_d, 64); }, bad,
-           "grad_b = a^T grad_d: args.d overlaps args.b"},
+           "grad_b = a^T grad_d: args.grad_b overlaps args.grad_d"},
           {"grad_bias inside grad_b", [&](GemmBackwardArgs& a) { a.grad_bias = off(a.grad_b, 256); }, bad,
-           "grad_b = a^T grad_d: args.d and args.bias_grad overlap"},
+           "grad_b = a^T grad_d: args.grad_b and args.grad_bias overlap"},
           {"grad_a on a (read by the grad_b GEMM after grad_a is written)", [&](GemmBackwardArgs& a) { a.grad_a = off(a.a, 0); },
            bad, "args.grad_a overlaps args.a"},
           {"grad_a on grad_b", [](GemmBackwardArgs& a) { a.grad_b = a.grad_a; }, bad, "args.grad_a overlaps args.grad_b"},

@@ -240,10 +240,10 @@ TEST(GemmBackwardSelect, PairAndRefusals) {
   refuse(bad, "grad_d is 64 x 47, needs 64 x 48");
   bad = d;
   bad.grad_a.dtype = DType::kF16;
-  refuse(bad, "grad_a = grad_d b^T");
+  refuse(bad, "grad_a.dtype = f16 differs from a.dtype = bf16");
   bad = d;
   bad.grad_bias = TensorLayout::contiguous(DType::kBF16, {64});
-  refuse(bad, "bias_grad = bf16[64] must be [48]");
+  refuse(bad, "grad_bias = bf16[64] must be [48]");
   bad = d;
   bad.compute_grad_a = bad.compute_grad_b = bad.compute_grad_bias = false;
   refuse(bad, "nothing to compute");
@@ -251,9 +251,9 @@ TEST(GemmBackwardSelect, PairAndRefusals) {
 
 // Select-time refusals: SelectRefusals.GemmPlan / BatchedGemmPlan in test_refusals.cpp.
 
-// GemmBackwardPlan's select-time refusals, one field changed at a time. The two GEMMs' own
-// checks name their operands (grad_a = grad_d b^T: a = grad_d, b = b^T, d = grad_a; grad_b =
-// a^T grad_d: a = a^T, b = grad_d, d = grad_b, bias_grad = grad_bias) after the GEMM's name.
+// GemmBackwardPlan's select-time refusals, one field changed at a time: every message names
+// the backward's own field (grad_d, grad_a, grad_b, grad_bias), not the role it plays in one
+// of the two GEMMs.
 TEST(GemmBackwardSelect, RefusalsNameFieldAndValue) {
   using D = GemmBackwardDescriptor;
   D d;
@@ -267,24 +267,23 @@ TEST(GemmBackwardSelect, RefusalsNameFieldAndValue) {
   const auto big = std::int64_t{1} << 61;
   test::expect_select_refusals<GemmBackwardPlan>(d, {
       {"dtype", [](D& x) { x.a.dtype = x.b.dtype = x.grad_d.dtype = x.grad_a.dtype = x.grad_b.dtype = x.grad_bias.dtype = DType::kI8; },
-       "grad_a = grad_d b^T: a.dtype = i8: gemm takes f64, f32, f16 or bf16"},
-      {"dtype", [](D& x) { x.grad_a.dtype = DType::kF16; }, "grad_a = grad_d b^T: d.dtype = f16 differs from a.dtype = bf16"},
-      {"dtype", [](D& x) { x.grad_b.dtype = DType::kF32; }, "grad_b = a^T grad_d: d.dtype = f32 differs from a.dtype = bf16"},
-      {"dtype", [](D& x) { x.a.dtype = DType::kF16; }, "grad_b = a^T grad_d: b.dtype = bf16 differs from a.dtype = f16"},
-      // grad_d is the grad_a GEMM's A: its dtype is the one b is compared with
-      {"dtype", [](D& x) { x.grad_d.dtype = DType::kF16; }, "grad_a = grad_d b^T: b.dtype = bf16 differs from a.dtype = f16"},
-      {"dtype", [](D& x) { x.grad_bias.dtype = DType::kF16; }, "grad_b = a^T grad_d: bias_grad.dtype = f16 differs from d.dtype = bf16"},
+       "a.dtype = i8: gemm backward takes f64, f32, f16 or bf16"},
+      {"dtype", [](D& x) { x.grad_a.dtype = DType::kF16; }, "grad_a.dtype = f16 differs from a.dtype = bf16"},
+      {"dtype", [](D& x) { x.grad_b.dtype = DType::kF32; }, "grad_b.dtype = f32 differs from a.dtype = bf16"},
+      {"dtype", [](D& x) { x.a.dtype = DType::kF16; }, "b.dtype = bf16 differs from a.dtype = f16"},
+      {"dtype", [](D& x) { x.grad_d.dtype = DType::kF16; }, "grad_d.dtype = f16 differs from a.dtype = bf16"},
+      {"dtype", [](D& x) { x.grad_bias.dtype = DType::kF16; }, "grad_bias.dtype = f16 differs from a.dtype = bf16"},
       {"shape", [](D& x) { x.b.rows = x.b.ld = 33; }, "b.rows = 33 differs from a.cols = 32 (K)"},
       {"shape", [](D& x) { x.grad_d.cols = 47; }, "grad_d is 64 x 47, needs 64 x 48 (a.rows x b.cols)"},
-      {"shape", [](D& x) { x.grad_a.rows = 63; }, "grad_a = grad_d b^T: d is 63 x 32, needs 64 x 32"},
-      {"shape", [](D& x) { x.grad_b.cols = 47; }, "grad_b = a^T grad_d: d is 32 x 47, needs 32 x 48"},
-      {"shape", [](D& x) { x.grad_bias = TensorLayout::contiguous(DType::kBF16, {64}); }, "grad_b = a^T grad_d: bias_grad = bf16[64] must be [48]"},
+      {"shape", [](D& x) { x.grad_a.rows = 63; }, "grad_a is 63 x 32, needs 64 x 32 (a's shape)"},
+      {"shape", [](D& x) { x.grad_b.cols = 47; }, "grad_b is 32 x 47, needs 32 x 48 (b's shape)"},
+      {"shape", [](D& x) { x.grad_bias = TensorLayout::contiguous(DType::kBF16, {64}); }, "grad_bias = bf16[64] must be [48] (N, sums of grad_d's columns)"},
       {"stride", [](D& x) { x.a.ld = 16; }, "a.ld = 16 is below the minimum 32"},
       {"stride", [](D& x) { x.grad_d.ld = 40; }, "grad_d.ld = 40 is below the minimum 48"},
-      {"stride", [](D& x) { x.grad_a.ld = 16; }, "grad_a = grad_d b^T: d.ld = 16 is below the minimum 32"},
-      {"stride", [](D& x) { x.grad_b.ld = 40; }, "grad_b = a^T grad_d: d.ld = 40 is below the minimum 48"},
+      {"stride", [](D& x) { x.grad_a.ld = 16; }, "grad_a.ld = 16 is below the minimum 32"},
+      {"stride", [](D& x) { x.grad_b.ld = 40; }, "grad_b.ld = 40 is below the minimum 48"},
       {"stride", [](D& x) { x.grad_bias = TensorLayout::strided(DType::kBF16, {48}, {2}); },
-       "grad_b = a^T grad_d: bias_grad = bf16[48]{2} has stride 2 (cuBLASLt needs 1)"},
+       "grad_bias = bf16[48]{2} has stride 2 (cuBLASLt needs 1)"},
       {"stride", [big](D& x) { x.a.ld = big; }, "a = bf16[64,32]{2305843009213693952,1} is too large for 64-bit indexing"},
       {"stride", [big](D& x) { x.grad_d.ld = big; }, "grad_d = bf16[64,48]{2305843009213693952,1} is too large for 64-bit indexing"},
   });
