@@ -406,6 +406,8 @@ Status check_decode_args(const SdpaDecodeDescriptor& d, const SdpaDecodeArgs& a)
   std::vector<norm::PtrOperand> ops = {{a.o, d.o, "o", true, false}, {a.q, d.q, "q", false, false}};
   if (d.lse.rank) ops.push_back({a.lse, d.lse, "lse", true, false});
   if (d.alibi_slopes.rank) ops.push_back({a.alibi_slopes, d.alibi_slopes, "alibi_slopes", false, false});
+  BARACUDA_TRY(norm::check_unused_pointer(a.lse, d.lse, "lse"));
+  BARACUDA_TRY(norm::check_unused_pointer(a.alibi_slopes, d.alibi_slopes, "alibi_slopes"));
   return check_with_cache_operands(std::move(ops), {a.k_cache, a.v_cache, a.block_table, a.seqlens_k},
                                    {d.k_cache, d.v_cache, d.block_table, d.seqlens_k}, "seqlens_k", false);
 }

@@ -95,6 +95,7 @@ Status check_with_cache_operands(std::vector<norm::PtrOperand> ops, const CacheP
   ops.push_back({p.v, l.v, "v_cache", cache_written, false});
   ops.push_back({p.lens, l.lens, lens_field, false, false});
   if (l.table.rank) ops.push_back({p.table, l.table, "block_table", false, false});
+  BARACUDA_TRY(norm::check_unused_pointer(p.table, l.table, "block_table"));
   return norm::check_operand_pointers(ops);
 }
 

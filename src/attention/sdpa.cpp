@@ -314,11 +314,6 @@ Status validate_backward(const SdpaBackwardDescriptor& d) {
 // ---- run-time pointer checks (null, declared alignment, aliasing of outputs)
 TensorLayout cu_seqlens_layout(std::int64_t batch) { return TensorLayout::contiguous(DType::kI32, {batch + 1}, 4); }
 
-Status check_unused(const void* p, const TensorLayout& t, const char* field) {
-  if (p != nullptr && t.rank == 0)
-    return invalid(std::string("args.") + field + " is set but the descriptor has no " + field);
-  return Status::ok();
-}
 Status check_seed_pointer(const std::uint64_t* p) {
   if (p != nullptr && reinterpret_cast<std::uintptr_t>(p) % 8 != 0)
     return Status(Code::kMisaligned, "args.philox_seed_offset = " + elementwise::hex_ptr(p) + " is not 8-byte aligned");
@@ -348,10 +343,10 @@ Status check_varlen_pointers(const SdpaOptions& o, const void* cq, const void* c
 }
 
 Status check_forward_args(const SdpaDescriptor& d, const SdpaArgs& a) {
-  BARACUDA_TRY(check_unused(a.lse, d.lse, "lse"));
-  BARACUDA_TRY(check_unused(a.bias, d.bias, "bias"));
-  BARACUDA_TRY(check_unused(a.mask, d.mask, "mask"));
-  BARACUDA_TRY(check_unused(a.alibi_slopes, d.alibi_slopes, "alibi_slopes"));
+  BARACUDA_TRY(norm::check_unused_pointer(a.lse, d.lse, "lse"));
+  BARACUDA_TRY(norm::check_unused_pointer(a.bias, d.bias, "bias"));
+  BARACUDA_TRY(norm::check_unused_pointer(a.mask, d.mask, "mask"));
+  BARACUDA_TRY(norm::check_unused_pointer(a.alibi_slopes, d.alibi_slopes, "alibi_slopes"));
   BARACUDA_TRY(check_varlen_pointers(d.options, a.cu_seqlens_q, a.cu_seqlens_k));
   BARACUDA_TRY(check_seed_pointer(a.philox_seed_offset));
   std::vector<norm::PtrOperand> ops = {{a.o, d.o, "o", true, false}};
@@ -365,10 +360,10 @@ Status check_forward_args(const SdpaDescriptor& d, const SdpaArgs& a) {
 }
 
 Status check_backward_args(const SdpaBackwardDescriptor& d, const SdpaBackwardArgs& a) {
-  BARACUDA_TRY(check_unused(a.bias, d.bias, "bias"));
-  BARACUDA_TRY(check_unused(a.mask, d.mask, "mask"));
-  BARACUDA_TRY(check_unused(a.alibi_slopes, d.alibi_slopes, "alibi_slopes"));
-  BARACUDA_TRY(check_unused(a.grad_bias, d.grad_bias, "grad_bias"));
+  BARACUDA_TRY(norm::check_unused_pointer(a.bias, d.bias, "bias"));
+  BARACUDA_TRY(norm::check_unused_pointer(a.mask, d.mask, "mask"));
+  BARACUDA_TRY(norm::check_unused_pointer(a.alibi_slopes, d.alibi_slopes, "alibi_slopes"));
+  BARACUDA_TRY(norm::check_unused_pointer(a.grad_bias, d.grad_bias, "grad_bias"));
   BARACUDA_TRY(check_varlen_pointers(d.options, a.cu_seqlens_q, a.cu_seqlens_k));
   BARACUDA_TRY(check_seed_pointer(a.philox_seed_offset));
   std::vector<norm::PtrOperand> ops = {{a.grad_q, d.grad_q, "grad_q", true, false},

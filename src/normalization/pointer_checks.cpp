@@ -36,4 +36,10 @@ Status check_operand_pointers(const std::vector<PtrOperand>& ops) {
   return Status::ok();
 }
 
+Status check_unused_pointer(const void* p, const TensorLayout& t, const char* field) {
+  if (p != nullptr && t.rank == 0)
+    return Status(Code::kInvalidArgument, std::string("args.") + field + " is set but the descriptor has no " + field);
+  return Status::ok();
+}
+
 }  // namespace baracuda::norm

@@ -1,5 +1,6 @@
 // Run-time pointer checks of the normalization plans (LayerNorm / RMSNorm and the channel
-// norms): null, declared alignment and aliasing, before any launch.
+// norms), also used by the attention plans: null, declared alignment and aliasing, before any
+// launch.
 #pragma once
 
 #include <vector>
@@ -23,5 +24,9 @@ struct PtrOperand {
 // Empty operands are skipped; outputs never overlap each other; any other overlap of an
 // output with an input is refused unless in place as above.
 Status check_operand_pointers(const std::vector<PtrOperand>& ops);
+
+// An optional operand the descriptor leaves out (rank 0) must not be passed: a set pointer
+// would be ignored silently ("args.<field> is set but the descriptor has no <field>").
+Status check_unused_pointer(const void* p, const TensorLayout& t, const char* field);
 
 }  // namespace baracuda::norm

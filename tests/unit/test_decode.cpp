@@ -562,6 +562,18 @@ TEST(DecodeRefusals, RunArgsNullMisalignedAliasing) {
   nol.lse = nullptr;
   nol.block_table = nullptr;
   EXPECT_TRUE(attention::check_decode_args(plain, nol).is_ok());
+  // ... and passing them anyway is refused, not ignored (as SdpaPlan does)
+  const std::pair<std::function<void(SdpaDecodeArgs&)>, std::string> unused[] = {
+      {[](auto& x) { x.lse = lse; }, "args.lse is set but the descriptor has no lse"},
+      {[](auto& x) { x.block_table = bt; }, "args.block_table is set but the descriptor has no block_table"},
+      {[](auto& x) { x.alibi_slopes = lse; }, "args.alibi_slopes is set but the descriptor has no alibi_slopes"}};
+  for (const auto& [change, needle] : unused) {
+    SdpaDecodeArgs x = nol;
+    change(x);
+    const Status st = attention::check_decode_args(plain, x);
+    EXPECT_EQ(st.code(), Code::kInvalidArgument) << needle << ": " << st.to_string();
+    EXPECT_NE(st.message().find(needle), std::string::npos) << st.message();
+  }
 }
 
 TEST(KvCacheRefusals, RunArgsNullMisalignedAliasing) {
@@ -593,6 +605,16 @@ TEST(KvCacheRefusals, RunArgsNullMisalignedAliasing) {
     EXPECT_EQ(st.code(), cs.code) << cs.needle << ": " << st.to_string();
     EXPECT_NE(st.message().find(cs.needle), std::string::npos) << st.message();
   }
+  // a contiguous cache (no block table in the descriptor) refuses a block_table pointer
+  const auto contiguous = reference::append_descriptor(shape(DType::kBF16, 2, 1, 1, 2, 64, 16, 2, 0));
+  KvCacheAppendArgs x = ok;
+  x.block_table = nullptr;
+  EXPECT_TRUE(attention::check_append_args(contiguous, x).is_ok());
+  x.block_table = bt;
+  const Status st = attention::check_append_args(contiguous, x);
+  EXPECT_EQ(st.code(), Code::kInvalidArgument) << st.to_string();
+  EXPECT_NE(st.message().find("args.block_table is set but the descriptor has no block_table"), std::string::npos)
+      << st.message();
 }
 
 }  // namespace
