@@ -32,6 +32,10 @@ Candidate<SdpaDescriptor, SdpaArgs>::Probe probe_fwd(const SdpaDescriptor& d, co
                                  d.alibi_slopes, caps);
   if (r.rejection.empty() && p.has_lse && d.lse.dtype != DType::kF32)
     r.rejection = std::string("lse.dtype = ") + std::string(dtype_name(d.lse.dtype)) + ": f32 expected";
+  // Dense: cuDNN writes the stats straight into the caller's lse, a graph tensor of the default
+  // 16-byte alignment (varlen goes through the aligned workspace and a copy).
+  if (r.rejection.empty() && p.has_lse && !p.varlen && d.lse.alignment < 16)
+    r.rejection = "lse.alignment = " + std::to_string(d.lse.alignment) + ": cuDNN writes the stats 16-byte aligned";
   if (r.rejection.empty()) r.workspace_bytes = fwd_workspace_bound(p);
   return r;
 }

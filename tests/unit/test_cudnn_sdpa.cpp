@@ -253,6 +253,18 @@ TEST(CudnnSdpa, ForwardRefusalsNameTheField) {
   }
 }
 
+// The dense forward hands the caller's lse to cuDNN: an lse promised only 4-byte aligned goes to
+// the flash SKUs instead (the backward reads lse through its own packed copy: no such rule).
+TEST(CudnnSdpa, ForwardRefusesAnLseBelow16ByteAlignment) {
+  auto d = dense();
+  ASSERT_GT(d.lse.rank, 0);
+  EXPECT_EQ(fwd(d).rejection, "");
+  d.lse.alignment = 4;
+  const auto r = fwd(d);
+  EXPECT_NE(r.rejection.find("lse.alignment = 4"), std::string::npos) << r.rejection;
+  EXPECT_EQ(bwd(d).rejection, "");
+}
+
 TEST(CudnnSdpa, BackwardRefusalsNameTheField) {
   for (const Case& c : forward_refusals()) {
     if (c.sm != 90 || c.d.q.dtype == DType::kE4M3) continue;  // e4m3 has no backward
