@@ -424,9 +424,14 @@ TEST(DecodeGpu, AppendThenDecodeInOneGraph) {
 }
 
 // ------------------------------------------------------------------------ run-time refusals
-void refusal_table(const char* force) {
+using DecodeRow = ArgRefusalRow<SdpaDecodeArgs>;
+char* moved(const void* p, int bytes) { return static_cast<char*>(const_cast<void*>(p)) + bytes; }
+const Code kBad = Code::kInvalidArgument;
+
+// Forces `force` on op's descriptor and expects every row refused (plus the workspace rows
+// where the plan has workspace), o and lse keeping their poison.
+void decode_refusals(const char* force, const Operands& op, const std::vector<DecodeRow>& rows) {
   SCOPED_TRACE(force);
-  Operands op({shape(DType::kBF16, 1, 1, 8, 2, 128, 256, 32), {5000}});  // splits: needs workspace
   PlanPreference pref;
   pref.force_sku = force;
   auto plan = SdpaDecodePlan::select(test_stream(), op.d, pref);
@@ -437,26 +442,27 @@ void refusal_table(const char* force) {
   ok.o = out.data();
   ok.lse = static_cast<float*>(lse.data());
   const std::size_t need = plan->workspace_size();
-  const Code bad = Code::kInvalidArgument;
-  auto at = [](const void* p, int off) { return static_cast<char*>(const_cast<void*>(p)) + off; };
   expect_arg_run_refusals<SdpaDecodeArgs>(
       "paged_decode", ok, [&](Workspace w, const SdpaDecodeArgs& a) { return plan->run(s, w, a); },
-      test_workspace(need + kWorkspaceAlignment), need,
-      {
-          {"null q", [](SdpaDecodeArgs& a) { a.q = nullptr; }, bad, "args.q is null"},
-          {"null k_cache", [](SdpaDecodeArgs& a) { a.k_cache = nullptr; }, bad, "args.k_cache is null"},
-          {"null block_table", [](SdpaDecodeArgs& a) { a.block_table = nullptr; }, bad, "args.block_table is null"},
-          {"null seqlens_k", [](SdpaDecodeArgs& a) { a.seqlens_k = nullptr; }, bad, "args.seqlens_k is null"},
-          {"null o", [](SdpaDecodeArgs& a) { a.o = nullptr; }, bad, "args.o is null"},
-          {"null lse", [](SdpaDecodeArgs& a) { a.lse = nullptr; }, bad, "args.lse is null"},
-          {"misaligned v_cache", [&](SdpaDecodeArgs& a) { a.v_cache = at(a.v_cache, 2); }, Code::kMisaligned,
-           "is not aligned to v_cache.alignment = 16 bytes"},
-          {"misaligned q", [&](SdpaDecodeArgs& a) { a.q = at(a.q, 4); }, Code::kMisaligned, "is not aligned to q.alignment = 16 bytes"},
-          {"o aliases q", [](SdpaDecodeArgs& a) { a.q = a.o; }, bad, "args.o overlaps args.q"},
-          {"o aliases k_cache", [](SdpaDecodeArgs& a) { a.k_cache = a.o; }, bad, "args.o overlaps args.k_cache"},
-          {"lse aliases o", [](SdpaDecodeArgs& a) { a.o = a.lse; }, bad, "args.o and args.lse overlap"},
-      },
-      {&out, &lse});
+      test_workspace(need + kWorkspaceAlignment), need, rows, {&out, &lse});
+}
+
+void refusal_table(const char* force) {
+  const Operands op({shape(DType::kBF16, 1, 1, 8, 2, 128, 256, 32), {5000}});  // splits: needs workspace
+  decode_refusals(force, op, {
+      {"null q", [](SdpaDecodeArgs& a) { a.q = nullptr; }, kBad, "args.q is null"},
+      {"null k_cache", [](SdpaDecodeArgs& a) { a.k_cache = nullptr; }, kBad, "args.k_cache is null"},
+      {"null block_table", [](SdpaDecodeArgs& a) { a.block_table = nullptr; }, kBad, "args.block_table is null"},
+      {"null seqlens_k", [](SdpaDecodeArgs& a) { a.seqlens_k = nullptr; }, kBad, "args.seqlens_k is null"},
+      {"null o", [](SdpaDecodeArgs& a) { a.o = nullptr; }, kBad, "args.o is null"},
+      {"null lse", [](SdpaDecodeArgs& a) { a.lse = nullptr; }, kBad, "args.lse is null"},
+      {"misaligned v_cache", [](SdpaDecodeArgs& a) { a.v_cache = moved(a.v_cache, 2); }, Code::kMisaligned,
+       "is not aligned to v_cache.alignment = 16 bytes"},
+      {"misaligned q", [](SdpaDecodeArgs& a) { a.q = moved(a.q, 4); }, Code::kMisaligned, "is not aligned to q.alignment = 16 bytes"},
+      {"o aliases q", [](SdpaDecodeArgs& a) { a.q = a.o; }, kBad, "args.o overlaps args.q"},
+      {"o aliases k_cache", [](SdpaDecodeArgs& a) { a.k_cache = a.o; }, kBad, "args.o overlaps args.k_cache"},
+      {"lse aliases o", [](SdpaDecodeArgs& a) { a.o = a.lse; }, kBad, "args.o and args.lse overlap"},
+  });
 }
 
 TEST(DecodeGpuRefusals, RunTableEverySku) {
@@ -488,44 +494,27 @@ TEST(DecodeGpuRefusals, WorkspaceOfEverySku) {
 // null, misaligned, an output over the slopes, the caches or the lengths; o / lse keep their
 // poison. A moved pointer lies inside the allocation it aliases.
 void alibi_refusal_table(const char* force) {
-  SCOPED_TRACE(force);
   DecodeShape sh = shape(DType::kBF16, 2, 2, 8, 2, 64, 64, 1, false);
   sh.alibi = 2;
-  Operands op({sh, {40, 64}});
+  const Operands op({sh, {40, 64}});
   ASSERT_FALSE(op.d.paged());
-  PlanPreference pref;
-  pref.force_sku = force;
-  auto plan = SdpaDecodePlan::select(test_stream(), op.d, pref);
-  ASSERT_TRUE(plan.has_value()) << plan.error().to_string();
-  const Stream& s = test_stream();
-  Untouched out(op.d.o), lse(op.d.lse);
-  SdpaDecodeArgs ok = op.args();
-  ok.o = out.data();
-  ok.lse = static_cast<float*>(lse.data());
-  const std::size_t need = plan->workspace_size();
-  const Code bad = Code::kInvalidArgument;
-  auto at = [](const void* p, int off) { return static_cast<char*>(const_cast<void*>(p)) + off; };
-  expect_arg_run_refusals<SdpaDecodeArgs>(
-      "paged_decode", ok, [&](Workspace w, const SdpaDecodeArgs& a) { return plan->run(s, w, a); },
-      test_workspace(need + kWorkspaceAlignment), need,
-      {
-          {"null alibi_slopes", [](SdpaDecodeArgs& a) { a.alibi_slopes = nullptr; }, bad, "args.alibi_slopes is null"},
-          {"null v_cache", [](SdpaDecodeArgs& a) { a.v_cache = nullptr; }, bad, "args.v_cache is null"},
-          {"misaligned alibi_slopes", [&](SdpaDecodeArgs& a) { a.alibi_slopes = reinterpret_cast<const float*>(at(a.alibi_slopes, 4)); },
-           Code::kMisaligned, "is not aligned to alibi_slopes.alignment = 16 bytes"},
-          {"misaligned k_cache", [&](SdpaDecodeArgs& a) { a.k_cache = at(a.k_cache, 2); }, Code::kMisaligned,
-           "is not aligned to k_cache.alignment = 16 bytes"},
-          {"misaligned seqlens_k", [&](SdpaDecodeArgs& a) { a.seqlens_k = reinterpret_cast<const std::int32_t*>(at(a.seqlens_k, 2)); },
-           Code::kMisaligned, "is not aligned to seqlens_k.alignment = 16 bytes"},
-          {"alibi_slopes inside o", [](SdpaDecodeArgs& a) { a.alibi_slopes = static_cast<const float*>(a.o); }, bad,
-           "args.o overlaps args.alibi_slopes"},
-          {"lse inside k_cache", [](SdpaDecodeArgs& a) { a.lse = static_cast<float*>(const_cast<void*>(a.k_cache)); }, bad,
-           "args.lse overlaps args.k_cache"},
-          {"o inside v_cache", [&](SdpaDecodeArgs& a) { a.o = at(a.v_cache, 256); }, bad, "args.o overlaps args.v_cache"},
-          {"seqlens_k inside o", [](SdpaDecodeArgs& a) { a.seqlens_k = static_cast<const std::int32_t*>(a.o); }, bad,
-           "args.o overlaps args.seqlens_k"},
-      },
-      {&out, &lse});
+  decode_refusals(force, op, {
+      {"null alibi_slopes", [](SdpaDecodeArgs& a) { a.alibi_slopes = nullptr; }, kBad, "args.alibi_slopes is null"},
+      {"null v_cache", [](SdpaDecodeArgs& a) { a.v_cache = nullptr; }, kBad, "args.v_cache is null"},
+      {"misaligned alibi_slopes", [](SdpaDecodeArgs& a) { a.alibi_slopes = reinterpret_cast<const float*>(moved(a.alibi_slopes, 4)); },
+       Code::kMisaligned, "is not aligned to alibi_slopes.alignment = 16 bytes"},
+      {"misaligned k_cache", [](SdpaDecodeArgs& a) { a.k_cache = moved(a.k_cache, 2); }, Code::kMisaligned,
+       "is not aligned to k_cache.alignment = 16 bytes"},
+      {"misaligned seqlens_k", [](SdpaDecodeArgs& a) { a.seqlens_k = reinterpret_cast<const std::int32_t*>(moved(a.seqlens_k, 2)); },
+       Code::kMisaligned, "is not aligned to seqlens_k.alignment = 16 bytes"},
+      {"alibi_slopes inside o", [](SdpaDecodeArgs& a) { a.alibi_slopes = static_cast<const float*>(a.o); }, kBad,
+       "args.o overlaps args.alibi_slopes"},
+      {"lse inside k_cache", [](SdpaDecodeArgs& a) { a.lse = static_cast<float*>(const_cast<void*>(a.k_cache)); }, kBad,
+       "args.lse overlaps args.k_cache"},
+      {"o inside v_cache", [](SdpaDecodeArgs& a) { a.o = moved(a.v_cache, 256); }, kBad, "args.o overlaps args.v_cache"},
+      {"seqlens_k inside o", [](SdpaDecodeArgs& a) { a.seqlens_k = static_cast<const std::int32_t*>(a.o); }, kBad,
+       "args.o overlaps args.seqlens_k"},
+  });
 }
 
 TEST(DecodeGpuRefusals, AlibiContiguousCacheRunTableEverySku) {

@@ -294,23 +294,33 @@ TEST(RopeGpuHuge, BeyondTwoToThe31Elements) {
 // that an output placed over one lies inside it and overlaps nothing else: the refusal names
 // that cache (a larger output would run on into the neighbouring allocations - position_ids,
 // y - and be refused, rightly, for those first).
+// The refusal tables' host operands: x [2, 8, 4, 32] and k [2, 8, 2, 32] f32 (random), a cos /
+// sin cache [128, 16] (8 KiB, x's size) and position ids 0..7.
+struct RefusalOperands {
+  TensorLayout x = TensorLayout::contiguous(DType::kF32, {2, 8, 4, 32});
+  TensorLayout k = TensorLayout::contiguous(DType::kF32, {2, 8, 2, 32});
+  TensorLayout cache = TensorLayout::contiguous(DType::kF32, {128, 16});
+  TensorLayout ids = TensorLayout::contiguous(DType::kI32, {8});
+  HostTensor hx{x}, hk{k}, hc{cache}, hids{ids};
+  RefusalOperands() {
+    fill_random(hx, -2, 2);
+    fill_random(hk, -2, 2);
+    fill_random(hc, -1, 1);
+    for (std::int64_t i = 0; i < 8; ++i) hids.set(i, static_cast<double>(i));
+  }
+};
+
 TEST(RopeGpuRefusals, RunTable) {
   BARACUDA_REQUIRE_GPU();
-  const auto x = TensorLayout::contiguous(DType::kF32, {2, 8, 4, 32});
-  const auto k = TensorLayout::contiguous(DType::kF32, {2, 8, 2, 32});
-  const auto cache = TensorLayout::contiguous(DType::kF32, {128, 16});  // 8 KiB, x's size
-  const auto ids = TensorLayout::contiguous(DType::kI32, {8});
+  const RefusalOperands o;
+  const TensorLayout &x = o.x, &k = o.k, &cache = o.cache, &ids = o.ids;
+  const HostTensor &hx = o.hx, &hk = o.hk, &hc = o.hc, &hids = o.hids;
   RopeDescriptor d{.x = x, .y = x, .x2 = k, .y2 = k, .position_ids = ids, .cos = cache, .sin = cache};
   auto fwd = RopePlan::select(test_stream(), d);
   RopeBackwardDescriptor bd{.grad_y = x, .grad_x = x, .position_ids = ids, .cos = cache, .sin = cache};
   auto bwd = RopeBackwardPlan::select(test_stream(), bd);
   ASSERT_TRUE(fwd && bwd);
   EXPECT_EQ(fwd->workspace_size(), 0u);
-  HostTensor hx(x), hk(k), hc(cache), hids(ids);
-  fill_random(hx, -2, 2);
-  fill_random(hk, -2, 2);
-  fill_random(hc, -1, 1);
-  for (std::int64_t i = 0; i < 8; ++i) hids.set(i, static_cast<double>(i));
   const Stream& s = test_stream();
   DeviceTensor dx(hx, s), dk(hk, s), dc(hc, s), dsn(hc, s), dids(hids, s);
   ASSERT_EQ(dc.storage_bytes(), dx.storage_bytes());
@@ -356,19 +366,12 @@ TEST(RopeGpuRefusals, RunTable) {
 // aliases; grad_x / grad_x2 keep their poison.
 TEST(RopeGpuRefusals, BackwardRunTableEverySku) {
   BARACUDA_REQUIRE_GPU();
-  const auto x = TensorLayout::contiguous(DType::kF32, {2, 8, 4, 32});
-  const auto k = TensorLayout::contiguous(DType::kF32, {2, 8, 2, 32});
-  const auto cache = TensorLayout::contiguous(DType::kF32, {128, 16});
-  const auto ids = TensorLayout::contiguous(DType::kI32, {8});
-  const RopeBackwardDescriptor d{.grad_y = x, .grad_x = x, .grad_y2 = k, .grad_x2 = k, .position_ids = ids, .cos = cache,
-                                 .sin = cache};
-  HostTensor hx(x), hk(k), hc(cache), hids(ids);
-  fill_random(hx, -2, 2);
-  fill_random(hk, -2, 2);
-  fill_random(hc, -1, 1);
-  for (std::int64_t i = 0; i < 8; ++i) hids.set(i, static_cast<double>(i));
+  const RefusalOperands o;
+  const TensorLayout &x = o.x, &k = o.k;
+  const RopeBackwardDescriptor d{.grad_y = x, .grad_x = x, .grad_y2 = k, .grad_x2 = k, .position_ids = o.ids, .cos = o.cache,
+                                 .sin = o.cache};
   const Stream& s = test_stream();
-  DeviceTensor dgy(hx, s), dgy2(hk, s), dc(hc, s), dsn(hc, s), dids(hids, s);
+  DeviceTensor dgy(o.hx, s), dgy2(o.hk, s), dc(o.hc, s), dsn(o.hc, s), dids(o.hids, s);
   Untouched gx(x), gx2(k);
   const RopeBackwardArgs ok{.grad_y = dgy.data(), .grad_x = gx.data(), .grad_y2 = dgy2.data(), .grad_x2 = gx2.data(),
                             .position_ids = dids.data(), .cos = dc.data(), .sin = dsn.data()};
