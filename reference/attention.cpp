@@ -295,6 +295,65 @@ Expected<SdpaReference> sdpa(const SdpaDescriptor& d, const SdpaHostInputs& in) 
   return r;
 }
 
+void sdpa_fp8_set_scale_o(SdpaFp8Reference& r, double scale_o) {
+  r.scale_o = scale_o;
+  r.o_stored.resize(r.o.exact.size());
+  for (std::size_t i = 0; i < r.o.exact.size(); ++i) {
+    r.o_stored[i] = round_to(DType::kE4M3, r.o.exact[i] * scale_o, Fp8Overflow::kSaturate);
+    r.o.naive[i] = round_to(DType::kE4M3, r.o_twin[i] * scale_o, Fp8Overflow::kSaturate) / scale_o;
+  }
+}
+
+Expected<SdpaFp8Reference> sdpa_fp8(const SdpaDescriptor& d, const SdpaHostInputs& in, const SdpaFp8HostScales& s) {
+  for (auto [t, name] : {std::pair{&d.q, "q"}, {&d.k, "k"}, {&d.v, "v"}, {&d.o, "o"}})
+    if (t->dtype != DType::kE4M3)
+      return Status(Code::kInvalidArgument, std::string("reference sdpa_fp8: ") + name + ".dtype = " +
+                                                std::string(dtype_name(t->dtype)) + ", expected e4m3");
+  if (d.bias.rank > 0 && d.bias.dtype != DType::kF32)
+    return Status(Code::kInvalidArgument, "reference sdpa_fp8: bias.dtype = " + std::string(dtype_name(d.bias.dtype)) +
+                                              ", expected f32");
+  if (!in.q || !in.k || !in.v) return Status(Code::kInvalidArgument, "reference sdpa_fp8: q, k, v are required");
+  // The real operands (stored * descale) in f64, and the SKU's bf16 copies of them.
+  const auto real = [](const HostTensor& x, double descale, DType t) {
+    HostTensor y(TensorLayout::contiguous(t, x.layout().shape_span()));
+    for (std::int64_t i = 0; i < x.layout().numel(); ++i) y.set(i, x.get(i) * descale);
+    return y;
+  };
+  const HostTensor q64 = real(*in.q, s.descale_q, DType::kF64), k64 = real(*in.k, s.descale_k, DType::kF64),
+                   v64 = real(*in.v, s.descale_v, DType::kF64);
+  const HostTensor q16 = real(*in.q, s.descale_q, DType::kBF16), k16 = real(*in.k, s.descale_k, DType::kBF16),
+                   v16 = real(*in.v, s.descale_v, DType::kBF16);
+  SdpaHostInputs in64 = in, in16 = in;
+  in64.q = &q64, in64.k = &k64, in64.v = &v64;
+  in16.q = &q16, in16.k = &k16, in16.v = &v16;
+  auto p64 = make_prob(q64.layout(), k64.layout(), v64.layout(), d.bias, d.mask, d.alibi_slopes, d.options, in64);
+  if (!p64) return p64.error();
+  auto p16 = make_prob(q16.layout(), k16.layout(), v16.layout(), d.bias, d.mask, d.alibi_slopes, d.options, in16);
+  if (!p16) return p16.error();
+  p16->store = DType::kBF16;
+  const std::int64_t n_o = d.o.numel(), n_l = p64->varlen ? p64->Hq * p64->total_q : p64->B * p64->Hq * p64->Sq;
+  SdpaFp8Reference r;
+  r.o = zero_result(n_o);
+  r.lse = zero_result(n_l);
+  forward_pass<double>(*p64, r.o.exact, r.lse.exact, &r.o.scale, &r.lse.scale);
+  std::vector<double> twin_o(static_cast<std::size_t>(n_o), 0.0);
+  forward_pass<float>(*p16, twin_o, r.lse.naive, nullptr, nullptr);
+  set_sdpa_rule(r.o);
+  set_sdpa_rule(r.lse);
+  for (auto& x : r.lse.naive) x = round_to(DType::kF32, x);
+  double twin_err = 0;
+  r.o_twin.resize(r.o.exact.size());
+  for (std::size_t i = 0; i < r.o.exact.size(); ++i) {
+    const double o = r.o.exact[i];
+    r.o_twin[i] = round_to(DType::kBF16, twin_o[i]);
+    r.amax_o = std::max(r.amax_o, std::fabs(o));
+    twin_err = std::max(twin_err, std::fabs(r.o_twin[i] - o));
+  }
+  sdpa_fp8_set_scale_o(r, s.scale_o);
+  r.amax_bound = 3 * twin_err + std::ldexp(r.amax_o, -7);  // + one bf16 ulp (compare.hpp's rtol)
+  return r;
+}
+
 namespace {
 
 struct GradOut {

@@ -1,7 +1,8 @@
 // SdpaPlan / SdpaBackwardPlan / FlashSdpaPlan / FlashSdpaBackwardPlan: descriptor hash and
 // text, validation, and the order of the backends' candidate tables (sdpa_candidates.hpp).
-// SdpaPlan walks cuDNN, then our flash kernels, then the general kernels; the Flash plans walk
-// the two fused backends only (through FusedCandidates, which re-types the shared tables).
+// SdpaPlan walks cuDNN, then our flash kernels, then the e4m3 composite (sdpa_fp8.cpp: e4m3
+// only), then the general kernels; the Flash plans walk the two fused backends only (and the
+// composite whose inner plan is fused), through FusedCandidates, which re-types the shared tables.
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -342,6 +343,35 @@ Status check_varlen_pointers(const SdpaOptions& o, const void* cq, const void* c
   return Status::ok();
 }
 
+// args.fp8 (sdpa_fp8.cpp's SKU reads descale_q / k / v and scale_o, writes amax_o when given;
+// descale_s and scale_s are not read): with e4m3 operands the four scales are required
+// (checked with the other operands: null, 4-byte alignment, amax_o aliasing), amax_s is refused
+// (nothing produces it); with any other dtype every fp8 pointer must be null.
+Status add_fp8_operands(const SdpaDescriptor& d, const SdpaFp8Scales& f, std::vector<norm::PtrOperand>& ops) {
+  const struct {
+    const void* p;
+    const char* name;
+  } all[] = {{f.descale_q, "descale_q"}, {f.descale_k, "descale_k"}, {f.descale_v, "descale_v"}, {f.descale_s, "descale_s"},
+             {f.scale_s, "scale_s"},     {f.scale_o, "scale_o"},     {f.amax_s, "amax_s"},       {f.amax_o, "amax_o"}};
+  if (d.q.dtype != DType::kE4M3) {
+    for (const auto& x : all)
+      if (x.p != nullptr)
+        return invalid(std::string("args.fp8.") + x.name + " is set but q.dtype = " + std::string(dtype_name(d.q.dtype)) +
+                       " (the fp8 scales belong to the e4m3 forward)");
+    return Status::ok();
+  }
+  if (f.amax_s != nullptr)
+    return Status(Code::kNotSupported, "args.fp8.amax_s is set: the e4m3 forward keeps the probabilities in f32 / bf16 "
+                                       "and produces no amax_s (pass null)");
+  const TensorLayout scalar = TensorLayout::contiguous(DType::kF32, {1}, 4);
+  ops.push_back({f.descale_q, scalar, "fp8.descale_q", false, false});
+  ops.push_back({f.descale_k, scalar, "fp8.descale_k", false, false});
+  ops.push_back({f.descale_v, scalar, "fp8.descale_v", false, false});
+  ops.push_back({f.scale_o, scalar, "fp8.scale_o", false, false});
+  if (f.amax_o != nullptr) ops.push_back({f.amax_o, scalar, "fp8.amax_o", true, false});
+  return Status::ok();
+}
+
 Status check_forward_args(const SdpaDescriptor& d, const SdpaArgs& a) {
   BARACUDA_TRY(norm::check_unused_pointer(a.lse, d.lse, "lse"));
   BARACUDA_TRY(norm::check_unused_pointer(a.bias, d.bias, "bias"));
@@ -356,6 +386,7 @@ Status check_forward_args(const SdpaDescriptor& d, const SdpaArgs& a) {
   ops.push_back({a.v, d.v, "v", false, false});
   add_common(ops, d.bias, d.mask, d.alibi_slopes, d.options, a.bias, a.mask, a.alibi_slopes, a.cu_seqlens_q,
              a.cu_seqlens_k);
+  BARACUDA_TRY(add_fp8_operands(d, a.fp8, ops));
   return norm::check_operand_pointers(ops);
 }
 
@@ -437,8 +468,10 @@ struct SdpaTraits : Checks {
   // knows it only once prepared (cuDNN: aux + the built graph's, which the probe can only
   // bound), else the probe's.
   static Expected<PreparedCandidate> prepare_with_preference(std::size_t i, const FDesc& d, const DeviceCaps& caps,
-                                                             const PlanPreference&) {
+                                                             const PlanPreference& pref) {
     const Candidate<Desc, Args>& c = attention::joined<Desc, Args, Tables...>()[i];  // candidates()[i], backend-typed
+    if constexpr (std::is_same_v<Desc, SdpaDescriptor>)  // the fp8 composite selects its inner plan under `pref`
+      if (auto composite = attention::fp8_sdpa_prepare_with_preference(c, d, caps, pref)) return std::move(*composite);
     auto state = c.prepare(d, caps);
     if (!state) return state.error();
     const std::optional<std::size_t> exact = attention::cudnn_sdpa_prepared_workspace(c, state.value().get());
@@ -450,13 +483,15 @@ struct SdpaTraits : Checks {
 template <>
 struct FamilyTraits<SdpaDescriptor>
     : SdpaTraits<SdpaDescriptor, SdpaDescriptor, SdpaArgs, SdpaForwardChecks, attention::cudnn_sdpa_forward_candidates,
-                 attention::flash_sdpa_forward_candidates, attention::general_sdpa_forward_candidates> {
+                 attention::flash_sdpa_forward_candidates, attention::fp8_sdpa_forward_candidates,
+                 attention::general_sdpa_forward_candidates> {
   static constexpr const char* kFamily = "sdpa";
 };
 template <>
 struct FamilyTraits<FlashSdpaDescriptor>
     : SdpaTraits<FlashSdpaDescriptor, SdpaDescriptor, SdpaArgs, SdpaForwardChecks,
-                 attention::cudnn_sdpa_forward_candidates, attention::flash_sdpa_forward_candidates> {
+                 attention::cudnn_sdpa_forward_candidates, attention::flash_sdpa_forward_candidates,
+                 attention::fp8_flash_sdpa_forward_candidates> {
   static constexpr const char* kFamily = "flash_sdpa";
 };
 template <>
@@ -477,5 +512,33 @@ template class Plan<SdpaDescriptor, SdpaArgs>;
 template class Plan<FlashSdpaDescriptor, SdpaArgs>;
 template class Plan<SdpaBackwardDescriptor, SdpaBackwardArgs>;
 template class Plan<FlashSdpaBackwardDescriptor, SdpaBackwardArgs>;
+
+// The fp8 composite's inner plan (sdpa_candidates.hpp): SdpaPlan's or FlashSdpaPlan's select.
+namespace attention {
+namespace {
+template <class D>
+Status launch_inner(const void* impl, const SdpaArgs& a, Workspace ws, cudaStream_t stream) {
+  const auto& p = *static_cast<const detail::PlanImpl<D, SdpaArgs>*>(impl);
+  return p.candidate->launch(p.state.get(), p.desc, a, ws, stream);
+}
+template <class D>
+Expected<SdpaInnerPlan> select_inner(const DeviceCaps& caps, const D& d, const PlanPreference& pref) {
+  auto impl = detail::select_impl<D, SdpaArgs>(caps, d, pref, caps.ordinal);
+  if (!impl) return impl.error();
+  SdpaInnerPlan p;
+  p.sku = impl.value()->sku;
+  p.workspace_bytes = impl.value()->workspace_bytes;
+  p.impl = std::move(impl.value());
+  p.launch = &launch_inner<D>;
+  return p;
+}
+}  // namespace
+
+Expected<SdpaInnerPlan> select_sdpa_inner(const DeviceCaps& caps, const SdpaDescriptor& d, const PlanPreference& pref,
+                                          bool fused) {
+  if (fused) return select_inner(caps, FlashSdpaDescriptor{d}, pref);
+  return select_inner(caps, d, pref);
+}
+}  // namespace attention
 
 }  // namespace baracuda

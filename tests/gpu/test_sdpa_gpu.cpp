@@ -16,10 +16,12 @@
 // optional operands (bias, mask, ALiBi, grad_bias, varlen cu_seqlens).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -857,6 +859,363 @@ TEST(SdpaGpuRefusals, OptionalOperandsRunTable) {
   };
   const auto vb = run_on_every_sku<SdpaBackwardPlan>(vg, vba, vb_rows, {&vgq, &vgk, &vgv}, [](const std::string&, std::size_t) {});
   EXPECT_TRUE(any_of(vb, ".general[") && any_of(vb, ".flash_mma"));
+}
+
+// ------------------------------------------------------------------------ the e4m3 forward
+// SdpaPlan / FlashSdpaPlan with e4m3 q, k, v, o (per-tensor descales, scale_o, amax_o) against
+// reference::sdpa_fp8 (attention in double on stored * descale). Fresh random real values
+// quantized with amax / 448 descales (rounded to f32: the device reads f32 scalars); scale_o =
+// headroom * 448 / amax of the exact o. Every SKU that accepts e4m3 is forced (fp8_dequant
+// only, for now), through both plans, with the inner bf16 plan steered by skip_skus (its
+// default, cuDNN where it accepts; our flash kernels; SdpaPlan's general kernels). Checks: o read
+// back as stored / scale_o with the family's rule against the naive twin (bf16 dequant, the bf16
+// attention twin, e4m3 quantize of o), every stored code finite and |.| <= 448 (satfinite; a
+// saturating case too), lse as the bf16 path checks it, amax_o bit-exact against max |o| of the
+// inner plan's bf16 o (the workspace's o region, docs/attention.md) and within the reference's
+// bound, amax untouched when not asked for, guard bytes; dropout exact on our inner SKUs
+// (cuDNN's generator: replay only), replay on every variant.
+
+struct Fp8Case {
+  std::string name;
+  std::int64_t B = 1, Hq = 2, Hkv = 2, Sq = 17, Skv = 17, D = 64;
+  SdpaOptions opt;
+  bool bias = false;        // f32 [Sq, Skv]
+  bool strided = false;     // [B, S, H, D] memory viewed as [B, H, S, D] (q, k, v and o)
+  double headroom = 0.9;    // scale_o = headroom * 448 / amax_o; > 1 saturates the largest values
+  std::vector<std::int32_t> seqlens_q, seqlens_k;  // varlen
+};
+
+TensorLayout fp8_operand(const Fp8Case& c, std::int64_t H, std::int64_t S, std::int64_t tokens) {
+  const DType t = DType::kE4M3;
+  if (c.opt.varlen) return TensorLayout::contiguous(t, {tokens, H, c.D});
+  if (c.strided) return TensorLayout::strided(t, {c.B, H, S, c.D}, {S * H * c.D, c.D, H * c.D, 1});
+  return TensorLayout::contiguous(t, {c.B, H, S, c.D});
+}
+
+HostTensor f32_scalar(double v) {
+  HostTensor h(TensorLayout::contiguous(DType::kF32, {1}, 4));
+  h.set(0, v);
+  return h;
+}
+
+// Real values uniform in [-r, r] stored as e4m3 with a per-tensor descale = amax / 448 (as an
+// f32, the value the device reads); returns the descale.
+double quantize_random(HostTensor& h, double r) {
+  const std::int64_t n = h.layout().numel();
+  std::uniform_real_distribution<double> u(-r, r);
+  std::vector<double> x(static_cast<std::size_t>(n));
+  double amax = 0;
+  for (auto& v : x) amax = std::max(amax, std::fabs(v = u(rng())));
+  const double descale = amax > 0 ? static_cast<double>(static_cast<float>(amax / 448)) : 1.0;
+  for (std::int64_t i = 0; i < n; ++i) h.set(i, x[static_cast<std::size_t>(i)] / descale, Fp8Overflow::kSaturate);
+  return descale;
+}
+
+// Byte offset of the o region in the composite's workspace: q, k, v bf16 buffers, each rounded
+// up to 256 bytes (docs/attention.md).
+std::size_t fp8_o_region(const SdpaDescriptor& d) {
+  std::size_t at = 0;
+  for (const auto* t : {&d.q, &d.k, &d.v}) at += (static_cast<std::size_t>(t->numel()) * 2 + 255) / 256 * 256;
+  return at;
+}
+
+SdpaDescriptor fp8_inner_descriptor(SdpaDescriptor d) {
+  for (auto* t : {&d.q, &d.k, &d.v, &d.o}) *t = TensorLayout::contiguous(DType::kBF16, t->shape_span(), 256);
+  return d;
+}
+
+void run_fp8_case(const Fp8Case& c) {
+  SCOPED_TRACE(c.name);
+  SdpaDescriptor d;
+  d.options = c.opt;
+  std::vector<std::int32_t> cu_q{0}, cu_k{0};
+  std::int64_t tq = 0, tk = 0;
+  if (c.opt.varlen) {
+    for (std::size_t i = 0; i < c.seqlens_q.size(); ++i) {
+      cu_q.push_back(cu_q.back() + c.seqlens_q[i]);
+      cu_k.push_back(cu_k.back() + c.seqlens_k[i]);
+    }
+    tq = cu_q.back();
+    tk = cu_k.back();
+    d.options.batch = static_cast<std::int64_t>(c.seqlens_q.size());
+    d.options.max_seqlen_q = c.Sq;
+    d.options.max_seqlen_k = c.Skv;
+  }
+  d.q = fp8_operand(c, c.Hq, c.Sq, tq);
+  d.k = fp8_operand(c, c.Hkv, c.Skv, tk);
+  d.v = fp8_operand(c, c.Hkv, c.Skv, tk);
+  d.o = fp8_operand(c, c.Hq, c.Sq, tq);
+  d.lse = c.opt.varlen ? TensorLayout::contiguous(DType::kF32, {c.Hq, tq})
+                       : TensorLayout::contiguous(DType::kF32, {c.B, c.Hq, c.Sq});
+  if (c.bias) d.bias = TensorLayout::contiguous(DType::kF32, {c.Sq, c.Skv});
+  HostTensor hq(d.q), hk(d.k), hv(d.v), ho(d.o), ho2(d.o), hlse(d.lse);
+  HostTensor hbias(c.bias ? d.bias : TensorLayout::contiguous(DType::kF32, {1}));
+  fill_random(hbias, -2, 2);
+  reference::SdpaFp8HostScales sc;
+  sc.descale_q = quantize_random(hq, 3);
+  sc.descale_k = quantize_random(hk, 1);
+  sc.descale_v = quantize_random(hv, 1);
+  reference::SdpaHostInputs in{&hq, &hk, &hv, c.bias ? &hbias : nullptr};
+  in.cu_seqlens_q = c.opt.varlen ? cu_q : std::vector<std::int32_t>{};
+  in.cu_seqlens_k = c.opt.varlen ? cu_k : std::vector<std::int32_t>{};
+  const std::int64_t B = c.opt.varlen ? d.options.batch : c.B;
+  const auto keep = reference::sdpa_dropout_keep(B, c.Hq, c.Sq, c.Skv, c.opt.dropout_p, kSeed, kOffset);
+  in.keep = &keep;
+  auto want = reference::sdpa_fp8(d, in, sc);
+  ASSERT_TRUE(want.has_value()) << want.error().to_string();
+  const double scale_o =
+      want->amax_o > 0 ? static_cast<double>(static_cast<float>(c.headroom * 448 / want->amax_o)) : 1.0;
+  reference::sdpa_fp8_set_scale_o(*want, scale_o);
+  // Saturating: the reference o is satfinite(exact o * scale_o) / scale_o where it overflows.
+  reference::Result want_o = want->o;
+  std::int64_t saturated = 0;
+  for (std::size_t i = 0; i < want_o.exact.size(); ++i)
+    if (std::fabs(want_o.exact[i] * scale_o) > 448) {
+      want_o.exact[i] = std::copysign(448.0, want_o.exact[i]) / scale_o;
+      ++saturated;
+    }
+  if (c.headroom > 1) EXPECT_GT(saturated, 0) << "the saturating case saturates nothing";
+
+  const Stream& s = test_stream();
+  HostTensor hdq = f32_scalar(sc.descale_q), hdk = f32_scalar(sc.descale_k), hdv = f32_scalar(sc.descale_v),
+             hso = f32_scalar(scale_o), hamax = f32_scalar(0);
+  DeviceTensor dq(hq, s), dk(hk, s), dv(hv, s), dout(ho, s), dlse(hlse, s), dbias(hbias, s), ddq(hdq, s), ddk(hdk, s),
+      ddv(hdv, s), dso(hso, s), damax(hamax, s);
+  HostTensor hcu_q = i32_tensor(cu_q), hcu_k = i32_tensor(cu_k);
+  DeviceTensor dcu_q(hcu_q, s), dcu_k(hcu_k, s);
+  SdpaArgs args{.q = dq.data(), .k = dk.data(), .v = dv.data(), .o = dout.data(), .lse = static_cast<float*>(dlse.data())};
+  if (c.bias) args.bias = dbias.data();
+  if (c.opt.varlen) {
+    args.cu_seqlens_q = static_cast<const std::int32_t*>(dcu_q.data());
+    args.cu_seqlens_k = static_cast<const std::int32_t*>(dcu_k.data());
+  }
+  args.seed = kSeed;
+  args.offset = kOffset;
+  args.fp8.descale_q = static_cast<const float*>(ddq.data());
+  args.fp8.descale_k = static_cast<const float*>(ddk.data());
+  args.fp8.descale_v = static_cast<const float*>(ddv.data());
+  args.fp8.scale_o = static_cast<const float*>(dso.data());
+  args.fp8.amax_o = static_cast<float*>(damax.data());
+
+  const std::int64_t n_o = d.o.numel();
+  const std::size_t o_at = fp8_o_region(d);
+  auto verify = [&](const std::string& what, Workspace ws, bool exact_values) {
+    ASSERT_TRUE(dout.download(ho, s)) << what;
+    ASSERT_TRUE(dlse.download(hlse, s)) << what;
+    ASSERT_TRUE(damax.download(hamax, s)) << what;
+    HostTensor deq(TensorLayout::contiguous(DType::kF64, d.o.shape_span()));
+    std::int64_t bad_codes = 0;
+    for (std::int64_t i = 0; i < n_o; ++i) {
+      const double x = ho.get(i);
+      if (!(std::fabs(x) <= 448)) ++bad_codes;  // NaN (0x7F / 0xFF, also the poison) or out of range
+      deq.set(i, x / scale_o);
+    }
+    EXPECT_EQ(bad_codes, 0) << what << ": stored codes not finite (satfinite) or not written";
+    // amax_o: exactly max |o| of the inner plan's bf16 o, and near the reference's.
+    std::vector<std::uint16_t> o16(static_cast<std::size_t>(n_o));
+    if (n_o > 0) ASSERT_TRUE(copy_to_host(o16.data(), static_cast<char*>(ws.data) + o_at, o16.size() * 2, s)) << what;
+    float m = 0;
+    for (std::uint16_t b : o16) m = std::max(m, std::fabs(bf16_bits_to_f32(b)));
+    float got_amax;
+    std::memcpy(&got_amax, hamax.data(), 4);
+    EXPECT_EQ(got_amax, m) << what << ": amax_o is not max |o| of the bf16 o";
+    if (!exact_values) return;  // cuDNN's dropout: another keep mask than the reference's
+    EXPECT_LE(std::fabs(got_amax - want->amax_o), want->amax_bound) << what << ": amax_o " << got_amax << " want "
+                                                                    << want->amax_o;
+    EXPECT_TRUE(check_close(deq, want_o, what + " o " + d.to_string()));
+    EXPECT_TRUE(check_close(hlse, want->lse, what + " lse " + d.to_string()));
+  };
+  auto reset = [&] {
+    dout.poison(0xFF, s);
+    dlse.poison(0xFF, s);
+    damax.poison(0xFF, s);
+  };
+
+  struct Inner {
+    const char* what;
+    std::vector<std::string> skip;
+  };
+  const std::vector<Inner> inners = {{"default inner", {}}, {"flash inner", {"*cudnn*"}}, {"general inner", {"*cudnn*", "*flash*"}}};
+  int ran = 0;
+  auto run_plans = [&]<class PlanT>(const char* plan_name) {
+    typename PlanT::Descriptor pd;
+    static_cast<SdpaDescriptor&>(pd) = d;
+    auto reports = PlanT::candidates(test_caps(), pd);
+    ASSERT_TRUE(reports.has_value()) << reports.error().to_string();
+    for (const auto& r : *reports) {
+      if (!r.rejection.empty()) continue;
+      for (const Inner& inner : inners) {
+        PlanPreference pref;
+        pref.force_sku = r.sku.name();
+        pref.skip_skus = inner.skip;
+        const std::string what = std::string(plan_name) + " " + r.sku.name() + " " + inner.what;
+        SCOPED_TRACE(what);
+        auto plan = PlanT::select(s, pd, pref);
+        // The inner plan this preference gives (the same select the composite runs).
+        typename PlanT::Descriptor id;
+        static_cast<SdpaDescriptor&>(id) = fp8_inner_descriptor(d);
+        PlanPreference ipref;
+        ipref.skip_skus = inner.skip;
+        ipref.deterministic = ipref.require_graph_capturable = true;
+        auto iplan = PlanT::select(s, id, ipref);
+        if (!iplan) {  // e.g. no fused SKU without cuDNN and flash: the composite refuses too
+          EXPECT_FALSE(plan.has_value()) << "accepted without an inner plan";
+          continue;
+        }
+        ASSERT_TRUE(plan.has_value()) << plan.error().to_string();
+        EXPECT_EQ(plan->sku().name(), r.sku.name());
+        const std::string label = what + " (inner " + iplan->sku().name() + ")";
+        const Workspace ws = test_workspace(plan->workspace_size());
+        EXPECT_EQ(plan->workspace_size(), o_at + (static_cast<std::size_t>(n_o) * 2 + 255) / 256 * 256 +
+                                              iplan->workspace_size());
+        reset();
+        ASSERT_TRUE(plan->run(s, ws, args)) << label;
+        verify(label, ws, !(c.opt.dropout_p > 0 && is_cudnn(iplan->sku().name())));
+        ++ran;
+        // Without amax_o: the buffer keeps its poison, o is the same.
+        damax.poison(0xFF, s);
+        SdpaArgs no_amax = args;
+        no_amax.fp8.amax_o = nullptr;
+        dout.poison(0xFF, s);
+        ASSERT_TRUE(plan->run(s, ws, no_amax)) << label;
+        ASSERT_TRUE(dout.download(ho2, s));
+        ASSERT_TRUE(damax.download(hamax, s));
+        std::uint32_t bits;
+        std::memcpy(&bits, hamax.data(), 4);
+        EXPECT_EQ(bits, 0xFFFFFFFFu) << label << ": amax_o written without args.fp8.amax_o";
+        EXPECT_EQ(std::memcmp(ho.storage(), ho2.storage(), ho.storage_bytes()), 0) << label << ": o differs between runs";
+        if (c.opt.dropout_p > 0) {  // replay: another seed gives another o
+          SdpaArgs other = args;
+          other.seed = kSeed + 1;
+          ASSERT_TRUE(plan->run(s, ws, other)) << label;
+          ASSERT_TRUE(dout.download(ho2, s));
+          EXPECT_NE(std::memcmp(ho.storage(), ho2.storage(), ho.storage_bytes()), 0) << label << ": another seed, same o";
+        }
+      }
+    }
+  };
+  run_plans.template operator()<SdpaPlan>("SdpaPlan");
+  run_plans.template operator()<FlashSdpaPlan>("FlashSdpaPlan");
+  EXPECT_GE(ran, 2) << "the e4m3 forward ran under fewer than two plans";
+}
+
+std::vector<Fp8Case> fp8_cases() {
+  const auto BR = CausalAlign::kBottomRight, TL = CausalAlign::kTopLeft;
+  std::vector<Fp8Case> v;
+  v.push_back({.name = "s1_d64", .B = 2, .Hq = 4, .Hkv = 2, .Sq = 1, .Skv = 1, .D = 64});
+  v.push_back({.name = "s17_d128_causal_gqa4", .B = 2, .Hq = 8, .Hkv = 2, .Sq = 17, .Skv = 17, .D = 128, .opt = causal(BR)});
+  v.push_back({.name = "s128_d64_causal_tl", .B = 1, .Hq = 4, .Hkv = 4, .Sq = 128, .Skv = 128, .D = 64, .opt = causal(TL)});
+  v.push_back({.name = "s128_d128", .B = 2, .Hq = 2, .Hkv = 1, .Sq = 128, .Skv = 128, .D = 128});
+  v.push_back({.name = "s1000_d128_mqa", .B = 1, .Hq = 2, .Hkv = 1, .Sq = 1000, .Skv = 1000, .D = 128});
+  v.push_back({.name = "s1000_d64_causal", .B = 1, .Hq = 2, .Hkv = 2, .Sq = 1000, .Skv = 1000, .D = 64, .opt = causal(BR)});
+  v.push_back({.name = "decode_like", .B = 2, .Hq = 8, .Hkv = 2, .Sq = 1, .Skv = 129, .D = 128, .opt = causal(BR)});
+  v.push_back({.name = "bias_f32", .B = 2, .Hq = 2, .Hkv = 2, .Sq = 33, .Skv = 47, .D = 64, .bias = true});
+  v.push_back({.name = "dropout", .B = 2, .Hq = 4, .Hkv = 2, .Sq = 37, .Skv = 50, .D = 64, .opt = dropout(0.2)});
+  v.push_back({.name = "strided", .B = 2, .Hq = 4, .Hkv = 2, .Sq = 33, .Skv = 45, .D = 128, .opt = causal(BR), .strided = true});
+  v.push_back({.name = "saturating", .B = 1, .Hq = 2, .Hkv = 2, .Sq = 64, .Skv = 64, .D = 64, .headroom = 3});
+  // An empty sequence on each side: (0 queries, 10 keys) and (5 queries, 0 keys: o = 0, lse = -inf).
+  v.push_back({.name = "varlen_empty", .Hq = 4, .Hkv = 2, .Sq = 40, .Skv = 50, .D = 64, .opt = varlen(),
+               .seqlens_q = {17, 0, 40, 5}, .seqlens_k = {30, 10, 50, 0}});
+  SdpaOptions vc = varlen();
+  vc.causal = true;
+  vc.align = BR;
+  v.push_back({.name = "varlen_causal_d128", .Hq = 2, .Hkv = 1, .Sq = 33, .Skv = 33, .D = 128, .opt = vc,
+               .seqlens_q = {1, 33, 0, 20}, .seqlens_k = {9, 33, 4, 20}});
+  return v;
+}
+
+TEST(SdpaFp8Gpu, ForwardEverySkuBothPlans) {
+  BARACUDA_REQUIRE_GPU();
+  for (const auto& c : fp8_cases()) run_fp8_case(c);
+}
+
+// Run-time refusals of the e4m3 forward, under every SKU of SdpaPlan and FlashSdpaPlan that
+// accepts it: the fp8 scale pointers (null, misaligned, amax_o aliasing), amax_s (not produced),
+// the shared operand checks, and the workspace (too small / null / misaligned; the composite
+// always needs one); outputs (o, lse, amax_o) untouched. Then fp8 pointers on a bf16 plan.
+template <class PlanT>
+std::vector<std::string> fp8_refusal_table() {
+  SdpaDescriptor sd;
+  sd.q = sd.o = TensorLayout::contiguous(DType::kE4M3, {1, 4, 64, 64});
+  sd.k = sd.v = TensorLayout::contiguous(DType::kE4M3, {1, 2, 64, 64});
+  sd.lse = TensorLayout::contiguous(DType::kF32, {1, 4, 64});
+  typename PlanT::Descriptor d;
+  static_cast<SdpaDescriptor&>(d) = sd;
+  HostTensor hq(sd.q), hkv(sd.k), one = f32_scalar(0.01);
+  fill_random(hq, -100, 100);
+  fill_random(hkv, -100, 100);
+  const Stream& s = test_stream();
+  DeviceTensor dq(hq, s), dk(hkv, s), dv(hkv, s), ddq(one, s), ddk(one, s), ddv(one, s), dso(one, s), dstray(one, s);
+  Untouched o(sd.o), lse(sd.lse), amax(TensorLayout::contiguous(DType::kF32, {1}, 4));
+  SdpaArgs ok{.q = dq.data(), .k = dk.data(), .v = dv.data(), .o = o.data(), .lse = static_cast<float*>(lse.data())};
+  ok.fp8.descale_q = static_cast<const float*>(ddq.data());
+  ok.fp8.descale_k = static_cast<const float*>(ddk.data());
+  ok.fp8.descale_v = static_cast<const float*>(ddv.data());
+  ok.fp8.scale_o = static_cast<const float*>(dso.data());
+  ok.fp8.amax_o = static_cast<float*>(amax.data());
+  float* stray = static_cast<float*>(dstray.data());
+  const Code bad = Code::kInvalidArgument, mis = Code::kMisaligned, unsupported = Code::kNotSupported;
+  using A = SdpaArgs;
+  const auto f = [](const void* p, int bytes) { return static_cast<float*>(moved(p, bytes)); };
+  std::vector<ArgRefusalRow<A>> table = {
+      {"null descale_q", [](A& a) { a.fp8.descale_q = nullptr; }, bad, "args.fp8.descale_q is null"},
+      {"null descale_k", [](A& a) { a.fp8.descale_k = nullptr; }, bad, "args.fp8.descale_k is null"},
+      {"null descale_v", [](A& a) { a.fp8.descale_v = nullptr; }, bad, "args.fp8.descale_v is null"},
+      {"null scale_o", [](A& a) { a.fp8.scale_o = nullptr; }, bad, "args.fp8.scale_o is null"},
+      {"amax_s given", [stray](A& a) { a.fp8.amax_s = stray; }, unsupported, "args.fp8.amax_s is set"},
+      {"misaligned descale_v", [f](A& a) { a.fp8.descale_v = f(a.fp8.descale_v, 2); }, mis,
+       "is not aligned to fp8.descale_v.alignment = 4 bytes"},
+      {"misaligned scale_o", [f](A& a) { a.fp8.scale_o = f(a.fp8.scale_o, 1); }, mis,
+       "is not aligned to fp8.scale_o.alignment = 4 bytes"},
+      {"misaligned amax_o", [f](A& a) { a.fp8.amax_o = f(a.fp8.amax_o, 2); }, mis,
+       "is not aligned to fp8.amax_o.alignment = 4 bytes"},
+      {"amax_o inside o", [f](A& a) { a.fp8.amax_o = f(a.o, 64); }, bad, "args.o and args.fp8.amax_o overlap"},
+      {"amax_o inside lse", [](A& a) { a.fp8.amax_o = a.lse; }, bad, "args.lse and args.fp8.amax_o overlap"},
+      {"amax_o = scale_o", [](A& a) { a.fp8.amax_o = const_cast<float*>(a.fp8.scale_o); }, bad,
+       "args.fp8.amax_o overlaps args.fp8.scale_o"},
+      {"amax_o inside q", [f](A& a) { a.fp8.amax_o = f(a.q, 128); }, bad, "args.fp8.amax_o overlaps args.q"},
+      {"descale_k inside o", [f](A& a) { a.fp8.descale_k = f(a.o, 256); }, bad, "args.o overlaps args.fp8.descale_k"},
+      {"null q", [](A& a) { a.q = nullptr; }, bad, "args.q is null"},
+      {"misaligned k", [](A& a) { a.k = moved(a.k, 8); }, mis, "is not aligned to k.alignment = 16 bytes"},
+      {"o over v", [](A& a) { a.o = moved(a.v, 64); }, bad, "args.o overlaps args.v"},
+      {"lse inside o", [](A& a) { a.lse = static_cast<float*>(a.o); }, bad, "args.o and args.lse overlap"},
+  };
+  // Workspace: the four bf16 buffers (4 x 32 KiB and 2 x 16 KiB here) + the inner plan's.
+  auto check_workspace = [](const std::string&, std::size_t need) { EXPECT_GE(need, 2 * 32768u + 2 * 16384u); };
+  return run_on_every_sku<PlanT>(d, ok, table, {&o, &lse, &amax}, check_workspace);
+}
+
+TEST(SdpaFp8GpuRefusals, RunTableEverySkuBothPlans) {
+  BARACUDA_REQUIRE_GPU();
+  EXPECT_TRUE(any_of(fp8_refusal_table<SdpaPlan>(), ".fp8_dequant["));
+  EXPECT_TRUE(any_of(fp8_refusal_table<FlashSdpaPlan>(), ".fp8_dequant["));
+  // fp8 scales on a bf16 plan belong to nothing: refused, nothing written.
+  SdpaDescriptor d = refusal_descriptor(false);
+  auto plan = SdpaPlan::select(test_stream(), d);
+  ASSERT_TRUE(plan.has_value()) << plan.error().to_string();
+  HostTensor hq(d.q), hkv(d.k), one = f32_scalar(1);
+  const Stream& s = test_stream();
+  DeviceTensor dq(hq, s), dk(hkv, s), dsc(one, s);
+  Untouched o(d.o), lse(d.lse);
+  const SdpaArgs ok{.q = dq.data(), .k = dk.data(), .v = dk.data(), .o = o.data(), .lse = static_cast<float*>(lse.data())};
+  const Workspace ws = test_workspace(plan->workspace_size());
+  auto* sc = static_cast<float*>(dsc.data());
+  std::vector<RunRefusal> rows;
+  for (int which = 0; which < 8; ++which) {
+    static const char* names[] = {"descale_q", "descale_k", "descale_v", "descale_s", "scale_s", "scale_o", "amax_s", "amax_o"};
+    rows.push_back({std::string("bf16 with fp8.") + names[which],
+                    [&, which, sc] {
+                      SdpaArgs a = ok;
+                      const float** in[] = {&a.fp8.descale_q, &a.fp8.descale_k, &a.fp8.descale_v, &a.fp8.descale_s,
+                                            &a.fp8.scale_s, &a.fp8.scale_o};
+                      if (which < 6) *in[which] = sc;
+                      else if (which == 6) a.fp8.amax_s = sc;
+                      else a.fp8.amax_o = sc;
+                      return plan->run(s, ws, a);
+                    },
+                    Code::kInvalidArgument, std::string("args.fp8.") + names[which] + " is set but q.dtype = bf16"});
+  }
+  expect_run_refusals(rows, {&o, &lse});
 }
 
 }  // namespace

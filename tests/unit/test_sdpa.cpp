@@ -505,5 +505,306 @@ TEST(SdpaPlanRefusals, FlashPlanRefusesWhatNoFusedSkuTakes) {
   EXPECT_NE(q.error().message().find("k.dtype = f16"), std::string::npos) << q.error().message();
 }
 
+// ---------------------------------------------------------------- the e4m3 forward (sdpa_fp8.cpp)
+
+constexpr const char* kFp8Sku = "sdpa.fwd.fp8_dequant[e4m3,f32].sm80+";
+
+SdpaDescriptor as_e4m3(SdpaDescriptor d) {
+  for (auto* t : {&d.q, &d.k, &d.v, &d.o}) t->dtype = DType::kE4M3;
+  return d;
+}
+SdpaDescriptor fp8_dense(std::int64_t d = 128) { return as_e4m3(test::mha(DType::kBF16, 2, 8, 2, 100, 77, d, d)); }
+SdpaDescriptor fp8_varlen() {
+  SdpaDescriptor d = varlen_fwd();  // Hq 4, Hkv 2, d64, 3 sequences
+  return as_e4m3(d);
+}
+// The composite's inner descriptor and its workspace buffers (docs/attention.md): q, k, v, o as
+// contiguous bf16 (256-byte aligned workspace regions), each region rounded up to 256 bytes.
+SdpaDescriptor fp8_inner(SdpaDescriptor d) {
+  for (auto* t : {&d.q, &d.k, &d.v, &d.o}) *t = TensorLayout::contiguous(DType::kBF16, t->shape_span(), 256);
+  return d;
+}
+std::size_t fp8_buffers(const SdpaDescriptor& d) {
+  std::size_t n = 0;
+  for (const auto* t : {&d.q, &d.k, &d.v, &d.o}) n += (static_cast<std::size_t>(t->numel()) * 2 + 255) / 256 * 256;
+  return n;
+}
+
+TEST(SdpaFp8Select, PicksTheDequantSkuOnSm90AndSm80) {
+  struct C {
+    const char* what;
+    SdpaDescriptor d;
+  };
+  std::vector<C> cases = {{"dense d128", fp8_dense()}, {"varlen", fp8_varlen()}};
+  {
+    auto d = fp8_dense(64);
+    d.options.causal = true;
+    d.options.align = CausalAlign::kBottomRight;
+    cases.push_back({"causal br d64", d});
+  }
+  cases.push_back({"gqa 4, d20 (general inner)", as_e4m3(test::mha(DType::kBF16, 1, 8, 2, 17, 33, 20, 20))});
+  {
+    auto d = fp8_dense(64);
+    d.bias = TensorLayout::contiguous(DType::kF32, {100, 77});
+    d.alibi_slopes = TensorLayout::contiguous(DType::kF32, {8});
+    d.options.dropout_p = 0.1;
+    d.options.softcap = 20;
+    cases.push_back({"f32 bias, alibi, dropout, softcap", d});
+  }
+  for (int sm : {80, 90}) {
+    for (const C& c : cases) {
+      SCOPED_TRACE(std::string(c.what) + " sm" + std::to_string(sm));
+      auto p = SdpaPlan::select_for_caps(test::caps_for(sm), c.d);
+      ASSERT_TRUE(p.has_value()) << p.error().to_string();
+      EXPECT_EQ(p->sku().name(), kFp8Sku);
+      EXPECT_TRUE(p->sku().precision.deterministic);
+      EXPECT_TRUE(p->sku().graph_capturable);
+      EXPECT_EQ(p->sku().backend, Backend::kHand);
+      if (c.d.q.shape[c.d.q.rank - 1] == 20) continue;  // no fused SKU takes d20
+      auto f = FlashSdpaPlan::select_for_caps(test::caps_for(sm), FlashSdpaDescriptor{c.d});
+      ASSERT_TRUE(f.has_value()) << f.error().to_string();
+      EXPECT_EQ(f->sku().name(), kFp8Sku);
+    }
+  }
+  // The only SKU that accepts e4m3: forcing it selects it; every other candidate names q.dtype.
+  PlanPreference force;
+  force.force_sku = "sdpa.fwd.fp8_dequant*";
+  ASSERT_TRUE(SdpaPlan::select_for_caps(caps90(), fp8_dense(), force).has_value());
+  auto reports = SdpaPlan::candidates(caps90(), fp8_dense());
+  ASSERT_TRUE(reports.has_value());
+  int accepting = 0;
+  for (const auto& r : *reports) {
+    if (r.rejection.empty()) {
+      ++accepting;
+      EXPECT_EQ(r.sku.name(), kFp8Sku);
+    } else {
+      EXPECT_NE(r.rejection.find("q.dtype = e4m3"), std::string::npos) << r.sku.name() << ": " << r.rejection;
+    }
+  }
+  EXPECT_EQ(accepting, 1);
+  // ... and it refuses every other dtype, naming it.
+  auto bf16 = SdpaPlan::candidates(caps90(), test::mha(DType::kBF16, 2, 8, 2, 100, 77, 128, 128));
+  ASSERT_TRUE(bf16.has_value());
+  for (const auto& r : *bf16)
+    if (r.sku.impl == "fp8_dequant") EXPECT_NE(r.rejection.find("q.dtype = bf16"), std::string::npos) << r.rejection;
+}
+
+TEST(SdpaFp8Select, WorkspaceIsTheBuffersPlusTheInnerPlans) {
+  for (int sm : {80, 90}) {
+    for (const SdpaDescriptor& d : {fp8_dense(), fp8_varlen()}) {
+      SCOPED_TRACE(d.to_string() + " sm" + std::to_string(sm));
+      const DeviceCaps caps = test::caps_for(sm);
+      for (bool skip_cudnn : {false, true}) {
+        PlanPreference pref;
+        if (skip_cudnn) pref.skip_skus = {"*cudnn*"};  // skip_skus reaches the inner plan
+        auto p = SdpaPlan::select_for_caps(caps, d, pref);
+        ASSERT_TRUE(p.has_value()) << p.error().to_string();
+        auto inner = SdpaPlan::select_for_caps(caps, fp8_inner(d), pref);
+        ASSERT_TRUE(inner.has_value()) << inner.error().to_string();
+        if (skip_cudnn) EXPECT_EQ(inner->sku().name().find("cudnn"), std::string::npos);
+        EXPECT_EQ(p->workspace_size(), fp8_buffers(d) + inner->workspace_size()) << "inner " << inner->sku().name();
+        // The probe reports the buffers alone (the inner plan is chosen in prepare).
+        auto reports = SdpaPlan::candidates(caps, d, pref);
+        ASSERT_TRUE(reports.has_value());
+        for (const auto& r : *reports)
+          if (r.sku.impl == "fp8_dequant") EXPECT_EQ(r.workspace_bytes, fp8_buffers(d));
+      }
+    }
+  }
+  // sm90 dense d128 without cuDNN: the inner plan is flash_wgmma_ws (its 256-byte tile counter).
+  PlanPreference no_cudnn;
+  no_cudnn.skip_skus = {"*cudnn*"};
+  auto p = SdpaPlan::select_for_caps(caps90(), fp8_dense(), no_cudnn);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->workspace_size(), fp8_buffers(fp8_dense()) + 256);
+  // q / o [2,8,100,128]: 409600 bytes each; k / v [2,2,77,128]: 78848 each (multiples of 256).
+  EXPECT_EQ(fp8_buffers(fp8_dense()), 2 * 409600u + 2 * 78848u);
+  // Odd sizes round each region up: [1,1,3,5] -> 30 bytes -> 256.
+  EXPECT_EQ(fp8_buffers(as_e4m3(test::mha(DType::kBF16, 1, 1, 1, 3, 3, 5, 5))), 4 * 256u);
+  // A cap below the buffers refuses the SKU; buffers + 256 lets the flash inner plan run.
+  PlanPreference capped = no_cudnn;
+  capped.max_workspace_bytes = fp8_buffers(fp8_dense()) - 1;
+  auto refused = SdpaPlan::select_for_caps(caps90(), fp8_dense(), capped);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(refused.error().message().find("max_workspace_bytes"), std::string::npos) << refused.error().message();
+  capped.max_workspace_bytes = fp8_buffers(fp8_dense()) + 256;
+  auto fits = SdpaPlan::select_for_caps(caps90(), fp8_dense(), capped);
+  ASSERT_TRUE(fits.has_value()) << fits.error().to_string();
+  EXPECT_EQ(fits->workspace_size(), fp8_buffers(fp8_dense()) + 256);
+  // Exactly the buffers: the inner plan must need none (flash_mma; wgmma_ws's counter does not fit).
+  capped.max_workspace_bytes = fp8_buffers(fp8_dense());
+  auto tight = SdpaPlan::select_for_caps(caps90(), fp8_dense(), capped);
+  ASSERT_TRUE(tight.has_value()) << tight.error().to_string();
+  EXPECT_EQ(tight->workspace_size(), fp8_buffers(fp8_dense()));
+}
+
+TEST(SdpaFp8Select, RefusalsNameTheField) {
+  // An e4m3 bias passes validation (q's dtype) but has no descale: the SKU refuses it.
+  auto d = fp8_dense();
+  d.bias = TensorLayout::contiguous(DType::kE4M3, {100, 77});
+  for (bool flash : {false, true}) {
+    auto p = flash ? FlashSdpaPlan::select_for_caps(caps90(), FlashSdpaDescriptor{d}).status()
+                   : SdpaPlan::select_for_caps(caps90(), d).status();
+    ASSERT_FALSE(p.is_ok());
+    EXPECT_EQ(p.code(), Code::kNotSupported);
+    EXPECT_NE(p.message().find("fp8_dequant[e4m3,f32].sm80+: bias.dtype = e4m3: the fp8 SKU takes an f32 bias"),
+              std::string::npos)
+        << p.message();
+  }
+  // What the inner plan refuses becomes the SKU's refusal: a bool mask has no fused SKU (the
+  // Flash plan refuses, naming the inner SKUs' reasons), while SdpaPlan's general SKU takes it.
+  auto m = fp8_dense();
+  m.mask = TensorLayout::contiguous(DType::kU8, {100, 77});
+  auto f = FlashSdpaPlan::select_for_caps(caps90(), FlashSdpaDescriptor{m});
+  ASSERT_FALSE(f.has_value());
+  EXPECT_NE(f.error().message().find("no bf16 fused SKU takes the dequantized problem"), std::string::npos)
+      << f.error().message();
+  EXPECT_NE(f.error().message().find("mask given"), std::string::npos) << f.error().message();
+  auto g = SdpaPlan::select_for_caps(caps90(), m);
+  ASSERT_TRUE(g.has_value()) << g.error().to_string();
+  EXPECT_EQ(g->sku().name(), kFp8Sku);
+  // Head dim 20: no fused SKU (cuDNN: multiples of 8; flash: 64..256); SdpaPlan's general inner plan takes it.
+  auto odd = as_e4m3(test::mha(DType::kBF16, 1, 2, 2, 16, 16, 20, 20));
+  auto fo = FlashSdpaPlan::select_for_caps(caps90(), FlashSdpaDescriptor{odd});
+  ASSERT_FALSE(fo.has_value());
+  EXPECT_NE(fo.error().message().find("head dim = 20"), std::string::npos) << fo.error().message();
+  ASSERT_TRUE(SdpaPlan::select_for_caps(caps90(), odd).has_value());
+  // k, v, o must share q's dtype (validation); the backward has no e4m3 form.
+  auto mixed = fp8_dense();
+  mixed.o.dtype = DType::kBF16;
+  auto mp = SdpaPlan::select_for_caps(caps90(), mixed);
+  ASSERT_FALSE(mp.has_value());
+  EXPECT_NE(mp.error().message().find("o.dtype = bf16, expected e4m3"), std::string::npos) << mp.error().message();
+  auto bwd = SdpaBackwardPlan::select_for_caps(caps90(), reference::sdpa_backward_of(fp8_dense()));
+  ASSERT_FALSE(bwd.has_value());
+  EXPECT_NE(bwd.error().message().find("q.dtype = e4m3 (sdpa takes f64, f32, f16, bf16; e4m3 is forward only)"),
+            std::string::npos)
+      << bwd.error().message();
+  FlashSdpaBackwardDescriptor fb;
+  static_cast<SdpaBackwardDescriptor&>(fb) = reference::sdpa_backward_of(fp8_dense());
+  EXPECT_FALSE(FlashSdpaBackwardPlan::select_for_caps(caps90(), fb).has_value());
+}
+
+// One query, two keys, d = 2, scale 1: q = 2 * 0.25 e1 (descale 0.25), k = 2 I (descale 1),
+// v = 4 I (descale 0.25) -> s = (1, 0), p = (e, 1) / (e + 1), o = p, lse = log(e + 1).
+// scale_o 448: o * 448 = (327.5.., 120.4..) -> e4m3 (320, 120); scale_o 1000: (731.., 268.9..)
+// -> (448 saturated, 256).
+TEST(SdpaFp8Reference, KnownCaseAndSaturation) {
+  SdpaDescriptor d = as_e4m3(test::mha(DType::kBF16, 1, 1, 1, 1, 2, 2, 2));
+  d.options.scale = 1;
+  HostTensor q(d.q), k(d.k), v(d.v);
+  q.set(0, 2), q.set(1, 0);
+  k.set(0, 2), k.set(1, 0), k.set(2, 0), k.set(3, 2);
+  v.set(0, 4), v.set(1, 0), v.set(2, 0), v.set(3, 4);
+  const double e = std::exp(1.0), p0 = e / (e + 1), p1 = 1 / (e + 1);
+  for (double scale_o : {448.0, 1000.0}) {
+    SCOPED_TRACE(scale_o);
+    auto r = reference::sdpa_fp8(d, {&q, &k, &v}, {.descale_q = 0.25, .descale_k = 1, .descale_v = 0.25, .scale_o = scale_o});
+    ASSERT_TRUE(r.has_value()) << r.error().to_string();
+    EXPECT_NEAR(r->o.exact[0], p0, 1e-15);
+    EXPECT_NEAR(r->o.exact[1], p1, 1e-15);
+    EXPECT_NEAR(r->lse.exact[0], std::log(e + 1), 1e-15);
+    EXPECT_NEAR(r->lse.naive[0], std::log(e + 1), 1e-2);  // S rounded to bf16 (exact here), f32 sums
+    EXPECT_DOUBLE_EQ(r->amax_o, p0);
+    EXPECT_GT(r->amax_bound, 0);
+    EXPECT_LT(r->amax_bound, 0.02);
+    if (scale_o == 448) {
+      EXPECT_EQ(r->o_stored[0], 320);
+      EXPECT_EQ(r->o_stored[1], 120);
+      EXPECT_DOUBLE_EQ(r->o.naive[0], 320 / 448.0);  // the twin's P rounds to bf16; o stays in its e4m3 bucket
+      EXPECT_DOUBLE_EQ(r->o.naive[1], 120 / 448.0);
+    } else {
+      EXPECT_EQ(r->o_stored[0], 448);  // satfinite, not NaN
+      EXPECT_EQ(r->o_stored[1], 256);
+      EXPECT_DOUBLE_EQ(r->o.naive[0], 0.448);
+    }
+    EXPECT_EQ(r->o.naive_factor, 3);
+    EXPECT_TRUE(r->o.naive_tensor_max);
+    // Another scale_o afterwards gives what a fresh call with it gives.
+    auto again = *r;
+    reference::sdpa_fp8_set_scale_o(again, scale_o == 448 ? 1000 : 448);
+    auto fresh = reference::sdpa_fp8(d, {&q, &k, &v},
+                                     {.descale_q = 0.25, .descale_k = 1, .descale_v = 0.25, .scale_o = again.scale_o});
+    ASSERT_TRUE(fresh.has_value());
+    EXPECT_EQ(again.o_stored, fresh->o_stored);
+    EXPECT_EQ(again.o.naive, fresh->o.naive);
+  }
+  // The operands are decoded exactly from e4m3 (0x7E = 448, the largest finite) and scaled.
+  HostTensor big(d.q);
+  big.set(0, 448), big.set(1, -448);
+  auto r = reference::sdpa_fp8(d, {&big, &k, &v}, {.descale_q = 1.0 / 448, .descale_k = 1, .descale_v = 0.25, .scale_o = 1});
+  ASSERT_TRUE(r.has_value());
+  EXPECT_NEAR(r->lse.exact[0], std::log(std::exp(2.0) + std::exp(-2.0)), 1e-14);  // s = (2, -2)
+  // Refusals: non-e4m3 operands and an e4m3 bias.
+  EXPECT_FALSE(reference::sdpa_fp8(dense_fwd(DType::kBF16), {&q, &k, &v}, {}).has_value());
+}
+
+// The GPU rule is achievable: a CPU emulation of the SKU with a fused inner kernel (bf16
+// operands from stored * descale; f32 S, P unnormalized and rounded to bf16 before the PV
+// product, f32 sums, O = acc / l rounded to bf16; then satfinite e4m3(o * scale_o)) passes
+// compare.hpp's rule against reference::sdpa_fp8 (read back as stored / scale_o), and its amax
+// of the bf16 o is within amax_bound. Random real values quantized with amax / 448 descales;
+// scale_o = 0.9 * 448 / amax_o.
+TEST(SdpaFp8Reference, FusedEmulationPassesTheRule) {
+  struct Shape {
+    std::int64_t B, H, Sq, Skv, D;
+  };
+  for (const Shape& sh : {Shape{2, 2, 33, 47, 64}, Shape{1, 4, 1, 129, 128}, Shape{1, 2, 64, 64, 64}}) {
+    SCOPED_TRACE(sh.Sq);
+    SdpaDescriptor d = as_e4m3(test::mha(DType::kBF16, sh.B, sh.H, sh.H, sh.Sq, sh.Skv, sh.D, sh.D));
+    HostTensor hq(d.q), hk(d.k), hv(d.v);
+    std::mt19937_64 g(11 + static_cast<unsigned>(sh.Sq));
+    auto quantize = [&](HostTensor& h, double r) {
+      std::uniform_real_distribution<double> u(-r, r);
+      std::vector<double> x(static_cast<std::size_t>(h.layout().numel()));
+      double amax = 0;
+      for (auto& e : x) amax = std::max(amax, std::fabs(e = u(g)));
+      const double descale = static_cast<float>(amax / 448);
+      for (std::size_t i = 0; i < x.size(); ++i) h.set(static_cast<std::int64_t>(i), x[i] / descale, Fp8Overflow::kSaturate);
+      return descale;
+    };
+    reference::SdpaFp8HostScales sc;
+    sc.descale_q = quantize(hq, 3);
+    sc.descale_k = quantize(hk, 1);
+    sc.descale_v = quantize(hv, 1);
+    auto want = reference::sdpa_fp8(d, {&hq, &hk, &hv}, sc);
+    ASSERT_TRUE(want.has_value()) << want.error().to_string();
+    const double scale_o = static_cast<float>(0.9 * 448 / want->amax_o);
+    reference::sdpa_fp8_set_scale_o(*want, scale_o);
+    const auto bf = [](double x) { return static_cast<float>(reference::round_to(DType::kBF16, x)); };
+    const auto q = hq.logical(), k = hk.logical(), v = hv.logical();
+    HostTensor deq(TensorLayout::contiguous(DType::kF64, d.o.shape_span()));
+    const float scale = static_cast<float>(1 / std::sqrt(static_cast<double>(sh.D)));
+    float amax = 0;
+    for (std::int64_t r = 0; r < sh.B * sh.H * sh.Sq; ++r) {  // (b, h, i) rows; k / v rows of the same (b, h)
+      const std::int64_t kv0 = r / sh.Sq * sh.Skv;
+      std::vector<float> s(static_cast<std::size_t>(sh.Skv));
+      float m = -INFINITY, l = 0;
+      for (std::int64_t j = 0; j < sh.Skv; ++j) {
+        float dot = 0;
+        for (std::int64_t e = 0; e < sh.D; ++e)
+          dot += bf(q[static_cast<std::size_t>(r * sh.D + e)] * sc.descale_q) *
+                 bf(k[static_cast<std::size_t>((kv0 + j) * sh.D + e)] * sc.descale_k);
+        s[static_cast<std::size_t>(j)] = dot * scale;
+        m = std::max(m, dot * scale);
+      }
+      for (float x : s) l += std::exp(x - m);
+      for (std::int64_t e = 0; e < sh.D; ++e) {
+        float acc = 0;
+        for (std::int64_t j = 0; j < sh.Skv; ++j)
+          acc += bf(std::exp(s[static_cast<std::size_t>(j)] - m)) * bf(v[static_cast<std::size_t>((kv0 + j) * sh.D + e)] * sc.descale_v);
+        const float o = bf(acc / l);
+        amax = std::max(amax, std::fabs(o));
+        deq.set(r * sh.D + e, reference::round_to(DType::kE4M3, static_cast<float>(o * static_cast<float>(scale_o)),
+                                                  Fp8Overflow::kSaturate) /
+                                  scale_o);
+      }
+    }
+    const auto c = reference::compare(deq, want->o, false);
+    EXPECT_TRUE(c.ok) << c.detail;
+    EXPECT_LE(std::fabs(amax - want->amax_o), want->amax_bound) << amax << " vs " << want->amax_o;
+  }
+}
+
 }  // namespace
 }  // namespace baracuda

@@ -36,6 +36,12 @@
 // FlashSdpaBackwardPlan take the same descriptor but only the fused SKUs (f16, bf16; e4m3
 // forward), and refuse what those cannot run. PlanPreference::deterministic selects a
 // backward without atomics.
+//
+// e4m3 forward (q, k, v, o e4m3; a bias, if any, f32; SdpaArgs::fp8): the attention of
+// real = stored * descale operands, stored o = satfinite e4m3(o * scale_o) (+-448 at most),
+// amax_o = max |o| before scale_o (optional). descale_q / k / v and scale_o are required device
+// f32 scalars; descale_s / scale_s are not read (P stays f32 / bf16) and amax_s is refused (not
+// produced). Today's SKU dequantizes to bf16 and runs a bf16 plan (docs/attention.md).
 #pragma once
 
 #include <cstddef>
@@ -79,16 +85,17 @@ struct SdpaDescriptor {
   friend bool operator==(const SdpaDescriptor&, const SdpaDescriptor&) = default;
 };
 
-// Per-tensor fp8 scaling (e4m3 forward only): real = stored * descale; o_stored = o * o_scale.
+// Per-tensor fp8 scaling (e4m3 forward only): real = stored * descale; o_stored = o * scale_o.
+// Device pointers to f32 scalars (4-byte aligned), all null for other dtypes (refused otherwise).
 struct SdpaFp8Scales {
   const float* descale_q = nullptr;
   const float* descale_k = nullptr;
   const float* descale_v = nullptr;
-  const float* descale_s = nullptr;  // of the probabilities fed to the PV product
-  const float* scale_s = nullptr;
+  const float* descale_s = nullptr;  // of the probabilities fed to the PV product (not read today)
+  const float* scale_s = nullptr;    // (not read today)
   const float* scale_o = nullptr;
-  float* amax_s = nullptr;  // optional outputs
-  float* amax_o = nullptr;
+  float* amax_s = nullptr;  // must be null: no SKU produces it yet
+  float* amax_o = nullptr;  // optional output: max |o| (unscaled)
 };
 
 struct SdpaArgs {

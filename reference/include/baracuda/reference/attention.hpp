@@ -46,6 +46,30 @@ struct SdpaReference {
 };
 Expected<SdpaReference> sdpa(const SdpaDescriptor& d, const SdpaHostInputs& in);
 
+// The e4m3 forward (SdpaPlan's fp8_dequant SKU; d.q / k / v / o e4m3, a bias in f32): q, k, v
+// decoded exactly and multiplied by their descales (real = stored * descale), attention in
+// double. `o` and `lse` are Results in the unscaled domain: exact = that attention; naive = the
+// SKU's own scheme in the compute precision: operands rounded to bf16, the bf16 twin of sdpa()
+// (f32 sums, S and P rounded to bf16, o rounded to bf16), then o stored as satfinite
+// e4m3(o * scale_o) and read back as stored / scale_o (lse: the bf16 twin's, in f32). A kernel's
+// e4m3 o is judged as stored / scale_o against `o` (3x the naive's max error, as sdpa()).
+struct SdpaFp8HostScales {
+  double descale_q = 1, descale_k = 1, descale_v = 1;
+  double scale_o = 1;
+};
+struct SdpaFp8Reference {
+  Result o, lse;
+  std::vector<double> o_twin;    // the bf16 twin's o before quantization (unscaled), logical order
+  std::vector<double> o_stored;  // satfinite e4m3(exact o * scale_o) (+-448 at most), logical order
+  double scale_o = 1;            // of o.naive and o_stored
+  double amax_o = 0;             // max |exact o|
+  double amax_bound = 0;         // a kernel's amax_o error bound: 3 x the bf16 twin's max |o| error + 2^-7 amax_o
+};
+Expected<SdpaFp8Reference> sdpa_fp8(const SdpaDescriptor& d, const SdpaHostInputs& in, const SdpaFp8HostScales& s);
+// o.naive and o_stored for another scale_o (the attention itself does not depend on it: a test
+// may pick scale_o from amax_o, as a delayed-scaling recipe does).
+void sdpa_fp8_set_scale_o(SdpaFp8Reference& r, double scale_o);
+
 // The backward descriptor of a forward one: grads shaped as q / k / v, grad_o as o, the same
 // lse / bias / mask / slopes / options; grad_bias shaped as the bias when `grad_bias`.
 SdpaBackwardDescriptor sdpa_backward_of(const SdpaDescriptor& d, bool grad_bias = false);
