@@ -1347,13 +1347,24 @@ Expected<Workload> sdpa_workload(const Case& c, const Stream& s) {
   if (!backward) {
     std::vector<TensorLayout> outs{t};
     if (with_lse) outs.push_back(lse);
-    w = plan_workload<SdpaPlan>(s, d, {t, t, t}, outs, [with_lse](const Ptrs& p) {
+    // e4m3 (the forward only): descale_q, descale_k, descale_v and scale_o as four more inputs
+    const bool fp8 = c.in == DType::kE4M3;
+    std::vector<TensorLayout> ins{t, t, t};
+    if (fp8) ins.insert(ins.end(), 4, TensorLayout::contiguous(DType::kF32, {1}));
+    const std::size_t o = ins.size();
+    w = plan_workload<SdpaPlan>(s, d, ins, outs, [with_lse, fp8, o](const Ptrs& p) {
       SdpaArgs a;
       a.q = p[0];
       a.k = p[1];
       a.v = p[2];
-      a.o = p[3];
-      a.lse = with_lse ? static_cast<float*>(p[4]) : nullptr;
+      if (fp8) {
+        a.fp8.descale_q = static_cast<const float*>(p[3]);
+        a.fp8.descale_k = static_cast<const float*>(p[4]);
+        a.fp8.descale_v = static_cast<const float*>(p[5]);
+        a.fp8.scale_o = static_cast<const float*>(p[6]);
+      }
+      a.o = p[o];
+      a.lse = with_lse ? static_cast<float*>(p[o + 1]) : nullptr;
       return a;
     }, &pref);
   } else {
