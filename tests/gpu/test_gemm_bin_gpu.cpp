@@ -151,6 +151,17 @@ TEST(BinGemmGpu, LargeSquare) {
   RecordProperty("skus_run", runs);
 }
 
+// Both SKUs (mma_b1, popc_tile) take every case: each case runs exactly twice, one run per
+// SKU forced (the three ops, every accumulate mode, skinny M and N, odd K, padded lds).
+TEST(BinGemmGpu, EverySkuForcedOnEveryCase) {
+  BARACUDA_REQUIRE_GPU();
+  const Case cases[] = {{64, 64, 256, BinGemmOp::kXnorDot},
+                        {5, 131, 97, BinGemmOp::kAndCount, Acc::kSeparate},
+                        {131, 3, 33, BinGemmOp::kXnorCount, Acc::kInPlace},
+                        {97, 101, 600, BinGemmOp::kXnorDot, Acc::kOff, 7, 13, 3}};
+  for (const Case& c : cases) EXPECT_EQ(run_case(c), 2) << "M " << c.m << " N " << c.n << " K " << c.k;
+}
+
 TEST(BinGemmGpu, EmptyM) {
   BARACUDA_REQUIRE_GPU();
   run_case({0, 64, 128, BinGemmOp::kXnorDot, Acc::kSeparate});

@@ -14,6 +14,8 @@
 #include <array>
 #include <cstring>
 #include <cuda_runtime_api.h>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -83,8 +85,8 @@ void set_epilogue(GemmCase& c, GemmEpilogue e) {
 bool is_tf32(const std::string& sku) { return sku.find("tf32") != std::string::npos; }
 
 // Runs one case under every SKU that accepts it (TF32 allowed so that SKU is forced too)
-// and checks every output. Returns the SKUs run.
-int run_case(const GemmCase& c, bool batched) {
+// and checks every output. Returns the SKUs run; `tally` (optional) counts the runs per SKU impl.
+int run_case(const GemmCase& c, bool batched, std::map<std::string, int>* tally = nullptr) {
   const BatchedGemmDescriptor& bd = c.desc;
   const GemmDescriptor& g = bd.gemm;
   const GemmEpilogue& e = g.epilogue;
@@ -187,6 +189,7 @@ int run_case(const GemmCase& c, bool batched) {
       EXPECT_TRUE(cb.ok) << "bias_grad: " << cb.detail;
     }
     ++ran;
+    if (tally) ++(*tally)[r.sku.impl];
   }
   EXPECT_GT(ran, 0) << "no SKU accepts the case";
   return ran;
@@ -414,6 +417,237 @@ TEST_P(GemmGpu, Backward) {
           EXPECT_TRUE(cc.ok) << "grad_bias: " << cc.detail;
         }
       }
+}
+
+// ------------------------------------------------------------------------ coverage audit additions
+// Skinny M = 1..16, every M (cuBLASLt's small-M kernels, split-K for the longer K): the four
+// A / B orders in turn, C on even M, column-major D where M % 4 == 3; N prime, K odd.
+TEST_P(GemmGpu, SkinnyEveryM) {
+  BARACUDA_REQUIRE_GPU();
+  const DType t = GetParam();
+  int runs = 0;
+  for (std::int64_t m = 1; m <= 16; ++m) {
+    const auto& lo = kLayouts[m % 4];
+    runs += run_case(make_case(t, m, 263, m % 3 ? 129 : 1031, lo[0], lo[1], m % 4 == 3 ? C : R, 0, m % 2 == 0), false);
+  }
+  RecordProperty("skus_run", runs);
+}
+
+// The epilogues over column-major D (Epilogues runs row-major D): cuBLASLt's relu / gelu_tanh
+// (+ aux: the relu mask's bit (i, j) at j * aux.ld + i) and bias gradients (BGRADA / BGRADB
+// swap with the frame), the composites' gelu_erf / silu (+ aux), over the four A / B orders,
+// with and without C, and a skinny M = 7. Bias with column-major D is a select refusal
+// (GemmPlanSelect.CublasLtLimitsAreRejectionsWithReasons), f64 takes the bias gradients only.
+TEST_P(GemmGpu, EpiloguesColumnMajorD) {
+  BARACUDA_REQUIRE_GPU();
+  const DType t = GetParam();
+  int runs = 0;
+  for (const auto& e : all_epilogues()) {
+    if (e.bias || (t == DType::kF64 && e.bias_grad == GemmBiasGrad::kNone)) continue;
+    for (const auto& lo : kLayouts) {
+      for (bool with_c : {false, true}) {
+        auto c = make_case(t, 127, 131, 257, lo[0], lo[1], C, 0, with_c);
+        set_epilogue(c, e);
+        runs += run_case(c, false);
+      }
+      auto skinny = make_case(t, 7, 264, 96, lo[0], lo[1], C, 5);
+      set_epilogue(skinny, e);
+      runs += run_case(skinny, false);
+    }
+  }
+  RecordProperty("skus_run", runs);
+}
+
+// BatchedGemmPlan beyond Batched: C and bias broadcast (stride 0: one C / bias for every
+// batch), column-major D and C with padded lds over the four A / B orders, a single batch
+// (strides unused), and 64 small batches with B broadcast.
+TEST_P(GemmGpu, BatchedBroadcastCBiasAndColumnMajorD) {
+  BARACUDA_REQUIRE_GPU();
+  const DType t = GetParam();
+  const auto span = [](const MatrixLayout& m) { return m.as_tensor().element_span().end_offset; };
+  int runs = 0;
+  for (const auto& lo : kLayouts) {
+    auto c = make_case(t, 29, 43, 61, lo[0], lo[1], C, 2, true);
+    BatchedGemmDescriptor& b = c.desc;
+    b.batch = 4;
+    b.stride_a = span(b.gemm.a) + 1;
+    b.stride_b = span(b.gemm.b) + 3;
+    b.stride_c = 0;
+    b.stride_d = span(b.gemm.d) + 4;
+    c.name += " batch=4 c broadcast";
+    runs += run_case(c, true);
+  }
+  if (t != DType::kF64) {  // cuBLASLt has no f64 bias epilogue
+    for (const GemmActivation act : {GemmActivation::kNone, GemmActivation::kRelu, GemmActivation::kSilu}) {
+      auto c = make_case(t, 33, 72, 40, C, R, R, 0, true);
+      set_epilogue(c, {act, true, false, GemmBiasGrad::kNone});
+      BatchedGemmDescriptor& b = c.desc;
+      b.batch = 3;
+      b.stride_a = 33 * 40;
+      b.stride_b = 40 * 72;
+      b.stride_c = 0;
+      b.stride_bias = 0;
+      b.stride_d = 33 * 72;
+      c.name += " batch=3 c and bias broadcast";
+      runs += run_case(c, true);
+    }
+  }
+  auto one = make_case(t, 17, 19, 23, R, C, R, 0, true);
+  one.desc.batch = 1;
+  one.desc.stride_a = 5;
+  one.desc.stride_b = 0;
+  one.desc.stride_c = 7;
+  one.desc.stride_d = 3;
+  one.name += " batch=1";
+  runs += run_case(one, true);
+  auto many = make_case(t, 3, 5, 7, C, C, R, 0, true);
+  many.desc.batch = 64;
+  many.desc.stride_a = 21;
+  many.desc.stride_b = 0;
+  many.desc.stride_c = 15;
+  many.desc.stride_d = 15;
+  many.name += " batch=64";
+  runs += run_case(many, true);
+  RecordProperty("skus_run", runs);
+}
+
+// Every SKU of GemmPlan and BatchedGemmPlan forced at least once per dtype (run_case forces
+// every accepting SKU of each case; this pins the list): f64 cublaslt and
+// cublaslt_bgrad_reduce; f16 / bf16 also cublaslt_act and cublaslt_dact; f32 all eight, the
+// TF32 twins included. Per-SKU run counts in the properties skus / batched_skus.
+TEST_P(GemmGpu, EverySkuForced) {
+  BARACUDA_REQUIRE_GPU();
+  const DType t = GetParam();
+  std::vector<GemmCase> cases = {make_case(t, 96, 80, 72, R, C, R, 0, true)};
+  for (GemmBiasGrad bg : {GemmBiasGrad::kA, GemmBiasGrad::kB})
+    for (const auto& lo : kLayouts) {
+      auto c = make_case(t, 65, 72, 48, lo[0], lo[1], R);
+      set_epilogue(c, {GemmActivation::kNone, false, false, bg});
+      cases.push_back(c);
+    }
+  if (t != DType::kF64) {
+    auto act = make_case(t, 65, 72, 48, R, C, R);
+    set_epilogue(act, {GemmActivation::kSilu, true, true, GemmBiasGrad::kNone});
+    cases.push_back(act);
+    auto dact = make_case(t, 65, 72, 48, R, C, R);
+    set_epilogue(dact, GemmEpilogue::activation_backward(GemmActivation::kGeluErf, true));
+    cases.push_back(dact);
+  }
+  std::set<std::string> want = {"cublaslt", "cublaslt_bgrad_reduce"};
+  if (t != DType::kF64) want.insert({"cublaslt_act", "cublaslt_dact"});
+  if (t == DType::kF32) want.insert({"cublaslt_tf32", "cublaslt_tf32_bgrad_reduce", "cublaslt_tf32_act", "cublaslt_tf32_dact"});
+  for (bool batched : {false, true}) {
+    std::map<std::string, int> tally;
+    for (GemmCase c : cases) {
+      if (batched) {  // 2 batches: A and the bias-gradient batches apart, B broadcast
+        BatchedGemmDescriptor& b = c.desc;
+        b.batch = 2;
+        b.stride_a = b.gemm.a.as_tensor().element_span().end_offset;
+        b.stride_d = b.gemm.d.as_tensor().element_span().end_offset;
+        b.stride_c = b.gemm.with_c ? b.gemm.c.as_tensor().element_span().end_offset : 0;
+        b.stride_bias = 128;
+        if (b.gemm.epilogue.aux) b.stride_aux = b.gemm.aux.as_tensor().element_span().end_offset + 8;
+        if (b.gemm.epilogue.bias_grad == GemmBiasGrad::kB) b.stride_b = b.gemm.b.as_tensor().element_span().end_offset;
+      }
+      run_case(c, batched, &tally);
+    }
+    std::set<std::string> got;
+    std::string counts;
+    for (const auto& [impl, n] : tally) {
+      got.insert(impl);
+      counts += impl + "=" + std::to_string(n) + " ";
+    }
+    EXPECT_EQ(got, want) << (batched ? "BatchedGemmPlan" : "GemmPlan") << " SKUs run: " << counts;
+    RecordProperty(batched ? "batched_skus" : "skus", counts);
+  }
+}
+
+// One GemmBackwardPlan case under every SKU that accepts it: outputs poisoned, the input a
+// gradient does not need passed as null (a without grad_b, b without grad_a), every computed
+// output against reference::gemm_backward, guard bytes checked.
+int run_backward(const GemmBackwardDescriptor& d, double alpha) {
+  SCOPED_TRACE(d.to_string() + " alpha " + std::to_string(alpha));
+  const DType t = d.a.dtype;
+  auto one = [](const TensorLayout& l) { return reference::batched_layout(l, 1, 0); };
+  const TensorLayout unused = TensorLayout::contiguous(t, {1});
+  HostTensor ha(one(d.a.as_tensor())), hb(one(d.b.as_tensor())), hg(one(d.grad_d.as_tensor()));
+  HostTensor hga(one(d.compute_grad_a ? d.grad_a.as_tensor() : unused));
+  HostTensor hgb(one(d.compute_grad_b ? d.grad_b.as_tensor() : unused));
+  HostTensor hgbias(one(d.compute_grad_bias ? d.grad_bias : unused));
+  fill_random(ha, -1, 1);
+  fill_random(hb, -1, 1);
+  fill_random(hg, -1, 1);
+  const Stream& s = test_stream();
+  DeviceTensor da(ha, s), db(hb, s), dg(hg, s), dga(hga, s), dgb(hgb, s), dgbias(hgbias, s);
+  auto o = reference::gemm_backward(d, ha, hb, hg, alpha);
+  EXPECT_TRUE(o.has_value()) << (o ? "" : o.error().to_string());
+  if (!o) return 0;
+  return for_each_sku<GemmBackwardPlan>(
+      d,
+      [&] {
+        dga.poison(0xFF, s);
+        dgb.poison(0xFF, s);
+        dgbias.poison(0xFF, s);
+      },
+      [&](const GemmBackwardPlan& p, Workspace ws) {
+        return p.run(s, ws,
+                     GemmBackwardArgs{.a = d.compute_grad_b ? da.data() : nullptr, .b = d.compute_grad_a ? db.data() : nullptr,
+                                      .grad_d = dg.data(), .grad_a = d.compute_grad_a ? dga.data() : nullptr,
+                                      .grad_b = d.compute_grad_b ? dgb.data() : nullptr,
+                                      .grad_bias = d.compute_grad_bias ? dgbias.data() : nullptr, .alpha = alpha});
+      },
+      [&](const std::string& sku) {
+        SCOPED_TRACE(sku);
+        if (d.compute_grad_a) {
+          EXPECT_TRUE(dga.download(hga, s)) << "guard bytes around grad_a";
+          auto c = reference::compare_gemm_d(hga, o->grad_a);
+          EXPECT_TRUE(c.ok) << "grad_a: " << c.detail;
+          EXPECT_TRUE(quant_padding_untouched(hga, 0xFF)) << "grad_a";
+        }
+        if (d.compute_grad_b) {
+          EXPECT_TRUE(dgb.download(hgb, s)) << "guard bytes around grad_b";
+          auto c = reference::compare_gemm_d(hgb, o->grad_b);
+          EXPECT_TRUE(c.ok) << "grad_b: " << c.detail;
+          EXPECT_TRUE(quant_padding_untouched(hgb, 0xFF)) << "grad_b";
+        }
+        if (d.compute_grad_bias) {
+          EXPECT_TRUE(dgbias.download(hgbias, s)) << "guard bytes around grad_bias";
+          auto c = reference::compare_gemm_bias_grad(hgbias, o->grad_b);
+          EXPECT_TRUE(c.ok) << "grad_bias: " << c.detail;
+        }
+      });
+}
+
+// GemmBackwardPlan beyond Backward: one gradient alone (grad_a only; grad_b only, with and
+// without grad_bias; the unneeded input null), column-major grad_d and grad_a, padded lds
+// of the gradients, a skinny M = 5, alpha != 1 without the bias gradient, and a larger
+// 512 x 384 x 640 problem.
+TEST_P(GemmGpu, BackwardPartialAndColumnMajorGradients) {
+  BARACUDA_REQUIRE_GPU();
+  const DType t = GetParam();
+  int runs = 0;
+  auto desc = [&](std::int64_t m, std::int64_t n, std::int64_t k, MatrixOrder oa, MatrixOrder ob, MatrixOrder og,
+                  MatrixOrder oga, bool ga, bool gb, bool bias) {
+    GemmBackwardDescriptor d;
+    d.a = mat(t, m, k, oa);
+    d.b = mat(t, k, n, ob);
+    d.grad_d = mat(t, m, n, og, 3);
+    d.compute_grad_a = ga;
+    d.compute_grad_b = gb;
+    d.compute_grad_bias = bias;
+    if (ga) d.grad_a = mat(t, m, k, oga, 2);
+    if (gb) d.grad_b = mat(t, k, n, ob == R ? C : R, 1);
+    if (bias) d.grad_bias = TensorLayout::contiguous(t, {n});
+    return d;
+  };
+  for (const auto& lo : kLayouts) {
+    runs += run_backward(desc(61, 67, 45, lo[0], lo[1], C, C, true, false, false), 1.5);
+    runs += run_backward(desc(61, 67, 45, lo[0], lo[1], C, R, false, true, false), -0.75);
+    runs += run_backward(desc(61, 67, 45, lo[0], lo[1], R, R, false, true, true), 1.0);
+    runs += run_backward(desc(5, 130, 72, lo[0], lo[1], C, C, true, true, true), 1.0);
+  }
+  runs += run_backward(desc(512, 384, 640, R, C, R, R, true, true, true), 1.0);
+  RecordProperty("skus_run", runs);
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, GemmGpu, ::testing::Values(DType::kF64, DType::kF32, DType::kF16, DType::kBF16),

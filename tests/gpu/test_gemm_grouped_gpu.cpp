@@ -1,9 +1,11 @@
 // GroupedGemmPlan on the device against reference::grouped_gemm: empty groups, skinny groups
 // (M = 1..16), odd sizes (primes), both weight orders, every dtype; outputs poisoned and
-// every element checked, guard bytes; run-time refusals with D untouched.
+// every element checked, guard bytes; every SKU forced, 64 groups, alpha, an alignment promise
+// of one element (pointers off a 16-byte boundary); run-time refusals with D untouched.
 // Filter: --gtest_filter='*GroupedGemm*'.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -72,6 +74,70 @@ TEST_P(GroupedGemmGpu, AllGroupsEmpty) {
   auto plan = GroupedGemmPlan::select(test_stream(), d);
   ASSERT_TRUE(plan.has_value()) << plan.error().to_string();
   EXPECT_TRUE(plan->run(test_stream(), test_workspace(plan->workspace_size()), GroupedGemmArgs{}).is_ok());
+}
+
+// `t` behind `shift` leading elements (a device copy whose element 0 sits `shift` elements
+// past the 256-byte aligned base), the lead bytes 0xFF.
+HostTensor shifted(const HostTensor& t, std::int64_t shift) {
+  HostTensor s(TensorLayout::contiguous(t.layout().dtype, {t.layout().numel() + shift}));
+  const std::size_t lead = static_cast<std::size_t>(shift) * dtype_size(t.layout().dtype);
+  std::memset(s.storage(), 0xFF, lead);
+  std::memcpy(s.storage() + lead, t.storage(), t.storage_bytes());
+  return s;
+}
+
+// One grouped case under every SKU that accepts it (for_each_sku forces each), with a, b and d
+// `shift` elements past a 16-byte boundary (the descriptor's alignment promise must allow it);
+// d poisoned, every element checked, d's lead bytes and guard bytes untouched.
+int run_grouped_every_sku(const GroupedGemmDescriptor& d, double alpha, std::int64_t shift) {
+  SCOPED_TRACE(d.to_string() + " alpha " + std::to_string(alpha) + " shift " + std::to_string(shift));
+  const std::int64_t M = d.total_m();
+  HostTensor ha(TensorLayout::contiguous(d.dtype, {M, d.k})), hb(TensorLayout::contiguous(d.dtype, {d.groups(), d.k, d.n}));
+  fill_random(ha, -1, 1);
+  fill_random(hb, -1, 1);
+  HostTensor hd(TensorLayout::contiguous(d.dtype, {M * d.n + shift}));
+  const Stream& s = test_stream();
+  DeviceTensor da(shifted(ha, shift), s), db(shifted(hb, shift), s), dd(hd, s);
+  const std::size_t lead = static_cast<std::size_t>(shift) * dtype_size(d.dtype);
+  auto oracle = reference::grouped_gemm(d, ha, hb, alpha);
+  EXPECT_TRUE(oracle.has_value()) << (oracle ? "" : oracle.error().to_string());
+  if (!oracle) return 0;
+  return for_each_sku<GroupedGemmPlan>(
+      d, [&] { dd.poison(0xFF, s); },
+      [&](const GroupedGemmPlan& p, Workspace ws) {
+        return p.run(s, ws,
+                     GroupedGemmArgs{.a = static_cast<const char*>(da.data()) + lead, .b = static_cast<const char*>(db.data()) + lead,
+                                     .d = static_cast<char*>(dd.data()) + lead, .alpha = alpha});
+      },
+      [&](const std::string& sku) {
+        SCOPED_TRACE(sku);
+        EXPECT_TRUE(dd.download(hd, s)) << "guard bytes around d";
+        const auto* bytes = reinterpret_cast<const unsigned char*>(hd.storage());
+        EXPECT_TRUE(std::all_of(bytes, bytes + lead, [](unsigned char c) { return c == 0xFF; })) << "bytes before d written";
+        HostTensor h3(reference::batched_layout(MatrixLayout{d.dtype, M, d.n, d.n, MatrixOrder::kRowMajor, 16}, 1, M * d.n));
+        std::memcpy(h3.data(), bytes + lead, static_cast<std::size_t>(M * d.n) * dtype_size(d.dtype));
+        auto cmp = reference::compare_gemm_d(h3, *oracle);
+        EXPECT_TRUE(cmp.ok) << cmp.detail;
+      });
+}
+
+// Every SKU forced (cublaslt_loop, the one candidate), alpha != 1, the pointers' promise
+// lowered to one element (alignment = the dtype's size, a, b and d one element off a 16-byte
+// boundary: each group's GEMM gets its own, lower, pointer alignment), and many groups (64,
+// M = 0..16: skinny and empty mixed) under both weight orders.
+TEST_P(GroupedGemmGpu, EverySkuLowAlignmentAndManyGroups) {
+  BARACUDA_REQUIRE_GPU();
+  const DType t = GetParam();
+  int runs = 0;
+  for (MatrixOrder bo : {MatrixOrder::kRowMajor, MatrixOrder::kColMajor}) {
+    auto low = grouped(t, {5, 0, 13, 1, 7}, 96, 40, bo);
+    low.alignment = static_cast<int>(dtype_size(t));
+    runs += run_grouped_every_sku(low, -1.25, 1);
+    std::vector<std::int64_t> many(64);
+    for (std::size_t g = 0; g < many.size(); ++g) many[g] = static_cast<std::int64_t>(g * 7 % 17);
+    runs += run_grouped_every_sku(grouped(t, many, 64, 48, bo), 0.5, 0);
+  }
+  RecordProperty("skus_run", runs);
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, GroupedGemmGpu, ::testing::Values(DType::kF64, DType::kF32, DType::kF16, DType::kBF16),

@@ -18,6 +18,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -84,8 +86,15 @@ HostTensor shifted(const HostTensor& t, std::int64_t shift) {
   return s;
 }
 
-// Runs one case under every SKU that accepts it; returns the number of SKUs run.
-int run_case(const Case& c) {
+// The impl of a SKU name ("int4_gemm.fwd.w4a16_gemv[...]" -> "w4a16_gemv").
+std::string impl_of(const std::string& sku) {
+  const std::size_t b = sku.find(".fwd.") + 5;
+  return sku.substr(b, sku.find('[') - b);
+}
+
+// Runs one case under every SKU that accepts it; returns the number of SKUs run. `tally`
+// (optional) counts the runs per SKU impl.
+int run_case(const Case& c, std::map<std::string, int>* tally = nullptr) {
   const Int4GemmDescriptor d = desc_of(c);
   SCOPED_TRACE(d.to_string() + " scale_shift " + std::to_string(c.scale_shift) + " seed " + std::to_string(test_seed()));
   Inputs in(d);
@@ -110,6 +119,7 @@ int run_case(const Case& c) {
         auto cmp = reference::compare_quant_gemm(hy, d.y, *want);
         EXPECT_TRUE(cmp.ok) << cmp.detail;
         EXPECT_TRUE(quant_padding_untouched(hy, 0xFF));
+        if (tally) ++(*tally)[impl_of(sku)];
       });
 }
 
@@ -302,6 +312,39 @@ TEST(Int4GemmGpu, TiledWeights) {
   // streamk + dequant for the five M <= 16 cases at group 128 / K, dequant for the two others,
   // and onepass for the five (sm_90+) or the two whose X fits one K slice (M = 1)
   EXPECT_EQ(runs, 12 + (test_caps().sm >= 90 ? 5 : 2));
+}
+
+// Every SKU forced on one set of cases, with the SKUs pinned (per case from sm_90 caps in
+// Int4GemmSelect.EverySkuForcedCasesFromCaps): a decode-sized weight that every M <= 16
+// kernel takes (4 x 4400 x 8192, group 128: w4a16_onepass, w4a16_streamk, w4a16_stream,
+// w4a16_gemv, w4a16_bulk on sm_90+, dequant_cublaslt), M = 9 (one-pass deferred, forced),
+// group 64 (no chunk-scale kernels), M = 17 (dequant_cublaslt alone), and tiled weights
+// (w4a16_onepass, w4a16_streamk, dequant_cublaslt). Per-SKU run counts in the property skus.
+TEST(Int4GemmGpu, EverySkuForced) {
+  BARACUDA_REQUIRE_GPU();
+  std::map<std::string, int> rows, tiled;
+  run_case({4, 4400, 8192, 128, DType::kU4, DType::kF16, true}, &rows);
+  run_case({9, 4400, 8192, 128, DType::kS4, DType::kBF16, false}, &rows);
+  run_case({3, 320, 1024, 64, DType::kS4, DType::kBF16, true}, &rows);
+  run_case({17, 96, 256, 128, DType::kU4, DType::kF16, true}, &rows);
+  run_case({1, 4224, 8192, 128, DType::kS4, DType::kBF16, true, 0, 0, 0, 0, true}, &tiled);
+  run_case({5, 4400, 8192, 128, DType::kU4, DType::kF16, false, 0, 0, 0, 0, true}, &tiled);
+  const bool sm90 = test_caps().sm >= 90;
+  // stream-K needs >= 8 units per warp: 275 tiles x 64 chunks >= 8 x 16 x sm_count
+  const bool streamk = test_caps().sm_count <= 137;
+  std::set<std::string> want_rows = {"w4a16_stream", "w4a16_gemv", "dequant_cublaslt"}, want_tiled = {"dequant_cublaslt"};
+  if (sm90) want_rows.insert({"w4a16_bulk", "w4a16_onepass"}), want_tiled.insert("w4a16_onepass");
+  if (streamk) want_rows.insert("w4a16_streamk"), want_tiled.insert("w4a16_streamk");
+  std::string counts;
+  for (auto [tally, want, what] : {std::tuple{&rows, &want_rows, "row-major"}, std::tuple{&tiled, &want_tiled, "tiled"}}) {
+    std::set<std::string> got;
+    for (const auto& [impl, n] : *tally) {
+      got.insert(impl);
+      counts += std::string(what) + ":" + impl + "=" + std::to_string(n) + " ";
+    }
+    EXPECT_EQ(got, *want) << what << " weights, SKUs run: " << counts;
+  }
+  RecordProperty("skus", counts);
 }
 
 TEST(Int4GemmGpu, EmptyM) {

@@ -7,10 +7,15 @@
 // odd primes where cuBLASLt's alignment rules allow them (others are select refusals, in
 // the CPU tests), ld-padded operands, column-major D, 2048^3. Outputs poisoned, guard bytes
 // around them and D's ld padding checked untouched; the run-time refusals (null, misaligned,
-// aliasing, workspace) with outputs untouched. Filter: --gtest_filter='*GemmQuant*'.
+// aliasing, workspace) with outputs untouched. Also: i8 saturation and non-finite scales, the
+// longest K (the int32 sum at its limit), scaled column-major D from a row-major int32
+// product, block scales over every input pair with bias, column-major D, padded lds and
+// e4m3 + amax. Filter: --gtest_filter='*GemmQuant*'.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -59,23 +64,21 @@ IntGemmDescriptor int_desc(std::int64_t m, std::int64_t n, std::int64_t k, DType
   return d;
 }
 
-// Runs one IntGemmPlan case under every SKU that accepts it; returns the SKUs run.
-int run_int_case(const IntGemmDescriptor& d) {
+// Runs one IntGemmPlan case with the given scales and bias under every SKU that accepts it;
+// returns the SKUs run. `want_out` (optional) receives the oracle.
+int run_int_case(const IntGemmDescriptor& d, const std::vector<float>& sa, const std::vector<float>& sb,
+                 const std::vector<float>& bias, reference::QuantGemmOracle* want_out = nullptr) {
   SCOPED_TRACE(d.to_string());
   HostTensor ha(d.a.as_tensor()), hb(d.b.as_tensor()), hd(d.d.as_tensor());
   fill_random(ha, -128, 127);
   fill_random(hb, -128, 127);
-  // scales that put |D| around 100: some i8 results saturate, f16 stays finite
-  const float s = d.d.dtype == DType::kI8 ? 1.0f / 256 : 1.0f / 64;
-  auto sa = random_floats(d.scale_a == QuantScale::kPerRow ? d.m() : 1, 0.5f * s, 2.0f * s, rng());
-  auto sb = random_floats(d.scale_b == QuantScale::kPerColumn ? d.n() : 1, 0.1f, 1.0f, rng());
-  auto bias = random_floats(d.n(), -8.0f, 8.0f, rng());
   HostTensor hsa = f32_host(sa), hsb = f32_host(sb), hbias = f32_host(bias);
   const Stream& st = test_stream();
   DeviceTensor da(ha, st), db(hb, st), dd(hd, st), dsa(hsa, st), dsb(hsb, st), dbias(hbias, st);
   auto want = reference::int_gemm(d, ha, hb, sa, sb, bias);
   EXPECT_TRUE(want.has_value());
   if (!want) return 0;
+  if (want_out) *want_out = *want;
   return for_each_sku<IntGemmPlan>(
       d, [&] { dd.poison(0xFF, st); },
       [&](const IntGemmPlan& p, Workspace ws) {
@@ -89,6 +92,15 @@ int run_int_case(const IntGemmDescriptor& d) {
         EXPECT_TRUE(cmp.ok) << cmp.detail;
         EXPECT_TRUE(quant_padding_untouched(hd, 0xFF));
       });
+}
+
+// Random scales that put |D| around 100 (some i8 results saturate, f16 stays finite).
+int run_int_case(const IntGemmDescriptor& d) {
+  const float s = d.d.dtype == DType::kI8 ? 1.0f / 256 : 1.0f / 64;
+  auto sa = random_floats(d.scale_a == QuantScale::kPerRow ? d.m() : 1, 0.5f * s, 2.0f * s, rng());
+  auto sb = random_floats(d.scale_b == QuantScale::kPerColumn ? d.n() : 1, 0.1f, 1.0f, rng());
+  auto bias = random_floats(d.n(), -8.0f, 8.0f, rng());
+  return run_int_case(d, sa, sb, bias);
 }
 
 const DType kIntOutputs[] = {DType::kI32, DType::kI8, DType::kF16, DType::kBF16, DType::kF32};
@@ -159,6 +171,99 @@ TEST(GemmQuantIntGpu, Large2048) {
   d.scale_b = QuantScale::kPerColumn;
   d.bias = true;
   run_int_case(d);
+}
+
+// i8 saturation and the store's special cases under per-row scales: rows scaled by +-1e30
+// and +inf saturate to 127 / -128 (0 * inf is NaN: stored 0), a NaN scale stores 0, a
+// subnormal scale leaves about the bias (flushed or not); the other rows ordinary. The same scales into f32 (huge but
+// finite), bf16 (finite) and f16 (+-inf where |v| > 65504, exact when both sides overflow):
+// no saturation there, the IEEE store. Asserts the oracle really holds 127 and -128.
+TEST(GemmQuantIntGpu, SaturationAndNonFiniteScales) {
+  BARACUDA_REQUIRE_GPU();
+  int runs = 0;
+  for (DType out : {DType::kI8, DType::kF32, DType::kBF16, DType::kF16}) {
+    auto d = int_desc(36, 48, 64, out);
+    d.scale_a = QuantScale::kPerRow;
+    d.scale_b = QuantScale::kPerColumn;
+    d.bias = true;
+    auto sa = random_floats(d.m(), 1.0f / 512, 1.0f / 128, rng());
+    sa[1] = 1e30f;
+    sa[2] = -1e30f;
+    sa[3] = 1e-40f;  // subnormal
+    if (out == DType::kI8) {
+      sa[4] = std::numeric_limits<float>::infinity();
+      sa[5] = std::numeric_limits<float>::quiet_NaN();
+    }
+    auto sb = random_floats(d.n(), 0.5f, 1.0f, rng());
+    auto bias = random_floats(d.n(), -4.0f, 4.0f, rng());
+    reference::QuantGemmOracle want;
+    runs += run_int_case(d, sa, sb, bias, &want);
+    if (out == DType::kI8) {
+      EXPECT_NE(std::count(want.d.begin(), want.d.end(), 127.0), 0);
+      EXPECT_NE(std::count(want.d.begin(), want.d.end(), -128.0), 0);
+    }
+  }
+  RecordProperty("skus_run", runs);
+}
+
+// Scaled outputs into column-major D whose M is odd (N % 4 == 0): the int32 product is then
+// row-major, the epilogue reads it across D's order; with and without D's ld padded.
+TEST(GemmQuantIntGpu, ColumnMajorDFromRowMajorProduct) {
+  BARACUDA_REQUIRE_GPU();
+  int runs = 0;
+  for (DType out : kIntOutputs) {
+    if (out == DType::kI32) continue;  // i32 D is cuBLASLt's own: column-major needs M % 4 == 0
+    for (std::int64_t pad : {0, 3}) {
+      auto d = int_desc(131, 64, 96, out, C, pad);
+      d.scale_a = QuantScale::kPerRow;
+      d.scale_b = QuantScale::kPerColumn;
+      d.bias = true;
+      runs += run_int_case(d);
+    }
+  }
+  RecordProperty("skus_run", runs);
+}
+
+// The longest K IntGemmPlan takes (2^17 - 4): with A's row 0 and B's column 0 all -128,
+// D[0, 0] = K * 2^14 = 2147418112, just below 2^31 (the int32 sum must not overflow); the
+// other elements random. i32 D exactly, and f32 D through the scaled epilogue.
+TEST(GemmQuantIntGpu, LongestKAtTheInt32Limit) {
+  BARACUDA_REQUIRE_GPU();
+  const std::int64_t K = (std::int64_t{1} << 17) - 4;
+  int runs = 0;
+  for (DType out : {DType::kI32, DType::kF32}) {
+    auto d = int_desc(8, 8, K, out);
+    if (out != DType::kI32) d.scale_a = QuantScale::kPerRow;
+    SCOPED_TRACE(d.to_string());
+    HostTensor ha(d.a.as_tensor()), hb(d.b.as_tensor()), hd(d.d.as_tensor());
+    fill_random(ha, -128, 127);
+    fill_random(hb, -128, 127);
+    for (std::int64_t k = 0; k < K; ++k) {
+      ha.set(k, -128.0);      // A(0, k): row-major, ld K
+      hb.set(k * 8, -128.0);  // B(k, 0): logical [K, N] index k * N
+    }
+    const auto sa = random_floats(8, 0.5f, 2.0f, rng());
+    auto want = reference::int_gemm(d, ha, hb, sa, {}, {});
+    ASSERT_TRUE(want.has_value()) << want.error().to_string();
+    if (out == DType::kI32) {
+      EXPECT_EQ(want->d[0], 2147418112.0);
+    }
+    const Stream& st = test_stream();
+    HostTensor hsa = f32_host(sa);
+    DeviceTensor da(ha, st), db(hb, st), dd(hd, st), dsa(hsa, st);
+    runs += for_each_sku<IntGemmPlan>(
+        d, [&] { dd.poison(0xFF, st); },
+        [&](const IntGemmPlan& p, Workspace ws) {
+          return p.run(st, ws, {.a = da.data(), .b = db.data(), .d = dd.data(), .scale_a = static_cast<const float*>(dsa.data())});
+        },
+        [&](const std::string& sku) {
+          SCOPED_TRACE(sku);
+          EXPECT_TRUE(dd.download(hd, st)) << "guard bytes around d";
+          auto cmp = reference::compare_quant_gemm(hd, d.d, *want);
+          EXPECT_TRUE(cmp.ok) << cmp.detail;
+        });
+  }
+  RecordProperty("skus_run", runs);
 }
 
 // ------------------------------------------------------------------------ Fp8GemmPlan
@@ -298,6 +403,38 @@ TEST(GemmQuantFp8Gpu, BlockScalesOnSm90) {
     for (const auto& s : std::vector<std::array<std::int64_t, 3>>{{128, 256, 256}, {4, 128, 512}, {260, 384, 384}, {16, 144, 128}})
       runs += run_fp8_case(block_desc(s[0], s[1], s[2], out));
   runs += run_fp8_case(block_desc(2048, 2048, 2048, DType::kBF16));
+  RecordProperty("skus_run", runs);
+}
+
+// Block-wise scales beyond BlockScalesOnSm90: every input pair (e4m3 x e5m2, e5m2 x e4m3),
+// bias (bf16; f16 for f16 D), fast accumulation, column-major D (M % 16 == 0, N odd), padded
+// lds, and e4m3 D with scale_d and amax. sm_90 only (refused elsewhere: BlockScalesOnSm90).
+TEST(GemmQuantFp8Gpu, BlockScalesInputsBiasAndLayouts) {
+  BARACUDA_REQUIRE_GPU();
+  if (test_caps().sm != 90) GTEST_SKIP() << "block-wise fp8 scaling is sm_90 only (refusal: GemmQuantFp8Gpu.BlockScalesOnSm90)";
+  int runs = 0;
+  const auto block = [](Fp8GemmDescriptor d) {
+    d.scale_a = QuantScale::kBlock1x128;
+    d.scale_b = QuantScale::kBlock128x128;
+    return d;
+  };
+  for (const auto& in : kFp8Inputs)
+    for (DType out : {DType::kBF16, DType::kF16, DType::kF32})
+      for (bool bias : {false, true}) {
+        auto d = block(fp8_desc(132, 272, 384, in.a, in.b, out));
+        d.bias = bias;
+        d.fast_accum = !bias;
+        runs += run_fp8_case(d);
+      }
+  for (DType out : {DType::kBF16, DType::kF32}) {
+    runs += run_fp8_case(block(fp8_desc(144, 101, 256, DType::kE4M3, DType::kE4M3, out, C)));  // column-major D
+    auto padded = block(fp8_desc(68, 144, 512, DType::kE4M3, DType::kE5M2, out, R, 1));  // lds padded
+    padded.bias = true;
+    runs += run_fp8_case(padded);
+  }
+  auto e4m3 = block(fp8_desc(128, 256, 256, DType::kE4M3, DType::kE4M3, DType::kE4M3));
+  e4m3.amax = true;
+  runs += run_fp8_case(e4m3);
   RecordProperty("skus_run", runs);
 }
 

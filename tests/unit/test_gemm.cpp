@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "baracuda/baracuda.hpp"
@@ -73,6 +75,112 @@ TEST(GemmReference, BoundSeparatesRoundingFromBugs) {
   for (std::int64_t k = 0; k < K; ++k) naive += static_cast<float>(a.get(k)) * static_cast<float>(b.get(k));
   EXPECT_LE(std::fabs(naive - o.d[0]), o.d_bound[0]);
   EXPECT_GT(std::fabs(o.d[0]) * 0.01, o.d_bound[0]);
+}
+
+// The backward oracle (reference::gemm_backward, which the GPU tests GemmGpu.Backward* check
+// GemmBackwardPlan against) against central differences of the forward oracle: for
+// L = sum_ij W_ij D_ij with D = alpha A B + bias, dL/dA = alpha W B^T (grad_a), dL/dB =
+// alpha A^T W (grad_b) and dL/dbias_j = sum_i W_ij (grad_bias, the grad_b oracle's bias_grad;
+// the plan takes the bias gradient with alpha = 1 only). f64, every order of A and B (the
+// transposed reads), the gradients in the other order, alpha 1 and -1.5. L is linear in each
+// input, so the differences are exact but for rounding.
+TEST(GemmReference, BackwardMatchesFiniteDifferences) {
+  constexpr auto R = MatrixOrder::kRowMajor;
+  constexpr auto C = MatrixOrder::kColMajor;
+  const DType t = DType::kF64;
+  const std::int64_t M = 3, N = 4, K = 5;
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (double alpha : {1.0, -1.5})
+    for (MatrixOrder oa : {R, C})
+      for (MatrixOrder ob : {R, C}) {
+        SCOPED_TRACE(std::string(oa == R ? "R" : "C") + (ob == R ? "R" : "C") + " alpha " + std::to_string(alpha));
+        GemmDescriptor f = plain(t, M, N, K);
+        f.a = mat(t, M, K, oa);
+        f.b = mat(t, K, N, ob);
+        f.epilogue.bias = true;
+        f.bias = TensorLayout::contiguous(t, {N});
+        GemmBackwardDescriptor bw;
+        bw.a = f.a;
+        bw.b = f.b;
+        bw.grad_d = mat(t, M, N);
+        bw.grad_a = mat(t, M, K, oa == R ? C : R);
+        bw.grad_b = mat(t, K, N, ob == R ? C : R);
+        bw.compute_grad_bias = alpha == 1.0;
+        bw.grad_bias = TensorLayout::contiguous(t, {N});
+        HostTensor a(f.a.as_tensor()), b(f.b.as_tensor()), bias(f.bias), w(bw.grad_d.as_tensor());
+        for (HostTensor* h : {&a, &b, &bias, &w})
+          for (std::int64_t i = 0; i < h->layout().numel(); ++i) h->set(i, u(rng));
+        auto o = reference::gemm_backward(bw, a, b, w, alpha);
+        ASSERT_TRUE(o.has_value()) << o.error().to_string();
+        const auto loss = [&] {
+          auto d = reference::gemm(f, a, b, nullptr, &bias, alpha, 0.0, false);
+          double l = 0;
+          for (std::int64_t i = 0; i < M * N; ++i) l += w.get(i) * d->d[static_cast<std::size_t>(i)];
+          return l;
+        };
+        // d loss / d x_i by central differences, x_i perturbed in place
+        const auto slope = [&](HostTensor& x, std::int64_t i) {
+          const double v = x.get(i), h = 1e-3;
+          x.set(i, v + h);
+          const double up = loss();
+          x.set(i, v - h);
+          const double down = loss();
+          x.set(i, v);
+          return (up - down) / (2 * h);
+        };
+        for (std::int64_t i = 0; i < M * K; ++i) EXPECT_NEAR(o->grad_a.d[static_cast<std::size_t>(i)], slope(a, i), 1e-9) << "grad_a " << i;
+        for (std::int64_t i = 0; i < K * N; ++i) EXPECT_NEAR(o->grad_b.d[static_cast<std::size_t>(i)], slope(b, i), 1e-9) << "grad_b " << i;
+        if (bw.compute_grad_bias) {
+          ASSERT_EQ(o->grad_b.bias_grad.size(), static_cast<std::size_t>(N));
+          for (std::int64_t j = 0; j < N; ++j)
+            EXPECT_NEAR(o->grad_b.bias_grad[static_cast<std::size_t>(j)], slope(bias, j), 1e-9) << "grad_bias " << j;
+        }
+      }
+}
+
+// The batched oracle with broadcast operands (stride 0: A, C and bias shared by every batch,
+// as GemmGpu.BatchedBroadcastCBiasAndColumnMajorD runs them) equals the single-GEMM oracle
+// of each batch's own operands, value and bound.
+TEST(GemmReference, BatchedBroadcastEqualsPerBatchGemm) {
+  const DType t = DType::kF32;
+  const std::int64_t M = 3, N = 4, K = 5, P = 3;
+  BatchedGemmDescriptor bd;
+  bd.gemm = plain(t, M, N, K);
+  bd.gemm.b = mat(t, K, N, MatrixOrder::kColMajor);
+  bd.gemm.with_c = true;
+  bd.gemm.c = bd.gemm.d;
+  bd.gemm.epilogue.bias = true;
+  bd.gemm.epilogue.activation = GemmActivation::kRelu;
+  bd.gemm.bias = TensorLayout::contiguous(t, {N});
+  bd.batch = P;
+  bd.stride_a = 0;
+  bd.stride_b = K * N + 2;
+  bd.stride_c = 0;
+  bd.stride_bias = 0;
+  bd.stride_d = M * N;
+  const GemmDescriptor& g = bd.gemm;
+  HostTensor a(reference::batched_layout(g.a, P, bd.stride_a)), b(reference::batched_layout(g.b, P, bd.stride_b));
+  HostTensor c(reference::batched_layout(g.c, P, bd.stride_c)), bias(reference::batched_layout(g.bias, P, bd.stride_bias));
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (HostTensor* h : {&a, &b, &c, &bias})
+    for (std::int64_t i = 0; i < h->layout().numel(); ++i) h->set(i, static_cast<float>(u(rng)));
+  auto all = reference::batched_gemm(bd, a, b, &c, &bias, 0.5, -2.0, false);
+  ASSERT_TRUE(all.has_value()) << all.error().to_string();
+  for (std::int64_t p = 0; p < P; ++p) {
+    HostTensor a1(g.a.as_tensor()), b1(g.b.as_tensor()), c1(g.c.as_tensor()), bias1(g.bias);
+    for (auto [one, many, n] : {std::tuple{&a1, &a, M * K}, std::tuple{&b1, &b, K * N}, std::tuple{&c1, &c, M * N},
+                                std::tuple{&bias1, &bias, N}})
+      for (std::int64_t i = 0; i < n; ++i) one->set(i, many->get(p * n + i));
+    auto o = reference::gemm(g, a1, b1, &c1, &bias1, 0.5, -2.0, false);
+    ASSERT_TRUE(o.has_value());
+    for (std::int64_t i = 0; i < M * N; ++i) {
+      const auto at = static_cast<std::size_t>(p * M * N + i);
+      EXPECT_EQ(all->d[at], o->d[static_cast<std::size_t>(i)]) << "batch " << p << " element " << i;
+      EXPECT_EQ(all->d_bound[at], o->d_bound[static_cast<std::size_t>(i)]) << "batch " << p << " element " << i;
+    }
+  }
 }
 
 // ------------------------------------------------------------------------ select

@@ -13,6 +13,7 @@
 #include <functional>
 #include <initializer_list>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -611,6 +612,49 @@ TEST(Int4GemmTiled, SelectTakesStreamKAndDequantOnly) {
     EXPECT_NE(r.error().message().find("w_layout = tiled16x128: this decode kernel reads row-major weights"),
               std::string::npos)
         << r.error().message();
+  }
+}
+
+// The SKUs Int4GemmGpu.EverySkuForced expects for each of its cases, from sm_90 caps (132
+// SMs: the H100 / H200): the candidates that accept (for_each_sku forces each of them), and
+// each of them selected when forced.
+TEST(Int4GemmSelect, EverySkuForcedCasesFromCaps) {
+  auto with = [](Int4GemmDescriptor d, bool bias, bool tiled) {
+    d.bias = bias;
+    if (tiled) d.w_layout = Int4WeightLayout::kTiled16x128;
+    return d;
+  };
+  const std::set<std::string> all = {"w4a16_onepass", "w4a16_streamk", "w4a16_stream", "w4a16_gemv", "w4a16_bulk",
+                                     "dequant_cublaslt"};
+  const struct {
+    Int4GemmDescriptor d;
+    std::set<std::string> skus;
+  } cases[] = {
+      {with(i4_desc(4, 4400, 8192, DType::kU4, DType::kF16), true, false), all},
+      // M = 9: X in 3 K slices leaves stream-K too few units a warp; one-pass deferred, still forced
+      {with(i4_desc(9, 4400, 8192), false, false),
+       {"w4a16_onepass", "w4a16_stream", "w4a16_gemv", "w4a16_bulk", "dequant_cublaslt"}},
+      {with(i4_desc(3, 320, 1024, DType::kS4, DType::kBF16, 64), true, false),
+       {"w4a16_stream", "w4a16_gemv", "w4a16_bulk", "dequant_cublaslt"}},
+      {with(i4_desc(17, 96, 256, DType::kU4, DType::kF16), true, false), {"dequant_cublaslt"}},
+      {with(i4_desc(1, 4224, 8192), true, true), {"w4a16_onepass", "w4a16_streamk", "dequant_cublaslt"}},
+      {with(i4_desc(5, 4400, 8192, DType::kU4, DType::kF16), false, true), {"w4a16_onepass", "w4a16_streamk", "dequant_cublaslt"}},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.d.to_string());
+    auto reports = Int4GemmPlan::candidates(caps(90), c.d);
+    ASSERT_TRUE(reports.has_value()) << reports.error().to_string();
+    std::set<std::string> got;
+    for (const auto& r : reports.value())
+      if (r.rejection.empty()) got.insert(r.sku.impl);
+    EXPECT_EQ(got, c.skus);
+    for (const auto& impl : got) {
+      PlanPreference pref;
+      pref.force_sku = "int4_gemm.fwd." + impl + "[*";
+      auto p = Int4GemmPlan::select_for_caps(caps(90), c.d, pref);
+      ASSERT_TRUE(p.has_value()) << impl << ": " << p.error().to_string();
+      EXPECT_EQ(p->sku().impl, impl);
+    }
   }
 }
 
