@@ -34,10 +34,12 @@
 // points 1..16) and AWQ's (0..15) are both exact; they must be integers in [0, 16] (every
 // GPTQ / AWQ checkpoint satisfies this; other values are outside the contract: the kernels
 // form q - z with the 1024 + q (f16) / 128 + q (bf16) bit trick, exact for such integers).
-// Every SKU rounds each dequantized weight once to x.dtype, RN((q - z) * s), exactly as a
-// dequantize-then-matmul in PyTorch does; products x * w and all sums are f32; y is
-// RN(sum + bias[n]) in x.dtype. Tolerance against the exact (f64) reference in
-// baracuda/reference/gemm_int4.hpp.
+// The gemv, stream and bulk SKUs (and dequant_cublaslt) round each dequantized weight once to
+// x.dtype, RN((q - z) * s), exactly as a dequantize-then-matmul in PyTorch does; the stream-K
+// and one-pass SKUs never round it (exact x (q - z) products, the group scale applied to each
+// 128-k chunk's f32 sum), which is closer to the exact result. Products and all sums are f32;
+// y is RN(sum + bias[n]) in x.dtype. One tolerance, against the exact (f64) reference,
+// covers both (baracuda/reference/gemm_int4.hpp).
 //
 // Alignment needs (checked at select from the layouts' promised `alignment`, and at run
 // against the pointers): w 16 bytes (the kernels read 16-byte vectors of packed weights;

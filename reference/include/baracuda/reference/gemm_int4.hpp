@@ -5,8 +5,9 @@
 // activation dtype), products and sums in double, + bias[n]. Per-element bound:
 //   |err| <= 1.01 ((u_w + g) (S + |bias_n|) + u_out |ref| + tiny_w sum_k |x_mk|) + tiny_out
 //   S = sum_k |x_mk w(n, k)|;
-//   u_w = unit roundoff of the activation dtype (bf16 2^-8, f16 2^-11): both SKUs round each
-//     dequantized weight once to that dtype, RN((q - z) s), as a dequantize-then-matmul does;
+//   u_w = unit roundoff of the activation dtype (bf16 2^-8, f16 2^-11): the SKUs that round
+//     each dequantized weight once to that dtype, RN((q - z) s), as a dequantize-then-matmul
+//     does (stream-K and one-pass never round it: their error is inside this bound);
 //     tiny_w (f16 2^-25, bf16 2^-134) covers a weight that rounds into the subnormals;
 //   g = gamma(2 (K + 16), 2^-24): f32 accumulation of K products (x and the rounded weight
 //     are both 16-bit, so each product is exact in f32), up to 16 more f32 additions (split-K
