@@ -4,10 +4,14 @@
 // C = 1, odd spatial (strided path), 3-D spatial, many channels, large spatial
 // (1x64x256x256), high-mean data, channels-last and padded strides, in place; training and
 // eval (running stats updated in place and compared), parameters in x's dtype and in f32
-// (mixed); determinism of the parameter gradients; run-time refusals with outputs untouched.
+// (mixed), statistics over 1, 7 and 262144 values; the optional operands off (no weight,
+// bias, running or saved stats: outputs unwritten, running stats unchanged; grad_weight /
+// grad_bias alone), per-channel arrays with stride 2, GroupNorm with C groups;
+// determinism of the parameter gradients; run-time refusals with outputs untouched.
 // Filter: --gtest_filter='*BatchNorm*:*GroupNorm*:*InstanceNorm*:*ChanNorm*'
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <initializer_list>
 #include <string>
@@ -49,6 +53,13 @@ std::vector<ChanCase> chan_cases(DType t) {
       {"channels_last", nhwc(t, 4, 16, 8, 8)},
       {"padded_n", TensorLayout::strided(t, {3, 4, 8, 8}, {512, 64, 8, 1})},
       {"in_place", c({4, 8, 16, 16}), 0.0, true},
+      // statistics over 7 values (BatchNorm: N = 7, no spatial dims; GroupNorm of 3 groups and
+      // InstanceNorm: 7 spatial values) and over 262144 (BatchNorm, GroupNorm of 1 group)
+      {"m1", c({1, 8})},  // one value per channel: BatchNorm eval only (training is refused)
+      {"m7", c({7, 3})},
+      {"s7", c({2, 3, 7})},
+      {"m262144", c({2, 2, 512, 256})},
+      {"n0", c({0, 4, 8})},  // empty batch (BatchNorm training is refused: no values; InstanceNorm's running update skipped)
   };
 }
 
@@ -89,8 +100,11 @@ HostTensor stats_host(const std::vector<double>& v, DType st) {
 struct Inputs {
   TensorLayout pl;  // per-channel layout (x's dtype, or f32 when mixed)
   HostTensor x, g, w, b, rm, rv;
-  Inputs(const ChanCase& c, DType pt)
-      : pl(chan_layout(pt, c.x.shape[1])), x(c.x), g(c.x), w(pl), b(pl), rm(pl), rv(pl) {
+  // strided_params: every per-channel array with stride 2 (the header allows any stride)
+  Inputs(const ChanCase& c, DType pt, bool strided_params = false)
+      : pl(strided_params ? TensorLayout::strided(pt, {c.x.shape[1]}, {2}, static_cast<int>(dtype_size(pt)))
+                          : chan_layout(pt, c.x.shape[1])),
+        x(c.x), g(c.x), w(pl), b(pl), rm(pl), rv(pl) {
     fill_random(x, c.offset - 3, c.offset + 3);
     fill_random(g, -1, 1);
     fill_random(w, 0.5, 1.5);
@@ -322,6 +336,7 @@ void run_instance_norm(const ChanCase& c, DType t, bool input_stats, bool runnin
   const DType st = compute_of(t);
   const std::int64_t C = c.x.shape[1], N = c.x.shape[0];
   if (input_stats && spatial_of(c.x) <= 1) return;
+  if (input_stats && running && N == 0) return;  // a running update over no instance: 0 / 0 (n0 runs the rest)
   Inputs in(c, t);
   InstanceNormDescriptor d;
   d.x = c.x;
@@ -405,6 +420,318 @@ TEST_P(ChanNormGpu, InstanceNorm) {
     run_instance_norm(c, t, true, false);
     run_instance_norm(c, t, true, true);
     run_instance_norm(c, t, false, true);
+  }
+}
+
+// ---- options the tests above leave at their defaults
+struct ChanOpts {
+  std::string name;
+  bool weight = true, bias = true;            // forward: has_weight / has_bias; backward: has_weight
+  bool running = true;                        // has_running_stats (training / input stats)
+  bool save_stats = true;
+  bool grad_weight = true, grad_bias = true;  // compute_grad_weight / compute_grad_bias
+  bool strided_params = false;                // per-channel arrays with stride 2
+  bool mixed = false;                         // f32 per-channel arrays (16-bit / f32 x only)
+};
+const std::vector<ChanOpts> kChanOpts = {
+    {"no weight, bias, running stats or saved stats; grad_bias only", false, false, false, false, false, true},
+    {"weight only, strided arrays; grad_weight only", true, false, true, true, true, false, true},
+    {"f32 strided arrays", true, true, true, true, true, true, true, true},
+};
+// A poisoned (0xFF) output the options turn off must stay poisoned; an array that must not
+// change must still hold `want`'s bytes.
+::testing::AssertionResult still_holds(DeviceTensor& dev, const HostTensor* want, const TensorLayout& l) {
+  HostTensor h(l);
+  auto r = dev.download(h, test_stream());
+  if (!r) return r;
+  const auto* b = reinterpret_cast<const unsigned char*>(h.storage());
+  for (std::size_t i = 0; i < h.storage_bytes(); ++i) {
+    const unsigned char w = want ? reinterpret_cast<const unsigned char*>(want->storage())[i] : 0xFF;
+    if (b[i] != w) return ::testing::AssertionFailure() << "byte " << i << " was written";
+  }
+  return ::testing::AssertionSuccess();
+}
+// The parameter gradients: checked when asked for, else still poisoned.
+void expect_param_grads(DeviceTensor& dgw, DeviceTensor& dgb, HostTensor& hgw, HostTensor& hgb, const reference::ChanNormGrads& g,
+                        const ChanOpts& o, const std::string& what) {
+  if (o.grad_weight) expect_output(dgw, hgw, g.grad_weight, what + " grad_weight");
+  else EXPECT_TRUE(still_holds(dgw, nullptr, hgw.layout())) << what << ": grad_weight not asked for";
+  if (o.grad_bias) expect_output(dgb, hgb, g.grad_bias, what + " grad_bias");
+  else EXPECT_TRUE(still_holds(dgb, nullptr, hgb.layout())) << what << ": grad_bias not asked for";
+}
+
+void run_batch_norm_opts(const ChanCase& c, DType t, bool training, const ChanOpts& o) {
+  const DType pt = o.mixed ? DType::kF32 : t, st = compute_of(t);
+  const std::int64_t C = c.x.shape[1];
+  if (training && c.x.shape[0] * spatial_of(c.x) <= 1) return;
+  const bool running = o.running || !training;  // eval reads them
+  Inputs in(c, pt, o.strided_params);
+  BatchNormDescriptor d;
+  d.x = c.x;
+  d.y = TensorLayout::contiguous(t, c.x.shape_span());
+  d.training = training;
+  d.has_weight = o.weight;
+  d.has_bias = o.bias;
+  d.has_running_stats = running;
+  d.save_stats = o.save_stats;
+  d.weight = d.bias = d.running_mean = d.running_var = in.pl;
+  d.momentum = 0.2;
+  auto want = reference::batch_norm_forward(d, in.x, o.weight ? &in.w : nullptr, o.bias ? &in.b : nullptr,
+                                            running ? &in.rm : nullptr, running ? &in.rv : nullptr);
+  ASSERT_TRUE(want.has_value()) << want.error().to_string();
+  const TensorLayout sl = TensorLayout::contiguous(st, {C});
+  HostTensor hy(d.y), hm(sl), hr(sl), hrm(in.pl), hrv(in.pl);
+  DeviceTensor dx(in.x, test_stream()), dy(hy, test_stream()), dw(in.w, test_stream()), db(in.b, test_stream()),
+      drm(in.rm, test_stream()), drv(in.rv, test_stream()), dm(hm, test_stream()), dr(hr, test_stream());
+  const std::string what = d.to_string();
+  for_each_sku<BatchNormPlan>(
+      d,
+      [&] {
+        drm.upload(in.rm, test_stream());
+        drv.upload(in.rv, test_stream());
+        poison_all({&dy, &dm, &dr});
+      },
+      [&](const BatchNormPlan& p, Workspace ws) {
+        return p.run(test_stream(), ws,
+                     BatchNormArgs{.x = dx.data(), .weight = dw.data(), .bias = db.data(), .running_mean = drm.data(),
+                                   .running_var = drv.data(), .y = dy.data(), .save_mean = dm.data(), .save_invstd = dr.data()});
+      },
+      [&](const std::string& sku) {
+        expect_output(dy, hy, want->y, sku + " y " + what);
+        if (training && o.save_stats) {
+          expect_output(dm, hm, want->mean, sku + " save_mean " + what);
+          expect_output(dr, hr, want->rstd, sku + " save_invstd " + what);
+        } else {
+          EXPECT_TRUE(still_holds(dm, nullptr, sl)) << sku << " save_mean not asked for " << what;
+          EXPECT_TRUE(still_holds(dr, nullptr, sl)) << sku << " save_invstd not asked for " << what;
+        }
+        if (training && running) {
+          expect_output(drm, hrm, want->running_mean, sku + " running_mean " + what);
+          expect_output(drv, hrv, want->running_var, sku + " running_var " + what);
+        } else {  // eval reads them, training without them ignores them: unchanged
+          EXPECT_TRUE(still_holds(drm, &in.rm, in.pl)) << sku << " running_mean changed " << what;
+          EXPECT_TRUE(still_holds(drv, &in.rv, in.pl)) << sku << " running_var changed " << what;
+        }
+      });
+  // backward (grad_y in the case's layout) from the batch statistics of a forward that saves them
+  BatchNormBackwardDescriptor bd;
+  bd.grad_y = c.x;
+  bd.x = bd.grad_x = TensorLayout::contiguous(t, c.x.shape_span());
+  bd.training = training;
+  bd.has_weight = o.weight;
+  bd.compute_grad_weight = o.grad_weight;
+  bd.compute_grad_bias = o.grad_bias;
+  bd.weight = bd.grad_weight = bd.grad_bias = bd.running_mean = bd.running_var = in.pl;
+  HostTensor hx2(bd.x);
+  for (std::int64_t i = 0; i < c.x.numel(); ++i) hx2.set(i, in.x.get(i));
+  BatchNormDescriptor sd = d;
+  sd.save_stats = true;
+  auto saved = reference::batch_norm_forward(sd, in.x, &in.w, &in.b, &in.rm, &in.rv);
+  ASSERT_TRUE(saved.has_value());
+  const auto mean = training ? rounded_stats(saved->mean, st) : std::vector<double>(static_cast<std::size_t>(C), 0.0);
+  const auto rstd = training ? rounded_stats(saved->rstd, st) : std::vector<double>(static_cast<std::size_t>(C), 1.0);
+  auto grads = reference::batch_norm_backward(bd, in.g, hx2, o.weight ? &in.w : nullptr, mean, rstd, &in.rm, &in.rv);
+  ASSERT_TRUE(grads.has_value()) << grads.error().to_string();
+  HostTensor hm2 = stats_host(mean, st), hr2 = stats_host(rstd, st), hgx(bd.grad_x), hgw(in.pl), hgb(in.pl);
+  DeviceTensor dg(in.g, test_stream()), dx2(hx2, test_stream()), dm2(hm2, test_stream()), dr2(hr2, test_stream()),
+      dgx(hgx, test_stream()), dgw(hgw, test_stream()), dgb(hgb, test_stream());
+  drm.upload(in.rm, test_stream());
+  drv.upload(in.rv, test_stream());
+  const std::string bwhat = bd.to_string();
+  for_each_sku<BatchNormBackwardPlan>(
+      bd, [&] { poison_all({&dgx, &dgw, &dgb}); },
+      [&](const BatchNormBackwardPlan& p, Workspace ws) {
+        return p.run(test_stream(), ws,
+                     BatchNormBackwardArgs{.grad_y = dg.data(), .x = dx2.data(), .weight = dw.data(), .save_mean = dm2.data(),
+                                           .save_invstd = dr2.data(), .running_mean = drm.data(), .running_var = drv.data(),
+                                           .grad_x = dgx.data(), .grad_weight = dgw.data(), .grad_bias = dgb.data()});
+      },
+      [&](const std::string& sku) {
+        expect_output(dgx, hgx, grads->grad_x, sku + " grad_x " + bwhat);
+        expect_param_grads(dgw, dgb, hgw, hgb, grads.value(), o, sku + " " + bwhat);
+      });
+}
+
+void run_group_norm_opts(const ChanCase& c, DType t, int groups, const ChanOpts& o) {
+  const DType pt = o.mixed ? DType::kF32 : t, st = compute_of(t);
+  Inputs in(c, pt, o.strided_params);
+  GroupNormDescriptor d;
+  d.x = c.x;
+  d.y = TensorLayout::contiguous(t, c.x.shape_span());
+  d.num_groups = groups;
+  d.has_weight = o.weight;
+  d.has_bias = o.bias;
+  d.save_stats = o.save_stats;
+  d.weight = d.bias = in.pl;
+  auto want = reference::group_norm_forward(d, in.x, o.weight ? &in.w : nullptr, o.bias ? &in.b : nullptr);
+  ASSERT_TRUE(want.has_value()) << want.error().to_string();
+  const TensorLayout sl = TensorLayout::contiguous(st, {c.x.shape[0] * groups});
+  HostTensor hy(d.y), hm(sl), hr(sl);
+  DeviceTensor dx(in.x, test_stream()), dy(hy, test_stream()), dw(in.w, test_stream()), db(in.b, test_stream()),
+      dm(hm, test_stream()), dr(hr, test_stream());
+  const std::string what = d.to_string();
+  for_each_sku<GroupNormPlan>(
+      d, [&] { poison_all({&dy, &dm, &dr}); },
+      [&](const GroupNormPlan& p, Workspace ws) {
+        return p.run(test_stream(), ws,
+                     GroupNormArgs{.x = dx.data(), .weight = dw.data(), .bias = db.data(), .y = dy.data(), .mean = dm.data(),
+                                   .rstd = dr.data()});
+      },
+      [&](const std::string& sku) {
+        expect_output(dy, hy, want->y, sku + " y " + what);
+        if (o.save_stats) {
+          expect_output(dm, hm, want->mean, sku + " mean " + what);
+          expect_output(dr, hr, want->rstd, sku + " rstd " + what);
+        } else {
+          EXPECT_TRUE(still_holds(dm, nullptr, sl)) << sku << " mean not asked for " << what;
+          EXPECT_TRUE(still_holds(dr, nullptr, sl)) << sku << " rstd not asked for " << what;
+        }
+      });
+  GroupNormBackwardDescriptor bd;
+  bd.grad_y = c.x;
+  bd.x = bd.grad_x = TensorLayout::contiguous(t, c.x.shape_span());
+  bd.num_groups = groups;
+  bd.has_weight = o.weight;
+  bd.compute_grad_weight = o.grad_weight;
+  bd.compute_grad_bias = o.grad_bias;
+  bd.weight = bd.grad_weight = bd.grad_bias = in.pl;
+  HostTensor hx2(bd.x);
+  for (std::int64_t i = 0; i < c.x.numel(); ++i) hx2.set(i, in.x.get(i));
+  GroupNormDescriptor sd = d;  // the statistics of a forward that saves them
+  sd.save_stats = true;
+  auto saved = reference::group_norm_forward(sd, in.x, &in.w, &in.b);
+  ASSERT_TRUE(saved.has_value());
+  const auto mean = rounded_stats(saved->mean, st), rstd = rounded_stats(saved->rstd, st);
+  auto grads = reference::group_norm_backward(bd, in.g, hx2, o.weight ? &in.w : nullptr, mean, rstd);
+  ASSERT_TRUE(grads.has_value()) << grads.error().to_string();
+  HostTensor hm2 = stats_host(mean, st), hr2 = stats_host(rstd, st), hgx(bd.grad_x), hgw(in.pl), hgb(in.pl);
+  DeviceTensor dg(in.g, test_stream()), dx2(hx2, test_stream()), dm2(hm2, test_stream()), dr2(hr2, test_stream()),
+      dgx(hgx, test_stream()), dgw(hgw, test_stream()), dgb(hgb, test_stream());
+  const std::string bwhat = bd.to_string();
+  for_each_sku<GroupNormBackwardPlan>(
+      bd, [&] { poison_all({&dgx, &dgw, &dgb}); },
+      [&](const GroupNormBackwardPlan& p, Workspace ws) {
+        return p.run(test_stream(), ws,
+                     GroupNormBackwardArgs{.grad_y = dg.data(), .x = dx2.data(), .weight = dw.data(), .mean = dm2.data(),
+                                           .rstd = dr2.data(), .grad_x = dgx.data(), .grad_weight = dgw.data(),
+                                           .grad_bias = dgb.data()});
+      },
+      [&](const std::string& sku) {
+        expect_output(dgx, hgx, grads->grad_x, sku + " grad_x " + bwhat);
+        expect_param_grads(dgw, dgb, hgw, hgb, grads.value(), o, sku + " " + bwhat);
+      });
+}
+
+void run_instance_norm_opts(const ChanCase& c, DType t, bool input_stats, const ChanOpts& o) {
+  const DType pt = o.mixed ? DType::kF32 : t, st = compute_of(t);
+  const std::int64_t C = c.x.shape[1], N = c.x.shape[0];
+  if (input_stats && spatial_of(c.x) <= 1) return;
+  const bool running = o.running || !input_stats;
+  Inputs in(c, pt, o.strided_params);
+  InstanceNormDescriptor d;
+  d.x = c.x;
+  d.y = TensorLayout::contiguous(t, c.x.shape_span());
+  d.use_input_stats = input_stats;
+  d.has_weight = o.weight;
+  d.has_bias = o.bias;
+  d.has_running_stats = running;
+  d.save_stats = o.save_stats;
+  d.weight = d.bias = d.running_mean = d.running_var = in.pl;
+  d.momentum = 0.3;
+  auto want = reference::instance_norm_forward(d, in.x, o.weight ? &in.w : nullptr, o.bias ? &in.b : nullptr,
+                                               running ? &in.rm : nullptr, running ? &in.rv : nullptr);
+  ASSERT_TRUE(want.has_value()) << want.error().to_string();
+  const TensorLayout sl = TensorLayout::contiguous(st, {N * C});
+  HostTensor hy(d.y), hm(sl), hr(sl), hrm(in.pl), hrv(in.pl);
+  DeviceTensor dx(in.x, test_stream()), dy(hy, test_stream()), dw(in.w, test_stream()), db(in.b, test_stream()),
+      drm(in.rm, test_stream()), drv(in.rv, test_stream()), dm(hm, test_stream()), dr(hr, test_stream());
+  const std::string what = d.to_string();
+  for_each_sku<InstanceNormPlan>(
+      d,
+      [&] {
+        drm.upload(in.rm, test_stream());
+        drv.upload(in.rv, test_stream());
+        poison_all({&dy, &dm, &dr});
+      },
+      [&](const InstanceNormPlan& p, Workspace ws) {
+        return p.run(test_stream(), ws,
+                     InstanceNormArgs{.x = dx.data(), .weight = dw.data(), .bias = db.data(), .running_mean = drm.data(),
+                                      .running_var = drv.data(), .y = dy.data(), .mean = dm.data(), .rstd = dr.data()});
+      },
+      [&](const std::string& sku) {
+        expect_output(dy, hy, want->y, sku + " y " + what);
+        if (input_stats && o.save_stats) {
+          expect_output(dm, hm, want->mean, sku + " mean " + what);
+          expect_output(dr, hr, want->rstd, sku + " rstd " + what);
+        } else {
+          EXPECT_TRUE(still_holds(dm, nullptr, sl)) << sku << " mean not asked for " << what;
+          EXPECT_TRUE(still_holds(dr, nullptr, sl)) << sku << " rstd not asked for " << what;
+        }
+        if (input_stats && running) {
+          expect_output(drm, hrm, want->running_mean, sku + " running_mean " + what);
+          expect_output(drv, hrv, want->running_var, sku + " running_var " + what);
+        } else {
+          EXPECT_TRUE(still_holds(drm, &in.rm, in.pl)) << sku << " running_mean changed " << what;
+          EXPECT_TRUE(still_holds(drv, &in.rv, in.pl)) << sku << " running_var changed " << what;
+        }
+      });
+  // backward with grad_y in the case's layout (InstanceNorm above reads a dense one)
+  InstanceNormBackwardDescriptor bd;
+  bd.grad_y = c.x;
+  bd.x = bd.grad_x = TensorLayout::contiguous(t, c.x.shape_span());
+  bd.use_input_stats = input_stats;
+  bd.has_weight = o.weight;
+  bd.compute_grad_weight = o.grad_weight;
+  bd.compute_grad_bias = o.grad_bias;
+  bd.weight = bd.grad_weight = bd.grad_bias = bd.running_mean = bd.running_var = in.pl;
+  HostTensor hx2(bd.x);
+  for (std::int64_t i = 0; i < c.x.numel(); ++i) hx2.set(i, in.x.get(i));
+  InstanceNormDescriptor sd = d;
+  sd.save_stats = true;
+  auto saved = reference::instance_norm_forward(sd, in.x, &in.w, &in.b, &in.rm, &in.rv);
+  ASSERT_TRUE(saved.has_value());
+  const auto mean = input_stats ? rounded_stats(saved->mean, st) : std::vector<double>(static_cast<std::size_t>(N * C), 0.0);
+  const auto rstd = input_stats ? rounded_stats(saved->rstd, st) : std::vector<double>(static_cast<std::size_t>(N * C), 1.0);
+  auto grads = reference::instance_norm_backward(bd, in.g, hx2, o.weight ? &in.w : nullptr, mean, rstd, &in.rm, &in.rv);
+  ASSERT_TRUE(grads.has_value()) << grads.error().to_string();
+  HostTensor hm2 = stats_host(mean, st), hr2 = stats_host(rstd, st), hgx(bd.grad_x), hgw(in.pl), hgb(in.pl);
+  DeviceTensor dg(in.g, test_stream()), dx2(hx2, test_stream()), dm2(hm2, test_stream()), dr2(hr2, test_stream()),
+      dgx(hgx, test_stream()), dgw(hgw, test_stream()), dgb(hgb, test_stream());
+  drm.upload(in.rm, test_stream());
+  drv.upload(in.rv, test_stream());
+  const std::string bwhat = bd.to_string();
+  for_each_sku<InstanceNormBackwardPlan>(
+      bd, [&] { poison_all({&dgx, &dgw, &dgb}); },
+      [&](const InstanceNormBackwardPlan& p, Workspace ws) {
+        return p.run(test_stream(), ws,
+                     InstanceNormBackwardArgs{.grad_y = dg.data(), .x = dx2.data(), .weight = dw.data(), .mean = dm2.data(),
+                                              .rstd = dr2.data(), .running_mean = drm.data(), .running_var = drv.data(),
+                                              .grad_x = dgx.data(), .grad_weight = dgw.data(), .grad_bias = dgb.data()});
+      },
+      [&](const std::string& sku) {
+        expect_output(dgx, hgx, grads->grad_x, sku + " grad_x " + bwhat);
+        expect_param_grads(dgw, dgb, hgw, hgb, grads.value(), o, sku + " " + bwhat);
+      });
+}
+
+// The optional operands and flags (no weight / bias, no running stats, no saved statistics:
+// those outputs must stay unwritten, running stats unchanged in eval; the backward with
+// has_weight = false and one of grad_weight / grad_bias), per-channel arrays with stride 2
+// and in f32 under 16-bit x, the InstanceNorm backward with a strided grad_y, GroupNorm with
+// num_groups = C; on one case per layout class (vec16 and strided planes). Every SKU.
+TEST_P(ChanNormGpu, OptionalOperandsAndArrays) {
+  BARACUDA_REQUIRE_GPU();
+  const DType t = GetParam();
+  const std::vector<std::string> names = {"nchw", "spatial1", "odd_spatial", "channels_last", "padded_n", "s7"};
+  for (const auto& c : chan_cases(t)) {
+    if (std::find(names.begin(), names.end(), c.name) == names.end()) continue;
+    for (const auto& o : kChanOpts) {
+      if (o.mixed && t == DType::kF64) continue;  // f32 arrays with f64 x are refused
+      SCOPED_TRACE(c.name + ": " + o.name);
+      for (bool training : {true, false}) run_batch_norm_opts(c, t, training, o);
+      for (int groups : {1, static_cast<int>(c.x.shape[1])}) run_group_norm_opts(c, t, groups, o);
+      for (bool input_stats : {true, false}) run_instance_norm_opts(c, t, input_stats, o);
+    }
   }
 }
 

@@ -4,9 +4,10 @@
 // (axis_cases.hpp), in place, empty tensors; every accepting SKU forced in turn, poisoned
 // outputs and guard bytes. Gumbel: the device Philox noise reproduced by the host twin
 // (soft y and y_soft element by element; the hard one-hot checked against z, as near-ties
-// may pick either index), the caller-noise path, reproducibility, the sample frequencies of
-// the hard path, graph capture. Sparsemax: adversarial rows for the Newton steps,
-// magnitudes, non-finite rows. Run-time refusals (null, misaligned, aliasing; the
+// may pick either index), the hard path without y_soft, strided y / y_soft / noise / grad_x,
+// the caller-noise path, reproducibility, the sample frequencies of the hard path, graph
+// capture. Sparsemax: adversarial rows for the Newton steps, magnitudes, non-finite rows,
+// strided y / grad_x. Run-time refusals (null, misaligned, aliasing; the
 // workspace of the gumbel backward's split_row, none elsewhere) with outputs untouched.
 // Filter: --gtest_filter='*Gumbel*:*Sparsemax*'
 #include <gtest/gtest.h>
@@ -162,6 +163,106 @@ TEST_P(GumbelSoftmaxGpu, Backward) {
       return GumbelSoftmaxBackwardArgs{.grad_y = g, .y_soft = y, .grad_x = gx};
     });
   }
+}
+
+// The hard forward without save_soft (Forward saves y_soft whenever it is hard): the one-hot
+// alone against the exact z, Philox noise, every axis case. And strided outputs (the axis
+// cases write dense y and y_soft): y and y_soft padded / transposed, soft and hard with
+// y_soft, both noise sources; the backward with y_soft and grad_x strided. Every SKU.
+TEST_P(GumbelSoftmaxGpu, HardWithoutSoftAndStridedOutputs) {
+  BARACUDA_REQUIRE_GPU();
+  const DType t = GetParam();
+  for (const auto& c : axis_cases(t)) {
+    SCOPED_TRACE(c.name + " hard, no y_soft");
+    const TensorLayout y = c.in_place ? c.x : dense_like(c.x);
+    GumbelSoftmaxDescriptor d{.x = c.x, .y = y, .axis = c.axis, .tau = 0.7, .hard = true};
+    HostTensor hx(c.x), hy(y);
+    fill_random(hx, -4, 4);
+    const std::uint64_t seed = rng()(), offset = rng()() >> 8;
+    auto want = reference::gumbel_softmax(d, hx, nullptr, seed, offset);
+    ASSERT_TRUE(want.has_value()) << want.error().to_string();
+    DeviceTensor dx(hx, test_stream()), dy(hy, test_stream());
+    void* y_ptr = c.in_place ? dx.data() : dy.data();
+    for_each_sku<GumbelSoftmaxPlan>(
+        d,
+        [&] {
+          dx.upload(hx, test_stream());
+          dy.poison(0xFF, test_stream());
+        },
+        [&](const GumbelSoftmaxPlan& p, Workspace ws) {
+          return p.run(test_stream(), ws, GumbelSoftmaxArgs{.x = dx.data(), .y = y_ptr, .seed = seed, .offset = offset});
+        },
+        [&](const std::string& sku) {
+          ASSERT_TRUE((c.in_place ? dx : dy).download(hy, test_stream()));
+          EXPECT_TRUE(check_hard(hy, want.value(), c.x, c.axis, sku + " " + d.to_string()));
+        });
+  }
+  struct Case {
+    TensorLayout x;
+    int axis;
+    TensorLayout y, y_soft;
+  };
+  auto dn = [&](std::vector<std::int64_t> s) { return TensorLayout::contiguous(t, s); };
+  auto st = [&](std::vector<std::int64_t> s, std::vector<std::int64_t> str) { return TensorLayout::strided(t, s, str); };
+  const std::vector<Case> cases = {
+      {dn({64, 256}), -1, st({64, 256}, {384, 1}), st({64, 256}, {1, 64})},
+      {dn({256, 64}), -1, st({256, 64}, {1, 256}), st({256, 64}, {72, 1})},
+      {dn({3, 65536}), -1, st({3, 65536}, {65600, 1}), st({3, 65536}, {65664, 1})},
+      {dn({37, 5, 6}), 0, st({37, 5, 6}, {1, 222, 37}), st({37, 5, 6}, {40, 8, 1})},
+  };
+  for (const auto& cs : cases)
+    for (bool hard : {false, true})
+      for (GumbelNoise src : {GumbelNoise::kPhilox, GumbelNoise::kTensor}) {
+        GumbelSoftmaxDescriptor d{.x = cs.x, .y = cs.y, .y_soft = cs.y_soft, .noise = cs.y_soft, .axis = cs.axis, .tau = 1.3,
+                                  .hard = hard, .save_soft = hard, .noise_source = src};
+        SCOPED_TRACE(d.to_string());
+        HostTensor hx(cs.x), hy(cs.y), hys(cs.y_soft), hn(cs.y_soft);
+        fill_random(hx, -4, 4);
+        const std::uint64_t seed = rng()(), offset = rng()() >> 8;
+        if (src == GumbelNoise::kTensor) {
+          auto draw = reference::gumbel_softmax(GumbelSoftmaxDescriptor{.x = cs.x, .y = cs.x}, hx, nullptr, seed ^ 5, 1);
+          ASSERT_TRUE(draw.has_value());
+          for (std::int64_t i = 0; i < cs.x.numel(); ++i) hn.set(i, draw->g[static_cast<std::size_t>(i)]);
+        }
+        auto want = reference::gumbel_softmax(d, hx, &hn, seed, offset);
+        ASSERT_TRUE(want.has_value()) << want.error().to_string();
+        DeviceTensor dx(hx, test_stream()), dy(hy, test_stream()), dys(hys, test_stream()), dnz(hn, test_stream());
+        for_each_sku<GumbelSoftmaxPlan>(
+            d,
+            [&] {
+              dy.poison(0xFF, test_stream());
+              dys.poison(0xFF, test_stream());
+            },
+            [&](const GumbelSoftmaxPlan& p, Workspace ws) {
+              return p.run(test_stream(), ws,
+                           GumbelSoftmaxArgs{.x = dx.data(), .y = dy.data(), .y_soft = dys.data(), .noise = dnz.data(),
+                                             .seed = seed, .offset = offset});
+            },
+            [&](const std::string& sku) {
+              ASSERT_TRUE(dy.download(hy, test_stream()));
+              const std::string what = sku + " " + d.to_string();
+              if (!hard) {
+                EXPECT_TRUE(check_close(hy, want->y, what));
+                return;
+              }
+              EXPECT_TRUE(check_hard(hy, want.value(), cs.x, cs.axis, what));
+              ASSERT_TRUE(dys.download(hys, test_stream()));
+              EXPECT_TRUE(check_close(hys, want->y_soft, what + " y_soft"));
+            });
+        if (!hard || src != GumbelNoise::kPhilox) continue;
+        // backward: y_soft (strided, as saved) and grad_x strided (y's layout), grad_y dense
+        for (std::int64_t i = 0; i < cs.y_soft.numel(); ++i) hys.set(i, want->y_soft.exact[static_cast<std::size_t>(i)]);
+        const TensorLayout gl = dense_like(cs.x);
+        GumbelSoftmaxBackwardDescriptor bd{gl, cs.y_soft, cs.y, cs.axis, 1.3};
+        HostTensor hg(gl), hgx(cs.y);
+        fill_random(hg, -2, 2);
+        auto bwant = reference::gumbel_softmax_backward(bd, hg, hys);
+        ASSERT_TRUE(bwant.has_value()) << bwant.error().to_string();
+        backward_case<GumbelSoftmaxBackwardPlan>(AxisCase{}, bd, hg, hys, hgx, bwant.value(),
+                                                 [](const void* g, const void* ys, void* gx) {
+                                                   return GumbelSoftmaxBackwardArgs{.grad_y = g, .y_soft = ys, .grad_x = gx};
+                                                 });
+      }
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, GumbelSoftmaxGpu, ::testing::Values(DType::kF64, DType::kF32, DType::kF16, DType::kBF16),
@@ -348,6 +449,59 @@ TEST_P(SparsemaxGpu, HardRows) {
             EXPECT_NEAR(s, 1.0, t == DType::kF64 ? 1e-9 : 0.02 + 2e-6 * static_cast<double>(len)) << sku << " row " << row;
           }
         });
+  }
+}
+
+// Strided outputs (the axis cases write dense y and grad_x): y padded / transposed /
+// permuted along the last and the first axis; the backward with y and grad_x strided, and
+// grad_x over grad_y in place with a strided grad_y. Every SKU.
+TEST_P(SparsemaxGpu, StridedOutputs) {
+  BARACUDA_REQUIRE_GPU();
+  const DType t = GetParam();
+  struct Case {
+    TensorLayout x;
+    int axis;
+    TensorLayout y, gx;
+  };
+  auto dn = [&](std::vector<std::int64_t> s) { return TensorLayout::contiguous(t, s); };
+  auto st = [&](std::vector<std::int64_t> s, std::vector<std::int64_t> str) { return TensorLayout::strided(t, s, str); };
+  const std::vector<Case> cases = {
+      {dn({64, 256}), -1, st({64, 256}, {384, 1}), st({64, 256}, {1, 64})},
+      {dn({256, 64}), -1, st({256, 64}, {1, 256}), st({256, 64}, {72, 1})},
+      {dn({3, 65536}), -1, st({3, 65536}, {65600, 1}), st({3, 65536}, {65664, 1})},
+      {dn({37, 5, 6}), 0, st({37, 5, 6}, {1, 222, 37}), st({37, 5, 6}, {40, 8, 1})},
+  };
+  for (const auto& cs : cases) {
+    SparsemaxDescriptor d{cs.x, cs.y, cs.axis};
+    SCOPED_TRACE(d.to_string());
+    HostTensor hx(cs.x), hy(cs.y);
+    fill_random(hx, -1, 1);
+    auto want = reference::sparsemax(d, hx);
+    ASSERT_TRUE(want.has_value()) << want.error().to_string();
+    DeviceTensor dx(hx, test_stream()), dy(hy, test_stream());
+    for_each_sku<SparsemaxPlan>(
+        d, [&] { dy.poison(0xFF, test_stream()); },
+        [&](const SparsemaxPlan& p, Workspace ws) { return p.run(test_stream(), ws, SparsemaxArgs{.x = dx.data(), .y = dy.data()}); },
+        [&](const std::string& sku) {
+          ASSERT_TRUE(dy.download(hy, test_stream()));
+          EXPECT_TRUE(check_close(hy, want.value(), sku + " " + d.to_string()));
+        });
+    for (std::int64_t i = 0; i < cs.y.numel(); ++i) hy.set(i, want->exact[static_cast<std::size_t>(i)]);
+    for (bool in_place : {false, true}) {
+      // in place: grad_y takes grad_x's strided layout and grad_x is written over it
+      const TensorLayout gl = in_place ? cs.gx : dense_like(cs.x);
+      SparsemaxBackwardDescriptor bd{gl, cs.y, cs.gx, cs.axis};
+      SCOPED_TRACE(bd.to_string() + (in_place ? " in place" : ""));
+      HostTensor hg(gl), hgx(cs.gx);
+      fill_random(hg, -2, 2);
+      auto bwant = reference::sparsemax_backward(bd, hg, hy);
+      ASSERT_TRUE(bwant.has_value()) << bwant.error().to_string();
+      AxisCase ac;
+      ac.in_place = in_place;
+      backward_case<SparsemaxBackwardPlan>(ac, bd, hg, hy, hgx, bwant.value(), [](const void* g, const void* y, void* gx) {
+        return SparsemaxBackwardArgs{.grad_y = g, .y = y, .grad_x = gx};
+      });
+    }
   }
 }
 

@@ -1,12 +1,16 @@
 // GPU tests of LayerNormPlan / RMSNormPlan (with and without weight / bias, the fused
 // residual add, saved statistics) and their backward (grad_x, grad_weight, grad_bias)
 // against reference::norm_forward / norm_backward: every dtype, normalized sizes 1, 7, 1000,
-// 4096, 65536, 131072, 262144 and 200003 (split rows), several normalized dims, many rows, high-mean low-variance rows,
-// strided kept dims, in place; every accepting SKU forced, poisoned outputs, guard bytes;
+// 4096, 65536, 131072, 262144 and 200003 (split rows), several normalized dims (and all of
+// them: one row), many rows, high-mean low-variance rows,
+// strided kept dims, in place; LayerNorm with only a weight or only a bias, save_stats off
+// (statistics unwritten), a strided residual and residual_out over residual in place; every
+// accepting SKU forced, poisoned outputs, guard bytes;
 // determinism of the parameter gradients (two runs, identical bits); run-time refusals.
 // Filter: --gtest_filter='*Norm*'
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <initializer_list>
 #include <string>
@@ -42,6 +46,7 @@ std::vector<NormCase> norm_cases(DType t) {
       {"n_long_odd", c({3, 200003})},   // split_row, scalar loads
       {"n_odd", c({5, 3001})},
       {"two_dims", c({6, 12, 40}), 2},
+      {"all_dims", c({8, 512}), 2},  // normalized over every dim: one row
       {"many_rows", c({20000, 64})},
       {"many_rows_odd", c({9000, 33})},
       {"high_mean", c({64, 768}), 1, 100.0},
@@ -80,17 +85,41 @@ void expect_output(DeviceTensor& dev, HostTensor& host, const Want& want, const 
   EXPECT_TRUE(check_close(host, want, what));
 }
 
+// The forward's less common options: no saved statistics (mean / rstd then stay poisoned:
+// nothing is written), a strided residual / residual_out (kept dims padded), residual_out
+// written over residual in place.
+struct FwdOpts {
+  bool save_stats = true;
+  bool strided_residual = false;
+  bool residual_out_over_residual = false;
+  bool strided_y = false;  // y with padded kept dims
+};
+// l with 8 elements of padding after each row of its `nr` normalized dims (kept dims strided).
+TensorLayout padded_rows(const TensorLayout& l, int nr) {
+  std::vector<std::int64_t> shape(l.shape_span().begin(), l.shape_span().end()), strides(shape.size());
+  std::int64_t s = 1;
+  for (std::size_t i = shape.size(); i-- > 0;) {
+    strides[i] = s;
+    s *= shape[i];
+    if (i + static_cast<std::size_t>(nr) == shape.size()) s += 8;
+  }
+  return TensorLayout::strided(l.dtype, shape, strides);
+}
+
 template <class PlanT, class Desc>
-void run_forward_case(const NormCase& c, Desc d, bool weight, bool bias, bool residual, DType t) {
+void run_forward_case(const NormCase& c, Desc d, bool weight, bool bias, bool residual, DType t, const FwdOpts& o = {}) {
   d.x = c.x;
   d.y = c.in_place ? c.x : TensorLayout::contiguous(t, c.x.shape_span());
+  if (o.strided_y && !c.in_place) d.y = padded_rows(d.y, c.nr);
   d.normalized_rank = c.nr;
   d.has_weight = weight;
   d.has_bias = bias;
   d.add_residual = residual;
+  d.save_stats = o.save_stats;
   const TensorLayout nl = normalized_of(c, t);
   d.weight = d.bias = nl;
   d.residual = d.residual_out = TensorLayout::contiguous(t, c.x.shape_span());
+  if (o.strided_residual) d.residual = d.residual_out = padded_rows(d.residual, c.nr);
   HostTensor hx(c.x), hr(d.residual), hw(nl), hb(nl), hy(d.y), hro(d.residual_out);
   fill_random(hx, c.offset - 3, c.offset + 3);
   fill_random(hr, -1, 1);
@@ -105,22 +134,35 @@ void run_forward_case(const NormCase& c, Desc d, bool weight, bool bias, bool re
   DeviceTensor dx(hx, test_stream()), dr(hr, test_stream()), dw(hw, test_stream()), db(hb, test_stream()),
       dy(hy, test_stream()), dro(hro, test_stream()), dmean(hmean, test_stream()), drstd(hrstd, test_stream());
   void* y_ptr = c.in_place ? dx.data() : dy.data();
+  void* ro_ptr = o.residual_out_over_residual ? dr.data() : dro.data();
+  DeviceTensor& ro_dev = o.residual_out_over_residual ? dr : dro;
   const bool layer = d.kind == NormKind::kLayerNorm;
   for_each_sku<PlanT>(
       d,
       [&] {
         dx.upload(hx, test_stream());
+        if (o.residual_out_over_residual) dr.upload(hr, test_stream());
         poison_all({&dy, &dro, &dmean, &drstd});
       },
       [&](const PlanT& p, Workspace ws) {
         return p.run(test_stream(), ws,
                      NormArgs{.x = dx.data(), .residual = dr.data(), .weight = dw.data(), .bias = db.data(),
-                              .y = y_ptr, .residual_out = dro.data(), .mean = dmean.data(), .rstd = drstd.data()});
+                              .y = y_ptr, .residual_out = ro_ptr, .mean = dmean.data(), .rstd = drstd.data()});
       },
       [&](const std::string& sku) {
         expect_output((c.in_place ? dx : dy), hy, want->y, sku + " y " + d.to_string());
         if (residual) {
-          expect_output(dro, hro, want->residual_out, sku + " residual_out " + d.to_string());
+          expect_output(ro_dev, hro, want->residual_out, sku + " residual_out " + d.to_string());
+        }
+        if (!o.save_stats) {  // no statistics asked for: both buffers keep their poison
+          for (DeviceTensor* dev : {&dmean, &drstd}) {
+            HostTensor h(sl);
+            ASSERT_TRUE(dev->download(h, test_stream()));
+            const auto* b = reinterpret_cast<const unsigned char*>(h.storage());
+            for (std::size_t i = 0; i < h.storage_bytes(); ++i)
+              ASSERT_EQ(b[i], 0xFF) << sku << ": save_stats = false but a statistic was written " << d.to_string();
+          }
+          return;
         }
         expect_output(drstd, hrstd, want->rstd, sku + " rstd " + d.to_string());
         if (layer) {
@@ -149,12 +191,14 @@ TEST_P(NormGpu, RMSNormForward) {
     }
 }
 
+// strided: grad_x and x with padded kept dims (else dense, or grad_x over grad_y in place)
 template <class PlanT, class Desc>
-void run_backward_case(const NormCase& c, Desc d, bool weight, bool bias, DType t) {
+void run_backward_case(const NormCase& c, Desc d, bool weight, bool bias, DType t, bool strided = false) {
   const bool layer = d.kind == NormKind::kLayerNorm;
   d.grad_y = c.x;
   d.x = TensorLayout::contiguous(t, c.x.shape_span());
   d.grad_x = c.in_place ? c.x : TensorLayout::contiguous(t, c.x.shape_span());
+  if (strided && !c.in_place) d.x = d.grad_x = padded_rows(d.x, c.nr);
   d.normalized_rank = c.nr;
   d.has_weight = weight;
   d.has_bias = bias;
@@ -240,6 +284,52 @@ TEST_P(NormGpu, RMSNormBackward) {
       SCOPED_TRACE(c.name + " variant " + std::to_string(variant));
       run_backward_case<RMSNormBackwardPlan>(c, RMSNormBackwardDescriptor{}, variant == 0, false, t);
     }
+}
+
+// The options the variants above leave out, on one case per SKU family and layout class:
+// LayerNorm with a weight and no bias and with a bias and no weight (forward and backward),
+// save_stats = false (LayerNorm, RMSNorm: y checked, mean / rstd must stay unwritten), the
+// fused residual add with a strided residual / residual_out and with residual_out written
+// over residual in place, strided y (forward) and strided grad_x and x (backward): kept dims
+// padded. Every SKU.
+TEST_P(NormGpu, OptionalOperands) {
+  BARACUDA_REQUIRE_GPU();
+  const DType t = GetParam();
+  const std::vector<std::string> names = {"n1",         "n7",          "n1000",         "n4096",       "n65536",
+                                          "n262144",    "n_odd",       "two_dims",      "many_rows_odd", "padded_rows",
+                                          "in_place",   "tma_padded_rows", "tma_ragged_k4"};
+  for (const auto& c : norm_cases(t)) {
+    if (std::find(names.begin(), names.end(), c.name) == names.end()) continue;
+    SCOPED_TRACE(c.name);
+    for (bool weight : {true, false}) {  // LayerNorm with exactly one of weight / bias
+      SCOPED_TRACE(weight ? "weight, no bias" : "bias, no weight");
+      run_forward_case<LayerNormPlan>(c, LayerNormDescriptor{}, weight, !weight, false, t);
+      run_backward_case<LayerNormBackwardPlan>(c, LayerNormBackwardDescriptor{}, weight, !weight, t);
+    }
+    {
+      SCOPED_TRACE("save_stats = false");
+      run_forward_case<LayerNormPlan>(c, LayerNormDescriptor{}, true, true, false, t, {.save_stats = false});
+      run_forward_case<RMSNormPlan>(c, RMSNormDescriptor{}, true, false, true, t, {.save_stats = false});
+    }
+    {
+      SCOPED_TRACE("strided residual");
+      run_forward_case<LayerNormPlan>(c, LayerNormDescriptor{}, true, true, true, t, {.strided_residual = true});
+      run_forward_case<RMSNormPlan>(c, RMSNormDescriptor{}, true, false, true, t, {.strided_residual = true});
+    }
+    {
+      SCOPED_TRACE("strided y / grad_x and x");
+      run_forward_case<LayerNormPlan>(c, LayerNormDescriptor{}, true, true, false, t, {.strided_y = true});
+      run_forward_case<RMSNormPlan>(c, RMSNormDescriptor{}, true, false, true, t, {.strided_residual = true, .strided_y = true});
+      run_backward_case<LayerNormBackwardPlan>(c, LayerNormBackwardDescriptor{}, true, true, t, true);
+      run_backward_case<RMSNormBackwardPlan>(c, RMSNormBackwardDescriptor{}, true, false, t, true);
+    }
+    {
+      SCOPED_TRACE("residual_out over residual");
+      run_forward_case<RMSNormPlan>(c, RMSNormDescriptor{}, true, false, true, t, {.residual_out_over_residual = true});
+      run_forward_case<LayerNormPlan>(c, LayerNormDescriptor{}, false, false, true, t,
+                                      {.strided_residual = true, .residual_out_over_residual = true});
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, NormGpu, ::testing::Values(DType::kF64, DType::kF32, DType::kF16, DType::kBF16),

@@ -2,7 +2,10 @@
 // last / middle / first / several / all, rows of 1, 7, 1000, 4096, 65536 and 262144 elements,
 // many rows, strided views (padded rows, a transposed axis, permuted dims), keepdim, rank 0,
 // empty reductions; every accepting SKU forced in turn, poisoned outputs and guard bytes;
-// the backward against reference::reduce_backward; NaN propagation; integer sums; the
+// the backward against reference::reduce_backward (also prod with zeros, ties, every kind
+// over 262144-element groups, strided grad_x / grad_y / y); max / amin, norm p = -inf, 0.5,
+// -1.5, corrections 0 / 1 / 2.5 / 3; strided y, y over x in place; NaN propagation; integer
+// sums (wrapping), traces, any / all / count over every dtype they take; the
 // run-time refusals (null, misaligned, aliasing, workspace too small) of every plan with
 // outputs untouched.
 // Filter: --gtest_filter='*Reduce*'
@@ -12,6 +15,7 @@
 #include <functional>
 #include <limits>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -87,6 +91,15 @@ bool no_identity(const KindCase& k) {
 void fill_for(HostTensor& h, ReduceKind k) {
   if (k == ReduceKind::kProd) fill_random(h, 0.99, 1.01);
   else fill_random(h, -3, 3);
+}
+
+// Uniform values in [lo, hi] over h's whole storage: broadcast views (stride 0, overlapping
+// strides) have far more logical elements than stored ones.
+void fill_storage(HostTensor& h, double lo, double hi) {
+  std::uniform_real_distribution<double> u(lo, hi);
+  const DType t = h.layout().dtype;
+  const auto n = static_cast<std::int64_t>(h.storage_bytes() / dtype_size(t));
+  for (std::int64_t i = 0; i < n; ++i) reference::store_from_double(t, h.storage(), i, u(rng()));
 }
 
 // Runs every accepting SKU of `d` on x (poisoned y), checks y against `want` (exact or close).
@@ -224,19 +237,279 @@ TEST_P(ReduceGpu, ArgBoolCount) {
   }
 }
 
+// Trace's x: a diagonal of stride n + 1 (warp / block rows only see the empty one), a
+// transposed x; and two broadcast views whose diagonals reach the other kernels: strides
+// {1, 0} make it unit-stride (warp_row at 100, split_row at 20000 elements), strides {1, 1}
+// give 9000 elements of stride 2 (generic, split in slices).
+std::vector<TensorLayout> trace_cases(DType t) {
+  return {TensorLayout::contiguous(t, {7, 5}),          TensorLayout::contiguous(t, {1000, 1000}),
+          TensorLayout::strided(t, {64, 300}, {1, 64}), TensorLayout::contiguous(t, {0, 4}),
+          TensorLayout::strided(t, {100, 100}, {1, 0}), TensorLayout::strided(t, {20000, 20000}, {1, 0}),
+          TensorLayout::strided(t, {9000, 9000}, {1, 1})};
+}
+
 TEST_P(ReduceGpu, Trace) {
   BARACUDA_REQUIRE_GPU();
   const DType t = GetParam();
-  for (auto x : {TensorLayout::contiguous(t, {7, 5}), TensorLayout::contiguous(t, {1000, 1000}),
-                 TensorLayout::strided(t, {64, 300}, {1, 64}), TensorLayout::contiguous(t, {0, 4})}) {
+  for (auto x : trace_cases(t)) {
     TraceDescriptor d{x, TensorLayout::contiguous(t, {})};
+    SCOPED_TRACE(d.to_string());
     HostTensor hx(x);
-    fill_random(hx, -3, 3);
+    fill_storage(hx, -3, 3);
     auto want = reference::trace(d, hx);
     ASSERT_TRUE(want.has_value());
     DeviceTensor dx(hx, test_stream());
     check_every_sku<TracePlan, TraceArgs>(d, dx, d.y, want.value(), false);
   }
+}
+
+// The backward of `d` on every SKU: y = the reference forward of x (rounded to y's dtype, as
+// autograd holds it), grad_x poisoned, checked against reference::reduce_backward.
+void check_backward_every_sku(const ReduceBackwardDescriptor& d, const HostTensor& hx, const HostTensor& hg) {
+  const ReduceDescriptor fd{d.x, d.y, d.axes, d.keepdim, d.kind, d.p, d.correction};
+  HostTensor hy(d.y), hgx(d.grad_x);
+  auto fy = reference::reduce(fd, hx);
+  ASSERT_TRUE(fy.has_value()) << fy.error().to_string();
+  for (std::int64_t i = 0; i < d.y.numel(); ++i) hy.set(i, fy->exact[static_cast<std::size_t>(i)]);
+  auto want = reference::reduce_backward(d, hg, hx, hy);
+  ASSERT_TRUE(want.has_value()) << want.error().to_string();
+  DeviceTensor dx(hx, test_stream()), dy(hy, test_stream()), dg(hg, test_stream()), dgx(hgx, test_stream());
+  for_each_sku<ReduceBackwardPlan>(
+      d, [&] { dgx.poison(0xFF, test_stream()); },
+      [&](const ReduceBackwardPlan& p, Workspace ws) {
+        return p.run(test_stream(), ws,
+                     ReduceBackwardArgs{.grad_y = dg.data(), .x = dx.data(), .y = dy.data(), .grad_x = dgx.data()});
+      },
+      [&](const std::string& sku) {
+        ASSERT_TRUE(dgx.download(hgx, test_stream()));
+        EXPECT_TRUE(check_close(hgx, want.value(), sku + " " + d.to_string()));
+      });
+}
+
+// The kinds and options the main tables leave out, forward and backward on every SKU: max and
+// amin (aliases of amax / min with their own ReduceKind), norm p = -inf (its own kernel op),
+// p = 0.5 (the backward's p < 1 branch) and p = -1.5, var with correction 0 and 2.5, std
+// with torch's default correction 1 and with 3 (n - correction <= 0 on short rows: inf /
+// NaN as torch). Cases: one per SKU family and layout class of reduce_cases (2 x 262144
+// included, also for the backward; general p only up to 100000 elements).
+TEST_P(ReduceGpu, MoreKindsAndCorrections) {
+  BARACUDA_REQUIRE_GPU();
+  const DType t = GetParam();
+  const KindCase more[] = {
+      {ReduceKind::kMax},     {ReduceKind::kAmin},       {ReduceKind::kNorm, -std::numeric_limits<double>::infinity()},
+      {ReduceKind::kNorm, 0.5}, {ReduceKind::kNorm, -1.5}, {ReduceKind::kVar, 2, 0},
+      {ReduceKind::kVar, 2, 2.5}, {ReduceKind::kStd, 2, 1}, {ReduceKind::kStd, 2, 3},
+  };
+  const std::set<std::string> names = {"len1",        "len7",       "len1000",     "len4096",   "len262144",
+                                       "len_odd",     "many_rows",  "axis_first",  "axis_first_long", "axis_middle",
+                                       "several",     "all_long",   "keepdim",     "padded_rows", "transposed_axis",
+                                       "permuted",    "rank0",      "empty_rows"};
+  for (const auto& c : reduce_cases(t)) {
+    if (!names.count(c.name)) continue;
+    for (const auto& k : more) {
+      // general p: the reference's long-double pow costs ~1 us an element; the big cases add
+      // no kernel path (p = 3 in Forward takes the same norm op on every SKU)
+      const bool general_p = k.kind == ReduceKind::kNorm && !std::isinf(k.p);
+      if (general_p && c.x.numel() > 100000) continue;
+      const TensorLayout y = reduced_layout(c.x, c.axes, c.keepdim, t).value();
+      ReduceDescriptor d{c.x, y, c.axes, c.keepdim, k.kind, k.p, k.correction};
+      SCOPED_TRACE(c.name + " " + d.to_string());
+      HostTensor hx(c.x);
+      fill_random(hx, -3, 3);
+      auto want = reference::reduce(d, hx);
+      ASSERT_TRUE(want.has_value()) << want.error().to_string();
+      DeviceTensor dx(hx, test_stream());
+      check_every_sku<ReducePlan, ReduceArgs>(d, dx, y, want.value(), false);
+      if (c.x.numel() == 0) continue;
+      HostTensor hg(y);
+      fill_random(hg, -2, 2);
+      check_backward_every_sku(
+          ReduceBackwardDescriptor{y, c.x, y, TensorLayout::contiguous(t, c.x.shape_span()), c.axes, c.keepdim, k.kind, k.p,
+                                   k.correction},
+          hx, hg);
+    }
+  }
+}
+
+// The backward where its group statistics decide: prod with 0, 1 and 2 zeros in a group (rows
+// 0, 1, 2 mod 3: torch's zero rules), amax / amin / max / min / norm +-inf with dense ties
+// (integers in [-3, 3]: the gradient splits evenly among them), along rows (axis 1) and
+// columns (axis 0), up to 262144 elements a group; every kind on the 2 x 262144 rows
+// Backward skips.
+TEST_P(ReduceGpu, BackwardZerosTiesLongGroups) {
+  BARACUDA_REQUIRE_GPU();
+  const DType t = GetParam();
+  const double inf = std::numeric_limits<double>::infinity();
+  const KindCase tie_kinds[] = {{ReduceKind::kAmax}, {ReduceKind::kAmin}, {ReduceKind::kMax},
+                                {ReduceKind::kMin},  {ReduceKind::kNorm, inf}, {ReduceKind::kNorm, -inf}};
+  for (std::vector<std::int64_t> shape : std::vector<std::vector<std::int64_t>>{{6, 7}, {6, 1000}, {6, 8192}, {3, 262144}})
+    for (int axis : {1, 0}) {
+      if (axis == 0 && shape[1] > 8192) continue;
+      // axis 0: the same groups laid out as columns of the transposed shape
+      const std::int64_t groups = shape[0], n = shape[1];
+      const TensorLayout x = axis == 1 ? TensorLayout::contiguous(t, {groups, n}) : TensorLayout::contiguous(t, {n, groups});
+      const ReduceAxes ax = ReduceAxes::of({axis});
+      const TensorLayout y = reduced_layout(x, ax, false, t).value();
+      auto at = [&](std::int64_t g, std::int64_t e) { return axis == 1 ? g * n + e : e * groups + g; };
+      HostTensor hg(y);
+      fill_random(hg, -2, 2);
+      SCOPED_TRACE(x.to_string() + " axis " + std::to_string(axis));
+      {  // prod with zeros
+        HostTensor hx(x);
+        fill_random(hx, 0.99, 1.01);
+        for (std::int64_t g = 0; g < groups; ++g)
+          for (std::int64_t z = 0; z < g % 3; ++z) hx.set(at(g, (n / 3) * z + (g * 5) % (n / 3 + 1)), 0.0);
+        check_backward_every_sku(ReduceBackwardDescriptor{y, x, y, x, ax, false, ReduceKind::kProd}, hx, hg);
+      }
+      HostTensor hx(x);  // ties: integers in -3..3 without 0 (norm -inf's min |x| would be 0, its gradient 0)
+      fill_random(hx, -3.49, 3.49);
+      for (std::int64_t i = 0; i < x.numel(); ++i) {
+        const double v = std::round(hx.get(i));
+        hx.set(i, v != 0 ? v : (i % 2 ? 1.0 : -1.0));
+      }
+      for (const auto& k : tie_kinds)
+        check_backward_every_sku(ReduceBackwardDescriptor{y, x, y, x, ax, false, k.kind, k.p}, hx, hg);
+      if (n < 262144) continue;
+      for (const auto& k : kKinds) {
+        HostTensor hk(x);
+        fill_for(hk, k.kind);
+        check_backward_every_sku(ReduceBackwardDescriptor{y, x, y, x, ax, false, k.kind, k.p, k.correction}, hk, hg);
+      }
+    }
+}
+
+// Strided outputs: y with padded / transposed strides (forward, every kind of the main table,
+// and argmax / argmin / any / all / count_nonzero),
+// and the backward with grad_x, grad_y and y strided (transposed, padded); y over x in place
+// where it is allowed (the identical layout: a reduction of a size-1 dim), grad_x over x in
+// place; the empty
+// backward (nothing to write, run() succeeds, guards intact).
+TEST_P(ReduceGpu, StridedOutputsAndInPlace) {
+  BARACUDA_REQUIRE_GPU();
+  const DType t = GetParam();
+  struct Strided {
+    std::string name;
+    TensorLayout x;
+    ReduceAxes axes;
+    TensorLayout y;
+  };
+  auto c = [&](std::vector<std::int64_t> s) { return TensorLayout::contiguous(t, s); };
+  auto st = [&](std::vector<std::int64_t> s, std::vector<std::int64_t> str) { return TensorLayout::strided(t, s, str); };
+  const std::vector<Strided> cases = {
+      {"y_padded", c({64, 256}), ReduceAxes::of({1}), st({64}, {3})},
+      {"y_transposed", c({8, 16, 128}), ReduceAxes::of({2}), st({8, 16}, {1, 8})},
+      {"y_column_padded", c({1000, 48}), ReduceAxes::of({0}), st({48}, {2})},
+      {"y_keepdim_strided", c({6, 5, 4}), ReduceAxes::of({1}), st({6, 1, 4}, {1, 1, 6})},
+      {"x_and_y_transposed", st({256, 64}, {1, 256}), ReduceAxes::of({0}), st({64}, {5})},
+  };
+  for (const auto& sc : cases)
+    for (const auto& k : kKinds) {
+      ReduceDescriptor d{sc.x, sc.y, sc.axes, false, k.kind, k.p, k.correction};
+      if (sc.y.rank == sc.x.rank) d.keepdim = true;
+      SCOPED_TRACE(sc.name + " " + d.to_string());
+      HostTensor hx(sc.x);
+      fill_for(hx, k.kind);
+      auto want = reference::reduce(d, hx);
+      ASSERT_TRUE(want.has_value()) << want.error().to_string();
+      DeviceTensor dx(hx, test_stream());
+      check_every_sku<ReducePlan, ReduceArgs>(d, dx, sc.y, want.value(), false);
+      // backward: grad_x transposed (or padded), grad_y / y as the case's y
+      std::vector<std::int64_t> gs(sc.x.shape_span().begin(), sc.x.shape_span().end()), gstr(gs.size());
+      std::int64_t stride = 1;
+      for (std::size_t i = 0; i < gs.size(); ++i) {  // column-major: every dim's stride differs from x's row-major one
+        gstr[i] = stride;
+        stride *= gs[i] + (i == 0 ? 1 : 0);
+      }
+      const TensorLayout gx = TensorLayout::strided(t, gs, gstr);
+      HostTensor hg(sc.y);
+      fill_random(hg, -2, 2);
+      check_backward_every_sku(ReduceBackwardDescriptor{sc.y, sc.x, sc.y, gx, sc.axes, d.keepdim, k.kind, k.p, k.correction},
+                               hx, hg);
+    }
+  // argmax / argmin, any / all, count_nonzero into the same strided y's (i64 / bool); exact
+  for (const auto& sc : cases) {
+    std::vector<std::int64_t> ys(sc.y.shape_span().begin(), sc.y.shape_span().end()),
+        ystr(sc.y.strides.begin(), sc.y.strides.begin() + sc.y.rank);
+    auto y_of = [&](DType yt) { return TensorLayout::strided(yt, ys, ystr); };
+    const bool keep = sc.y.rank == sc.x.rank;
+    SCOPED_TRACE(sc.name + " arg / bool / count");
+    HostTensor hx(sc.x);
+    fill_random(hx, -3.49, 3.49);
+    for (std::int64_t i = 0; i < sc.x.numel(); i += 2) hx.set(i, std::round(hx.get(i)));
+    DeviceTensor dx(hx, test_stream());
+    for (auto kind : {ArgReduceKind::kArgmax, ArgReduceKind::kArgmin}) {
+      ArgReduceDescriptor d{sc.x, y_of(DType::kI64), sc.axes, keep, kind};
+      auto want = reference::arg_reduce(d, hx);
+      ASSERT_TRUE(want.has_value());
+      check_every_sku<ArgReducePlan, ArgReduceArgs>(d, dx, d.y, want.value(), true);
+    }
+    for (auto kind : {BoolReduceKind::kAny, BoolReduceKind::kAll}) {
+      BoolReduceDescriptor d{sc.x, y_of(DType::kBool), sc.axes, keep, kind};
+      auto want = reference::bool_reduce(d, hx);
+      ASSERT_TRUE(want.has_value());
+      check_every_sku<BoolReducePlan, BoolReduceArgs>(d, dx, d.y, want.value(), true);
+    }
+    CountReduceDescriptor d{sc.x, y_of(DType::kI64), sc.axes, keep};
+    auto want = reference::count_reduce(d, hx);
+    ASSERT_TRUE(want.has_value());
+    check_every_sku<CountReducePlan, CountReduceArgs>(d, dx, d.y, want.value(), true);
+  }
+  // y over x: a reduction of a size-1 dim with keepdim keeps x's layout
+  for (auto kind : {ReduceKind::kSum, ReduceKind::kAmax, ReduceKind::kMean, ReduceKind::kProd}) {
+    const TensorLayout x = c({300, 1});
+    ReduceDescriptor d{x, x, ReduceAxes::of({1}), true, kind};
+    SCOPED_TRACE(std::string("in place ") + d.to_string());
+    HostTensor hx(x), hy(x);
+    fill_random(hx, -3, 3);
+    auto want = reference::reduce(d, hx);
+    ASSERT_TRUE(want.has_value());
+    DeviceTensor dx(hx, test_stream());
+    for_each_sku<ReducePlan>(
+        d, [&] { dx.upload(hx, test_stream()); },
+        [&](const ReducePlan& p, Workspace ws) { return p.run(test_stream(), ws, ReduceArgs{.x = dx.data(), .y = dx.data()}); },
+        [&](const std::string& sku) {
+          ASSERT_TRUE(dx.download(hy, test_stream()));
+          EXPECT_TRUE(check_close(hy, want.value(), sku + " " + d.to_string()));
+        });
+  }
+  // grad_x over x in place (the identical layout is allowed): kinds that read x, a row and a column
+  for (const auto& [x, axis] : std::vector<std::pair<TensorLayout, int>>{{c({64, 256}), 1}, {c({300, 16}), 0}})
+    for (const auto& k : kKinds) {
+      if (k.kind == ReduceKind::kSum || k.kind == ReduceKind::kMean) continue;
+      const ReduceAxes ax = ReduceAxes::of({axis});
+      const TensorLayout y = reduced_layout(x, ax, false, t).value();
+      ReduceBackwardDescriptor d{y, x, y, x, ax, false, k.kind, k.p, k.correction};
+      SCOPED_TRACE(d.to_string() + " grad_x over x");
+      HostTensor hx(x), hy(y), hg(y), hgx(x);
+      fill_for(hx, k.kind);
+      fill_random(hg, -2, 2);
+      auto fy = reference::reduce(ReduceDescriptor{x, y, ax, false, k.kind, k.p, k.correction}, hx);
+      ASSERT_TRUE(fy.has_value());
+      for (std::int64_t i = 0; i < y.numel(); ++i) hy.set(i, fy->exact[static_cast<std::size_t>(i)]);
+      auto want = reference::reduce_backward(d, hg, hx, hy);
+      ASSERT_TRUE(want.has_value());
+      DeviceTensor dx(hx, test_stream()), dy(hy, test_stream()), dg(hg, test_stream());
+      for_each_sku<ReduceBackwardPlan>(
+          d, [&] { dx.upload(hx, test_stream()); },
+          [&](const ReduceBackwardPlan& p, Workspace ws) {
+            return p.run(test_stream(), ws,
+                         ReduceBackwardArgs{.grad_y = dg.data(), .x = dx.data(), .y = dy.data(), .grad_x = dx.data()});
+          },
+          [&](const std::string& sku) {
+            ASSERT_TRUE(dx.download(hgx, test_stream()));
+            EXPECT_TRUE(check_close(hgx, want.value(), sku + " " + d.to_string()));
+          });
+    }
+  // the empty backward: x [16, 0] / [0, 16] (sum, mean, var, std, prod, lse, norm 2)
+  for (auto x : {c({16, 0}), c({0, 16})})
+    for (const auto& k : kKinds) {
+      if (no_identity(k)) continue;
+      const TensorLayout y = reduced_layout(x, ReduceAxes::of({1}), false, t).value();
+      HostTensor hx(x), hg(y);
+      fill_random(hg, -1, 1);
+      check_backward_every_sku(ReduceBackwardDescriptor{y, x, y, x, ReduceAxes::of({1}), false, k.kind, k.p, k.correction},
+                               hx, hg);
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, ReduceGpu, ::testing::Values(DType::kF64, DType::kF32, DType::kF16, DType::kBF16),
@@ -261,6 +534,84 @@ TEST(ReduceIntGpu, SumProdArg) {
         check_every_sku<ReducePlan, ReduceArgs>(d, dx, d.y, want.value(), true);
       }
     }
+}
+
+// i64 sums that wrap (two's complement, as torch): values k * 2^40 with k in [2^21, 2^22], so
+// every partial and wrapped sum is a multiple of 2^40 below 2^63, exact in the reference's
+// doubles; rows, columns and all axes, every SKU. Exact.
+TEST(ReduceIntGpu, I64SumWraps) {
+  BARACUDA_REQUIRE_GPU();
+  for (auto [shape, axes] : std::vector<std::pair<std::vector<std::int64_t>, ReduceAxes>>{
+           {{8, 1000}, ReduceAxes::of({1})}, {{4, 65536}, ReduceAxes::of({1})}, {{1000, 48}, ReduceAxes::of({0})},
+           {{300, 301}, ReduceAxes::all()}}) {
+    const TensorLayout x = TensorLayout::contiguous(DType::kI64, shape);
+    SCOPED_TRACE(x.to_string() + " axes " + axes.to_string());
+    HostTensor hx(x);
+    fill_random(hx, 2097152, 4194304);
+    for (std::int64_t i = 0; i < x.numel(); ++i) hx.set(i, std::ldexp(std::round(hx.get(i)), 40));
+    ReduceDescriptor d{x, reduced_layout(x, axes, false, DType::kI64).value(), axes, false, ReduceKind::kSum};
+    auto want = reference::reduce(d, hx);
+    ASSERT_TRUE(want.has_value()) << want.error().to_string();
+    DeviceTensor dx(hx, test_stream());
+    check_every_sku<ReducePlan, ReduceArgs>(d, dx, d.y, want.value(), true);
+  }
+}
+
+// Integer trace (i32 / i64 -> i64) on every trace case and SKU. Exact.
+TEST(ReduceIntGpu, Trace) {
+  BARACUDA_REQUIRE_GPU();
+  for (DType t : {DType::kI32, DType::kI64})
+    for (const auto& x : trace_cases(t)) {
+      TraceDescriptor d{x, TensorLayout::contiguous(DType::kI64, {})};
+      SCOPED_TRACE(d.to_string());
+      HostTensor hx(x);
+      fill_storage(hx, -1000, 1000);
+      auto want = reference::trace(d, hx);
+      ASSERT_TRUE(want.has_value());
+      DeviceTensor dx(hx, test_stream());
+      check_every_sku<TracePlan, TraceArgs>(d, dx, d.y, want.value(), true);
+    }
+}
+
+// any / all / count_nonzero over every dtype they take (i64, i32, i16, i8, u8, bool, e4m3,
+// e5m2; the floating ones in ArgBoolCount) and over several axes for every dtype (ArgBoolCount
+// runs one axis or all); argmax / argmin of i32 / i64 over every case of one axis or all
+// (columns, strided views, the all-axes flat index: ReduceArgGpu.ChunkTiesNansInfs has rows
+// only). Inputs: integers in -3..3 (zeros and dense ties), fp8 with -0.0 and NaN. Exact.
+TEST(ReduceIntGpu, BoolCountArgEveryDtype) {
+  BARACUDA_REQUIRE_GPU();
+  const DType dtypes[] = {DType::kI64, DType::kI32, DType::kI16, DType::kI8,  DType::kU8,  DType::kBool,
+                          DType::kE4M3, DType::kE5M2, DType::kF64, DType::kF32, DType::kF16, DType::kBF16};
+  for (DType t : dtypes) {
+    const bool fp = dtype_is_floating(t);
+    const bool wide_float = t == DType::kF64 || t == DType::kF32 || t == DType::kF16 || t == DType::kBF16;
+    for (const auto& c : reduce_cases(t)) {
+      if (wide_float && c.axes.count <= 1) continue;  // ArgBoolCount's
+      SCOPED_TRACE(std::string(dtype_name(t)) + " " + c.name);
+      HostTensor hx(c.x);
+      fill_random(hx, -3.49, 3.49);
+      for (std::int64_t i = 0; i < c.x.numel(); ++i) hx.set(i, std::round(hx.get(i)));  // -0.0 from round(-0.3)
+      if (fp && c.x.numel() > 10) hx.set(c.x.numel() / 3, std::nan(""));
+      DeviceTensor dx(hx, test_stream());
+      for (auto kind : {BoolReduceKind::kAny, BoolReduceKind::kAll}) {
+        BoolReduceDescriptor d{c.x, reduced_layout(c.x, c.axes, c.keepdim, DType::kBool).value(), c.axes, c.keepdim, kind};
+        auto want = reference::bool_reduce(d, hx);
+        ASSERT_TRUE(want.has_value());
+        check_every_sku<BoolReducePlan, BoolReduceArgs>(d, dx, d.y, want.value(), true);
+      }
+      CountReduceDescriptor d{c.x, reduced_layout(c.x, c.axes, c.keepdim, DType::kI64).value(), c.axes, c.keepdim};
+      auto want = reference::count_reduce(d, hx);
+      ASSERT_TRUE(want.has_value());
+      check_every_sku<CountReducePlan, CountReduceArgs>(d, dx, d.y, want.value(), true);
+      if ((t != DType::kI32 && t != DType::kI64) || c.axes.count > 1 || (c.x.numel() == 0 && c.name != "empty_rows")) continue;
+      for (auto kind : {ArgReduceKind::kArgmax, ArgReduceKind::kArgmin}) {
+        ArgReduceDescriptor ad{c.x, reduced_layout(c.x, c.axes, c.keepdim, DType::kI64).value(), c.axes, c.keepdim, kind};
+        auto awant = reference::arg_reduce(ad, hx);
+        ASSERT_TRUE(awant.has_value());
+        check_every_sku<ArgReducePlan, ArgReduceArgs>(ad, dx, ad.y, awant.value(), true);
+      }
+    }
+  }
 }
 
 // argmax / argmin where the row kernels take a chunk of loaded elements at once

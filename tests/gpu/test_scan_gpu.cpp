@@ -5,7 +5,7 @@
 // cummax, integer cumsum), strided views (padded rows, permuted kept dims, a transposed axis),
 // in place, empty tensors; every accepting SKU forced in turn, poisoned outputs and guard
 // bytes; PyTorch's tie / NaN rules of cummax / cummin (bit-exact values and indices; integer
-// extremes among runs of ties); and the run-time refusals (null, misaligned, aliasing,
+// extremes among runs of ties); strided y / indices / grad_x / saved x and y; and the run-time refusals (null, misaligned, aliasing,
 // workspace too small) with outputs untouched.
 // Filter: --gtest_filter='*Scan*'
 #include <gtest/gtest.h>
@@ -91,11 +91,13 @@ void fill_edges(HostTensor& h) {
   return ::testing::AssertionSuccess();
 }
 
-// One forward case under every accepting SKU.
-void run_forward(ScanKind kind, const TensorLayout& x, int axis, bool reverse, bool in_place, bool edges = false) {
+// One forward case under every accepting SKU (y / indices: contiguous unless `y_layout` /
+// `idx_layout` give strides for them).
+void run_forward(ScanKind kind, const TensorLayout& x, int axis, bool reverse, bool in_place, bool edges = false,
+                 const TensorLayout* y_layout = nullptr, const TensorLayout* idx_layout = nullptr) {
   const bool idx = is_maxmin(kind);
-  const TensorLayout y = in_place ? x : out_layout(kind, x);
-  const TensorLayout il = TensorLayout::contiguous(DType::kI64, x.shape_span());
+  const TensorLayout y = in_place ? x : y_layout ? *y_layout : out_layout(kind, x);
+  const TensorLayout il = idx_layout ? *idx_layout : TensorLayout::contiguous(DType::kI64, x.shape_span());
   ScanDescriptor d{x, y, idx ? il : TensorLayout{}, axis, kind, reverse};
   HostTensor hx(x), hy(y), hi(il);
   if (edges) fill_edges(hx);
@@ -128,12 +130,14 @@ void run_forward(ScanKind kind, const TensorLayout& x, int axis, bool reverse, b
 }
 
 // One backward case: y and indices from the forward (y rounded to the dtype, as autograd
-// holds it), under every accepting SKU.
-void run_backward(ScanKind kind, const TensorLayout& g, int axis, bool reverse, bool in_place) {
+// holds it), under every accepting SKU (x and y: contiguous unless `xy_layout` gives their
+// strides; grad_x: unless `gx_layout` does).
+void run_backward(ScanKind kind, const TensorLayout& g, int axis, bool reverse, bool in_place,
+                  const TensorLayout* xy_layout = nullptr, const TensorLayout* gx_layout = nullptr) {
   const DType t = g.dtype;
-  const TensorLayout l = TensorLayout::contiguous(t, g.shape_span());
+  const TensorLayout l = xy_layout ? *xy_layout : TensorLayout::contiguous(t, g.shape_span());
   const TensorLayout il = TensorLayout::contiguous(DType::kI64, g.shape_span());
-  const TensorLayout gx = in_place ? g : l;
+  const TensorLayout gx = in_place ? g : gx_layout ? *gx_layout : TensorLayout::contiguous(t, g.shape_span());
   ScanBackwardDescriptor d{g, l, l, il, gx, axis, kind, reverse};
   HostTensor hg(g), hx(l), hy(l), hi(il), hgx(gx);
   // cumprod's gradient sums up to len products of ~e^+-5 over the long rows: small g keeps
@@ -277,6 +281,40 @@ TEST_P(ScanGpuFloat, CumprodZeros) {
           EXPECT_TRUE(check_close(hgx, want, sku + " " + d.to_string()));
         });
   }
+}
+
+// Strided outputs (the axis cases read strided x but write dense y): y and indices
+// transposed or padded, along the last and the first axis; the backward with x, y and
+// grad_x strided (grad_y dense) for the floating dtypes. Every kind, both directions.
+TEST_P(ScanGpu, StridedOutputs) {
+  BARACUDA_REQUIRE_GPU();
+  const DType t = GetParam();
+  const DType yt = is_int(t) ? DType::kI64 : t;
+  struct Case {
+    TensorLayout x;
+    int axis;
+    std::vector<std::int64_t> y_strides, idx_strides;
+  };
+  const std::vector<Case> cases = {
+      {TensorLayout::contiguous(t, {64, 300}), -1, {1, 64}, {1, 64}},    // y / indices transposed
+      {TensorLayout::contiguous(t, {300, 64}), 0, {72, 1}, {1, 300}},    // y padded rows, indices transposed
+      {TensorLayout::strided(t, {256, 64}, {1, 256}), 1, {80, 1}, {65, 1}},  // x transposed, y / indices padded
+      {TensorLayout::contiguous(t, {3, 20000}), -1, {20008, 1}, {1, 3}},  // look-back rows, y padded
+  };
+  for (const auto& c : cases)
+    for (ScanKind kind : kAllKinds) {
+      if (is_int(t) && kind == ScanKind::kLogcumsumexp) continue;
+      const std::vector<std::int64_t> shape(c.x.shape_span().begin(), c.x.shape_span().end());
+      const TensorLayout y = TensorLayout::strided(is_maxmin(kind) ? t : yt, shape, c.y_strides);
+      const TensorLayout il = TensorLayout::strided(DType::kI64, shape, c.idx_strides);
+      for (bool reverse : {false, true}) {
+        SCOPED_TRACE(c.x.to_string() + " -> " + y.to_string() + " " + scan_kind_name(kind) + (reverse ? " reverse" : ""));
+        run_forward(kind, c.x, c.axis, reverse, false, false, &y, &il);
+        if (is_int(t)) continue;
+        const TensorLayout xy = TensorLayout::strided(t, shape, c.idx_strides);
+        run_backward(kind, TensorLayout::contiguous(t, shape), c.axis, reverse, false, &xy, &y);
+      }
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, ScanGpu,

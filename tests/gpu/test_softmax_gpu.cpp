@@ -1,7 +1,8 @@
 // GPU tests of SoftmaxPlan / SoftmaxBackwardPlan against reference::softmax(_backward): every
 // dtype, softmax and log_softmax, axes last / middle / first, rows of 1, 7, 1000, 4096, 65536
 // and 262144 elements, many rows, strided views (padded rows, permuted kept dims, a
-// transposed axis), in place, empty tensors; every accepting SKU forced in turn, poisoned
+// transposed axis), strided y / grad_x, in place (y over x, grad_x over grad_y or y), empty
+// tensors; every accepting SKU forced in turn, poisoned
 // outputs and guard bytes; PyTorch's non-finite rows; and the run-time refusals (null,
 // misaligned, aliasing, workspace too small) with outputs untouched.
 // Filter: --gtest_filter='Softmax*'
@@ -136,6 +137,74 @@ TEST_P(SoftmaxGpu, NonFiniteRows) {
           });
     }
   }
+}
+
+// Strided outputs (the axis cases write dense y and grad_x): y padded, transposed or permuted
+// along the last and the first axis, up to 65536-element rows (cluster / tma / split rows);
+// the backward with y and grad_x strided, and grad_x over y in place (the identical layout:
+// the header allows grad_x over grad_y or y; Backward covers grad_y). Every SKU.
+TEST_P(SoftmaxGpu, StridedOutputsAndInPlaceOverY) {
+  BARACUDA_REQUIRE_GPU();
+  const DType t = GetParam();
+  struct Case {
+    TensorLayout x;
+    int axis;
+    TensorLayout y;   // forward y; the backward's y
+    TensorLayout gx;  // the backward's grad_x (besides in place over y)
+  };
+  auto c = [&](std::vector<std::int64_t> s) { return TensorLayout::contiguous(t, s); };
+  auto st = [&](std::vector<std::int64_t> s, std::vector<std::int64_t> str) { return TensorLayout::strided(t, s, str); };
+  const std::vector<Case> cases = {
+      {c({64, 256}), -1, st({64, 256}, {384, 1}), st({64, 256}, {1, 64})},
+      {c({256, 64}), -1, st({256, 64}, {1, 256}), st({256, 64}, {72, 1})},
+      {c({3, 65536}), -1, st({3, 65536}, {65600, 1}), st({3, 65536}, {65536 + 128, 1})},
+      {c({37, 5, 6}), 0, st({37, 5, 6}, {1, 222, 37}), st({37, 5, 6}, {40, 8, 1})},
+      {c({17, 1000}), 1, st({17, 1000}, {1008, 1}), st({17, 1000}, {1, 17})},
+  };
+  for (const auto& cs : cases)
+    for (auto kind : {SoftmaxKind::kSoftmax, SoftmaxKind::kLogSoftmax}) {
+      SoftmaxDescriptor d{cs.x, cs.y, cs.axis, kind};
+      SCOPED_TRACE(d.to_string());
+      HostTensor hx(cs.x), hy(cs.y);
+      fill_random(hx, -20, 10);
+      auto want = reference::softmax(d, hx);
+      ASSERT_TRUE(want.has_value()) << want.error().to_string();
+      DeviceTensor dx(hx, test_stream()), dy(hy, test_stream());
+      for_each_sku<SoftmaxPlan>(
+          d, [&] { dy.poison(0xFF, test_stream()); },
+          [&](const SoftmaxPlan& p, Workspace ws) { return p.run(test_stream(), ws, SoftmaxArgs{.x = dx.data(), .y = dy.data()}); },
+          [&](const std::string& sku) {
+            ASSERT_TRUE(dy.download(hy, test_stream()));
+            EXPECT_TRUE(check_close(hy, want.value(), sku + " " + d.to_string()));
+          });
+      // backward from y as the forward stores it (rounded to the dtype), grad_y dense
+      for (std::int64_t i = 0; i < cs.y.numel(); ++i) hy.set(i, want->exact[static_cast<std::size_t>(i)]);
+      const TensorLayout gl = c(std::vector<std::int64_t>(cs.x.shape_span().begin(), cs.x.shape_span().end()));
+      HostTensor hg(gl);
+      fill_random(hg, -2, 2);
+      for (bool over_y : {false, true}) {
+        SoftmaxBackwardDescriptor bd{gl, cs.y, over_y ? cs.y : cs.gx, cs.axis, kind};
+        SCOPED_TRACE(bd.to_string() + (over_y ? " grad_x over y" : ""));
+        auto bwant = reference::softmax_backward(bd, hg, hy);
+        ASSERT_TRUE(bwant.has_value()) << bwant.error().to_string();
+        HostTensor hgx(bd.grad_x);
+        DeviceTensor dg(hg, test_stream()), dys(hy, test_stream()), dgx(hgx, test_stream());
+        for_each_sku<SoftmaxBackwardPlan>(
+            bd,
+            [&] {
+              dys.upload(hy, test_stream());
+              dgx.poison(0xFF, test_stream());
+            },
+            [&](const SoftmaxBackwardPlan& p, Workspace ws) {
+              return p.run(test_stream(), ws,
+                           SoftmaxBackwardArgs{.grad_y = dg.data(), .y = dys.data(), .grad_x = over_y ? dys.data() : dgx.data()});
+            },
+            [&](const std::string& sku) {
+              ASSERT_TRUE((over_y ? dys : dgx).download(hgx, test_stream()));
+              EXPECT_TRUE(check_close(hgx, bwant.value(), sku + " " + bd.to_string()));
+            });
+      }
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, SoftmaxGpu, ::testing::Values(DType::kF64, DType::kF32, DType::kF16, DType::kBF16),

@@ -160,6 +160,99 @@ TEST(ChanNormReference, GroupAndInstanceNormBackwardMatchFiniteDifferences) {
   }
 }
 
+// has_weight = false (the weight read as 1) in every mode, BatchNorm training without
+// running stats and without a bias: the backward of the weightless forward against central
+// differences (grad_bias too; no grad_weight: the forward has no weight to differentiate).
+TEST(ChanNormReference, BackwardWithoutWeightMatchesFiniteDifferences) {
+  std::mt19937_64 rng(13);
+  const auto l = c64({3, 4, 5});
+  const std::int64_t C = 4;
+  const auto cl = c64({C});
+  HostTensor rm(cl), rv(cl);
+  for (std::int64_t c = 0; c < C; ++c) {
+    rm.set(c, 0.2 - 0.1 * static_cast<double>(c));
+    rv.set(c, 0.6 + 0.25 * static_cast<double>(c));
+  }
+  for (bool training : {true, false}) {
+    BatchNormDescriptor fd;
+    fd.x = fd.y = l;
+    fd.training = training;
+    fd.has_weight = false;
+    fd.has_running_stats = !training;
+    fd.running_mean = fd.running_var = fd.bias = cl;
+    fd.eps = 1e-3;
+    BatchNormBackwardDescriptor bd;
+    bd.grad_y = bd.x = bd.grad_x = l;
+    bd.training = training;
+    bd.has_weight = false;
+    bd.compute_grad_weight = false;
+    bd.grad_bias = bd.running_mean = bd.running_var = cl;
+    bd.eps = fd.eps;
+    FdCase fc{std::string("batch_norm without weight ") + (training ? "training" : "eval"),
+              [&](const HostTensor& x, const HostTensor&, const HostTensor& b) {
+                return batch_norm_forward(fd, x, nullptr, &b, training ? nullptr : &rm, training ? nullptr : &rv).value().y.exact;
+              },
+              [&](const HostTensor& g, const HostTensor& x, const HostTensor&, const HostTensor& b) {
+                auto f = batch_norm_forward(fd, x, nullptr, &b, training ? nullptr : &rm, training ? nullptr : &rv).value();
+                return batch_norm_backward(bd, g, x, nullptr, stats_of(f.mean), stats_of(f.rstd), &rm, &rv).value();
+              },
+              false, true};
+    check_fd(fc, l, C, rng);
+  }
+  for (int groups : {1, 2}) {
+    GroupNormDescriptor fd;
+    fd.x = fd.y = l;
+    fd.num_groups = groups;
+    fd.has_weight = false;
+    fd.bias = cl;
+    fd.eps = 1e-3;
+    GroupNormBackwardDescriptor bd;
+    bd.grad_y = bd.x = bd.grad_x = l;
+    bd.num_groups = groups;
+    bd.has_weight = false;
+    bd.compute_grad_weight = false;
+    bd.grad_bias = cl;
+    FdCase fc{"group_norm without weight, groups " + std::to_string(groups),
+              [&](const HostTensor& x, const HostTensor&, const HostTensor& b) {
+                return group_norm_forward(fd, x, nullptr, &b).value().y.exact;
+              },
+              [&](const HostTensor& g, const HostTensor& x, const HostTensor&, const HostTensor& b) {
+                auto f = group_norm_forward(fd, x, nullptr, &b).value();
+                return group_norm_backward(bd, g, x, nullptr, f.mean.exact, f.rstd.exact).value();
+              },
+              false, true};
+    check_fd(fc, l, C, rng);
+  }
+  for (bool input_stats : {true, false}) {
+    InstanceNormDescriptor fd;
+    fd.x = fd.y = l;
+    fd.use_input_stats = input_stats;
+    fd.has_weight = false;
+    fd.has_running_stats = !input_stats;
+    fd.bias = fd.running_mean = fd.running_var = cl;
+    fd.eps = 1e-3;
+    InstanceNormBackwardDescriptor bd;
+    bd.grad_y = bd.x = bd.grad_x = l;
+    bd.use_input_stats = input_stats;
+    bd.has_weight = false;
+    bd.compute_grad_weight = false;
+    bd.grad_bias = bd.running_mean = bd.running_var = cl;
+    bd.eps = fd.eps;
+    FdCase fc{std::string("instance_norm without weight ") + (input_stats ? "input stats" : "running stats"),
+              [&](const HostTensor& x, const HostTensor&, const HostTensor& b) {
+                return instance_norm_forward(fd, x, nullptr, &b, input_stats ? nullptr : &rm, input_stats ? nullptr : &rv)
+                    .value()
+                    .y.exact;
+              },
+              [&](const HostTensor& g, const HostTensor& x, const HostTensor&, const HostTensor& b) {
+                auto f = instance_norm_forward(fd, x, nullptr, &b, input_stats ? nullptr : &rm, input_stats ? nullptr : &rv).value();
+                return instance_norm_backward(bd, g, x, nullptr, f.mean.exact, f.rstd.exact, &rm, &rv).value();
+              },
+              false, true};
+    check_fd(fc, l, C, rng);
+  }
+}
+
 // Known values: x = [[1, 2], [3, 6]] as [N = 2, C = 2]: channel 0 {1, 3}, channel 1 {2, 6}.
 TEST(ChanNormReference, BatchNormRunningStatsFollowPyTorch) {
   const auto l = c64({2, 2});

@@ -96,6 +96,84 @@ TEST(NormReference, BackwardMatchesFiniteDifferences) {
       }
 }
 
+// The cases BackwardMatchesFiniteDifferences leaves out: LayerNorm with a weight and no bias
+// and with a bias and no weight (grad_weight / grad_bias alone), and the fused residual add:
+// loss = sum(g * y(h)), h = x + residual; the backward given h (the forward's residual_out)
+// must be dL/dx and dL/dresidual alike (the autograd of an unfused add then norm).
+TEST(NormReference, BackwardMatchesFiniteDifferencesPartialAffineAndResidual) {
+  std::mt19937_64 rng(6);
+  std::uniform_real_distribution<double> u(-2, 2);
+  const auto l = c64({4, 6});
+  const auto nl = c64({6});
+  struct Case {
+    NormKind kind;
+    bool weight, bias, residual;
+  };
+  const Case cases[] = {{NormKind::kLayerNorm, true, false, false}, {NormKind::kLayerNorm, false, true, false},
+                        {NormKind::kLayerNorm, true, true, true},   {NormKind::kRMSNorm, true, false, true},
+                        {NormKind::kRMSNorm, false, false, true},   {NormKind::kLayerNorm, false, true, true}};
+  for (const auto& c : cases) {
+    NormDescriptor fd;
+    fd.kind = c.kind;
+    fd.x = fd.y = fd.residual = fd.residual_out = l;
+    fd.has_weight = c.weight;
+    fd.has_bias = c.bias;
+    fd.add_residual = c.residual;
+    fd.weight = fd.bias = nl;
+    fd.eps = 1e-3;
+    SCOPED_TRACE(fd.to_string());
+    HostTensor x(l), r(l), g(l), w(nl), b(nl);
+    for (std::int64_t i = 0; i < 24; ++i) {
+      x.set(i, u(rng));
+      r.set(i, 0.5 * u(rng));
+      g.set(i, u(rng));
+    }
+    for (std::int64_t i = 0; i < 6; ++i) {
+      w.set(i, 0.5 + 0.25 * u(rng));
+      b.set(i, u(rng));
+    }
+    auto loss = [&] {
+      auto f = norm_forward(fd, x, c.residual ? &r : nullptr, &w, &b).value();
+      double s = 0;
+      for (std::int64_t i = 0; i < 24; ++i) s += g.get(i) * f.y.exact[static_cast<std::size_t>(i)];
+      return s;
+    };
+    auto f = norm_forward(fd, x, c.residual ? &r : nullptr, &w, &b).value();
+    HostTensor h(l);  // the backward's x: h (residual_out with the add)
+    for (std::int64_t i = 0; i < 24; ++i) h.set(i, c.residual ? f.residual_out.exact[static_cast<std::size_t>(i)] : x.get(i));
+    std::vector<double> mean(4, 0.0), rstd(4);
+    for (std::size_t i = 0; i < 4; ++i) {
+      if (c.kind == NormKind::kLayerNorm) mean[i] = f.mean.exact[i];
+      rstd[i] = f.rstd.exact[i];
+    }
+    NormBackwardDescriptor bd;
+    bd.kind = c.kind;
+    bd.grad_y = bd.x = bd.grad_x = l;
+    bd.has_weight = c.weight;
+    bd.has_bias = c.bias;
+    bd.weight = bd.grad_weight = bd.grad_bias = nl;
+    auto grads = norm_backward(bd, g, h, &w, mean, rstd).value();
+    const double step = 1e-6, tol = 1e-6;
+    auto central = [&](HostTensor& t, std::int64_t i) {
+      const double v = t.get(i);
+      t.set(i, v + step);
+      const double lp = loss();
+      t.set(i, v - step);
+      const double lm = loss();
+      t.set(i, v);
+      return (lp - lm) / (2 * step);
+    };
+    for (std::int64_t i = 0; i < 24; ++i) {
+      EXPECT_NEAR(grads.grad_x.exact[static_cast<std::size_t>(i)], central(x, i), tol) << "dx " << i;
+      if (c.residual) EXPECT_NEAR(grads.grad_x.exact[static_cast<std::size_t>(i)], central(r, i), tol) << "dresidual " << i;
+    }
+    for (std::int64_t i = 0; c.weight && i < 6; ++i)
+      EXPECT_NEAR(grads.grad_weight.exact[static_cast<std::size_t>(i)], central(w, i), tol) << "dweight " << i;
+    for (std::int64_t i = 0; c.bias && i < 6; ++i)
+      EXPECT_NEAR(grads.grad_bias.exact[static_cast<std::size_t>(i)], central(b, i), tol) << "dbias " << i;
+  }
+}
+
 }  // namespace
 }  // namespace baracuda::reference
 

@@ -172,6 +172,75 @@ TEST(ReduceReference, BackwardMatchesFiniteDifferences) {
   }
 }
 
+// The kinds and options BackwardMatchesFiniteDifferences leaves out: max / min (amax / amin's
+// aliases), norm p = -inf, negative and fractional p, p = 0 (a zero gradient), var / std with
+// corrections 0, 2 and 0.5, over inner, outer, several and all dims with keepdim; prod with
+// one and two zeros in a group (a multilinear function: central differences are exact there,
+// and torch's zero rules must agree with them).
+TEST(ReduceReference, BackwardMatchesFiniteDifferencesMoreKinds) {
+  std::mt19937_64 rng(8);
+  std::uniform_real_distribution<double> u(0.5, 2.0);
+  auto l = c64({3, 4, 2});
+  struct Case {
+    ReduceKind kind;
+    double p;
+    double corr;
+    ReduceAxes axes;
+    bool keepdim;
+  };
+  const Case cases[] = {
+      {ReduceKind::kMax, 2, 1, ReduceAxes::of({1}), false},     {ReduceKind::kMin, 2, 1, ReduceAxes::of({0, 2}), true},
+      {ReduceKind::kMax, 2, 1, ReduceAxes::all(), false},       {ReduceKind::kNorm, -kInf, 1, ReduceAxes::of({1}), false},
+      {ReduceKind::kNorm, -1.5, 1, ReduceAxes::of({2}), true},  {ReduceKind::kNorm, 0.5, 1, ReduceAxes::all(), false},
+      {ReduceKind::kNorm, 0, 1, ReduceAxes::of({1}), false},    {ReduceKind::kNorm, 4, 1, ReduceAxes::of({0, 1}), false},
+      {ReduceKind::kVar, 2, 0, ReduceAxes::of({1}), false},     {ReduceKind::kVar, 2, 2, ReduceAxes::of({0, 2}), true},
+      {ReduceKind::kStd, 2, 0, ReduceAxes::of({1}), false},     {ReduceKind::kStd, 2, 0.5, ReduceAxes::all(), false},
+      {ReduceKind::kStd, 2, 2, ReduceAxes::of({-1, 0}), false}, {ReduceKind::kAmin, 2, 1, ReduceAxes::of({0}), true},
+  };
+  auto fd_check = [&](const ReduceDescriptor& d, const HostTensor& x, const HostTensor& g) {
+    auto y = reduce(d, x).value();
+    HostTensor yt(d.y);
+    for (std::size_t i = 0; i < y.exact.size(); ++i) yt.set(static_cast<std::int64_t>(i), y.exact[i]);
+    ReduceBackwardDescriptor bd{d.y, l, d.y, l, d.axes, d.keepdim, d.kind, d.p, d.correction};
+    auto gx = reduce_backward(bd, g, x, yt).value();
+    const double h = 1e-6;
+    for (std::int64_t i = 0; i < l.numel(); ++i) {
+      auto loss = [&](double delta) {
+        HostTensor xp(l);
+        for (std::int64_t j = 0; j < l.numel(); ++j) xp.set(j, x.get(j) + (j == i ? delta : 0.0));
+        auto r = reduce(d, xp).value();
+        double s = 0;
+        for (std::size_t k = 0; k < r.exact.size(); ++k) s += g.get(static_cast<std::int64_t>(k)) * r.exact[k];
+        return s;
+      };
+      const double fd = (loss(h) - loss(-h)) / (2 * h);
+      EXPECT_NEAR(gx.exact[static_cast<std::size_t>(i)], fd, 1e-6 * (1 + std::fabs(fd))) << "element " << i;
+    }
+  };
+  for (const auto& c : cases) {
+    auto d = rdesc(l, c.axes, c.keepdim, c.kind, c.p, c.corr);
+    SCOPED_TRACE(d.to_string());
+    HostTensor x(l);  // distinct magnitudes: no ties of x or |x|
+    for (std::int64_t i = 0; i < l.numel(); ++i) x.set(i, (i % 2 ? -1.0 : 1.0) * (u(rng) + 0.01 * static_cast<double>(i)));
+    HostTensor g(d.y);
+    for (std::int64_t i = 0; i < d.y.numel(); ++i) g.set(i, u(rng) - 1.25);
+    fd_check(d, x, g);
+  }
+  // prod: groups of 4 along dim 1 with no, one and two zeros (groups (0, 0), (1, 1), (2, 0)...)
+  auto d = rdesc(l, ReduceAxes::of({1}), false, ReduceKind::kProd);
+  for (int zeros : {1, 2}) {
+    SCOPED_TRACE(std::to_string(zeros) + " zeros");
+    HostTensor x(l);
+    for (std::int64_t i = 0; i < l.numel(); ++i) x.set(i, (i % 3 ? -1.0 : 1.0) * u(rng));
+    for (std::int64_t a = 0; a < 3; ++a)
+      for (std::int64_t b = 0; b < 2; ++b)
+        for (int z = 0; z < (a == 0 ? 0 : zeros); ++z) x.set(a * 8 + (z + a) % 4 * 2 + b, 0.0);
+    HostTensor g(d.y);
+    for (std::int64_t i = 0; i < d.y.numel(); ++i) g.set(i, u(rng) - 1.25);
+    fd_check(d, x, g);
+  }
+}
+
 // amax with ties: the gradient splits evenly (torch.amax); prod with one zero: only the zero
 // gets the product of the others.
 TEST(ReduceReference, BackwardTiesAndZeros) {
