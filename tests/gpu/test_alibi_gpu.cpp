@@ -1,6 +1,7 @@
 // GPU tests of AlibiPlan / AlibiBackwardPlan against reference::alibi(_backward): every dtype;
 // bias add and bias alone; bottom-right and top-left; [H] and [B, H] slopes (strided too);
-// Sq < Skv, Sq > Skv, Skv not a whole vector, transposed scores, a padded row stride; in place;
+// Sq < Skv, Sq > Skv (both alignments), Skv not a whole vector, one key, Sq = Skv = 1,
+// transposed scores, a padded row stride; in place;
 // empty; every accepting SKU forced, poisoned outputs, guard bytes. Backward: grad_s only,
 // grad_slopes only, both, grad_s in place of grad_y; the slope gradient bit-identical over two
 // runs (deterministic), the padding between
@@ -49,6 +50,9 @@ std::vector<AlibiCase> alibi_cases(DType t) {
       {"bias_only", c({2, 6, 31, 80}), false, CausalAlign::kBottomRight, false, true},
       {"bias_only_odd", c({1, 3, 9, 21}), true, top, false, true},
       {"empty", c({2, 4, 0, 64})},
+      {"one_by_one", c({3, 2, 1, 1})},
+      {"sq_gt_skv_top_left_per_batch", c({2, 3, 50, 16}), true, top},
+      {"one_key_per_batch", c({2, 5, 24, 1}), true},
       {"big", c({2, 8, 256, 2048})},
   };
 }

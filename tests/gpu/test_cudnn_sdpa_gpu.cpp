@@ -5,13 +5,18 @@
 // {seed, offset} (run() must neither sync nor copy from host memory), bitwise replay, and two
 // host threads running one plan at once on two streams (the shared handle's lock). Also the
 // capture check for the persistent flash_wgmma_ws, whose run() zeroes a tile counter in the
-// workspace (these helpers serve both).
+// workspace (these helpers serve both). Then cuDNN's own cases against the reference (forward
+// and both backward SKUs forced): a bias of q's dtype with -inf entries and fully masked rows,
+// odd lengths (17, 1000, 1), and dropout checked by cuDNN's own mask, read back from the
+// forward, so that its values and the backward's replay are compared element by element.
 #include <gtest/gtest.h>
 
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -282,6 +287,203 @@ TEST(FlashSdpaGpu, PersistentWsCapturedRunsReplayBitwise) {
   }
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
+}
+
+// ------------------------------------------------------------------ against the reference
+// cuDNN's own cases value by value against reference::sdpa / sdpa_backward (attention in double;
+// compare.hpp's rule: max error <= 3x the naive same-precision twin's + atol), cuDNN's forward
+// and both backward SKUs forced in turn on poisoned outputs with guard bytes (the shared suite
+// never gives cuDNN a bias it takes, and checks its dropout by statistics only):
+//   * a bias of q's dtype over [.., Sq, Skv] (per head, per batch, 2-D), with -inf entries (a
+//     mask as cuDNN takes it: "an additive bias of -inf is the equivalent") and whole query rows
+//     of -inf (fully masked rows: o = 0, lse = -inf, zero gradients), with causal top-left and a
+//     two-sided window;
+//   * odd lengths: Sq = Skv = 17, 17 queries over 1000 keys (top-left causal), 1000 queries over
+//     17 keys, one query;
+//   * dropout by cuDNN's own mask: a first run with q = k = 0 and v = I (Dv = Skv) writes
+//     keep_ij / (n_i (1 - p)) into o_ij (n_i the visible keys of row i), from which the mask is
+//     read; then random inputs with the same seed and offset: o, lse and the gradients of both
+//     backward SKUs (which replay the mask from the seed) against the reference with that mask.
+constexpr std::uint64_t kRefSeed = 0x5eed1234ull, kRefOffset = 0x77ull << 32 | 5;
+
+struct RefCase {
+  std::string name;
+  SdpaDescriptor d;
+  double neg_inf = 0;      // fraction of the bias entries set to -inf
+  int dead_row_every = 0;  // every n-th query row of the bias all -inf (a fully masked row)
+};
+
+const char* const kCudnnForward = "sdpa.fwd.cudnn*";
+const std::vector<const char*> kCudnnBackward = {"sdpa.bwd.cudnn_fused[*", "sdpa.bwd.cudnn_fused_deterministic*"};
+
+template <class PlanT>
+Expected<PlanT> forced(const typename PlanT::Descriptor& d, const char* sku) {
+  PlanPreference pref;
+  pref.force_sku = sku;
+  return PlanT::select(test_stream(), d, pref);
+}
+
+// The query row (b, h, i) of a bias element at logical index `n` of its layout [.., Sq, Skv].
+std::int64_t bias_row(const TensorLayout& bias, std::int64_t n) { return n / bias.shape[bias.rank - 1] % bias.shape[bias.rank - 2]; }
+
+// cuDNN's keep mask of `d` (dropout_p > 0; Dv = Skv; v contiguous) read back from a forward with
+// q = k = 0, a zero bias (where d has one) and v = I: o_ij != 0 exactly where key j of a visible
+// row is kept. The kept values must all be 1 / (n_i (1 - p)); row i sees n_i keys (Skv, or
+// i + 1 causal top-left), and the kept fraction is within 5 sigma of 1 - p.
+std::vector<std::uint8_t> cudnn_keep_mask(const SdpaPlan& plan, const SdpaDescriptor& d) {
+  const std::int64_t B = d.q.shape[0], H = d.q.shape[1], Sq = d.q.shape[2], Skv = d.k.shape[2];
+  EXPECT_EQ(d.v.shape[3], Skv) << "the mask read needs v = I (Dv = Skv)";
+  const double p = d.options.dropout_p;
+  HostTensor q(d.q), k(d.k), v(d.v), o(d.o), lse(d.lse), bias(d.bias.rank ? d.bias : TensorLayout::contiguous(d.q.dtype, {1}));
+  for (std::int64_t i = 0; i < d.v.numel(); ++i) v.set(i, (i / Skv) % Skv == i % Skv ? 1.0 : 0.0);
+  const Stream& s = test_stream();
+  DeviceTensor dq(q, s), dk(k, s), dv(v, s), dout(o, s), dlse(lse, s), dbias(bias, s);
+  dout.poison(0xFF, s);
+  SdpaArgs a{.q = dq.data(), .k = dk.data(), .v = dv.data(), .o = dout.data(), .lse = static_cast<float*>(dlse.data())};
+  if (d.bias.rank) a.bias = dbias.data();
+  a.seed = kRefSeed;
+  a.offset = kRefOffset;
+  EXPECT_TRUE(plan.run(s, test_workspace(plan.workspace_size()), a));
+  EXPECT_TRUE(dout.download(o, s));
+  std::vector<std::uint8_t> keep(static_cast<std::size_t>(B * H * Sq * Skv), 0);
+  std::int64_t kept = 0, visible = 0, bad_value = 0;
+  for (std::int64_t r = 0; r < B * H * Sq; ++r) {
+    const std::int64_t i = r % Sq, n = d.options.causal ? std::min(i + 1, Skv) : Skv;
+    const double want = reference::round_to(d.o.dtype, 1.0 / (static_cast<double>(n) * (1 - p)));
+    for (std::int64_t j = 0; j < n; ++j) {
+      const double x = o.get(r * Skv + j);
+      const bool kj = x != 0;
+      keep[static_cast<std::size_t>(r * Skv + j)] = kj;
+      kept += kj;
+      ++visible;
+      if (kj && std::fabs(x - want) > 1e-2 * want) ++bad_value;
+    }
+  }
+  EXPECT_EQ(bad_value, 0) << "kept values are not 1 / (n (1 - p))";
+  const double frac = static_cast<double>(kept) / static_cast<double>(visible);
+  EXPECT_NEAR(frac, 1 - p, 5 * std::sqrt(p * (1 - p) / static_cast<double>(visible))) << "kept fraction";
+  return keep;
+}
+
+// The forward (forced `fwd_sku`) and each backward of `bwd_skus` against the reference.
+void run_against_reference(const RefCase& c, const char* fwd_sku = kCudnnForward,
+                           const std::vector<const char*>& bwd_skus = kCudnnBackward) {
+  SCOPED_TRACE(c.name + " " + c.d.to_string() + " seed " + std::to_string(test_seed()));
+  const SdpaDescriptor& d = c.d;
+  auto fwd = forced<SdpaPlan>(d, fwd_sku);
+  ASSERT_TRUE(fwd.has_value()) << fwd.error().to_string();
+  std::vector<std::uint8_t> keep;
+  if (d.options.dropout_p > 0) keep = cudnn_keep_mask(*fwd, d);
+
+  HostTensor hq(d.q), hk(d.k), hv(d.v), ho(d.o), hlse(d.lse);
+  fill_random(hq, -3, 3);
+  fill_random(hk, -1, 1);
+  fill_random(hv, -1, 1);
+  HostTensor hbias(d.bias.rank ? d.bias : TensorLayout::contiguous(d.q.dtype, {1}));
+  fill_random(hbias, -2, 2);
+  std::int64_t dead = 0;
+  for (std::int64_t n = 0; d.bias.rank && n < d.bias.numel(); ++n) {
+    const bool dead_row = c.dead_row_every > 0 && bias_row(d.bias, n) % c.dead_row_every == 1;
+    if (dead_row || std::uniform_real_distribution<double>(0, 1)(rng()) < c.neg_inf)
+      hbias.set(n, -std::numeric_limits<double>::infinity());
+    dead += dead_row;
+  }
+  if (c.dead_row_every > 0) ASSERT_GT(dead, 0);
+  reference::SdpaHostInputs in{&hq, &hk, &hv, d.bias.rank ? &hbias : nullptr};
+  if (!keep.empty()) in.keep = &keep;
+  auto want = reference::sdpa(d, in);
+  ASSERT_TRUE(want.has_value()) << want.error().to_string();
+
+  const Stream& s = test_stream();
+  DeviceTensor dq(hq, s), dk(hk, s), dv(hv, s), dout(ho, s), dlse(hlse, s), dbias(hbias, s);
+  SdpaArgs args{.q = dq.data(), .k = dk.data(), .v = dv.data(), .o = dout.data(), .lse = static_cast<float*>(dlse.data())};
+  if (d.bias.rank) args.bias = dbias.data();
+  args.seed = kRefSeed;
+  args.offset = kRefOffset;
+  dout.poison(0xFF, s);
+  dlse.poison(0xFF, s);
+  ASSERT_TRUE(fwd->run(s, test_workspace(fwd->workspace_size()), args)) << fwd->sku().name();
+  ASSERT_TRUE(dout.download(ho, s)) << "guard bytes around o";
+  ASSERT_TRUE(dlse.download(hlse, s)) << "guard bytes around lse";
+  EXPECT_TRUE(check_close(ho, want->o, fwd->sku().name() + " o"));
+  EXPECT_TRUE(check_close(hlse, want->lse, fwd->sku().name() + " lse"));
+
+  // Backward from the reference's o (rounded to the dtype) and lse.
+  const SdpaBackwardDescriptor g = reference::sdpa_backward_of(d);
+  HostTensor href_o(d.o), href_lse(d.lse), hgo(d.o), hgq(g.grad_q), hgk(g.grad_k), hgv(g.grad_v);
+  for (std::int64_t i = 0; i < d.o.numel(); ++i) href_o.set(i, want->o.exact[static_cast<std::size_t>(i)]);
+  for (std::int64_t i = 0; i < d.lse.numel(); ++i) href_lse.set(i, want->lse.exact[static_cast<std::size_t>(i)]);
+  fill_random(hgo, -1, 1);
+  auto gwant = reference::sdpa_backward(g, in, href_o, hgo);
+  ASSERT_TRUE(gwant.has_value()) << gwant.error().to_string();
+  DeviceTensor dro(href_o, s), drl(href_lse, s), dgo(hgo, s), dgq(hgq, s), dgk(hgk, s), dgv(hgv, s);
+  SdpaBackwardArgs ba{.q = dq.data(), .k = dk.data(), .v = dv.data(), .o = dro.data(), .grad_o = dgo.data(),
+                      .lse = static_cast<const float*>(drl.data()), .grad_q = dgq.data(), .grad_k = dgk.data(),
+                      .grad_v = dgv.data()};
+  ba.bias = args.bias;
+  ba.seed = kRefSeed;
+  ba.offset = kRefOffset;
+  for (const char* sku : bwd_skus) {
+    auto bwd = forced<SdpaBackwardPlan>(g, sku);
+    ASSERT_TRUE(bwd.has_value()) << sku << ": " << bwd.error().to_string();
+    const std::string name = bwd->sku().name();
+    dgq.poison(0xFF, s);
+    dgk.poison(0xFF, s);
+    dgv.poison(0xFF, s);
+    ASSERT_TRUE(bwd->run(s, test_workspace(bwd->workspace_size()), ba)) << name;
+    ASSERT_TRUE(dgq.download(hgq, s)) << name << " guard bytes around grad_q";
+    ASSERT_TRUE(dgk.download(hgk, s)) << name << " guard bytes around grad_k";
+    ASSERT_TRUE(dgv.download(hgv, s)) << name << " guard bytes around grad_v";
+    EXPECT_TRUE(check_close(hgq, gwant->grad_q, name + " grad_q"));
+    EXPECT_TRUE(check_close(hgk, gwant->grad_k, name + " grad_k"));
+    EXPECT_TRUE(check_close(hgv, gwant->grad_v, name + " grad_v"));
+  }
+}
+
+SdpaDescriptor with_options(SdpaDescriptor d, bool causal, std::int64_t wl = -1, std::int64_t wr = -1, double p = 0) {
+  d.options.causal = causal;
+  d.options.window_left = wl;
+  d.options.window_right = wr;
+  d.options.dropout_p = p;
+  return d;
+}
+SdpaDescriptor with_bias(SdpaDescriptor d, std::vector<std::int64_t> shape) {
+  d.bias = TensorLayout::contiguous(d.q.dtype, shape);
+  return d;
+}
+
+TEST(CudnnSdpaGpu, BiasMaskedRowsAgainstTheReference) {
+  BARACUDA_REQUIRE_GPU();
+  const std::vector<RefCase> cases = {
+      {"bias over heads, -inf entries and rows, causal top-left",
+       with_bias(with_options(mha(DType::kBF16, 2, 4, 2, 70, 96, 64, 64), true), {1, 4, 70, 96}), 0.25, 5},
+      {"bias over batch", with_bias(mha(DType::kF16, 2, 2, 2, 33, 64, 128, 128), {2, 1, 33, 64})},
+      {"2-D bias, -inf rows, two-sided window", with_bias(with_options(mha(DType::kBF16, 1, 4, 1, 48, 128, 64, 64), false, 16, 8), {48, 128}),
+       0.1, 3},
+      {"bias over heads, d 256 GQA, -inf entries", with_bias(mha(DType::kF16, 1, 4, 2, 40, 56, 256, 256), {1, 4, 40, 56}), 0.3},
+  };
+  for (const RefCase& c : cases) run_against_reference(c);
+}
+
+TEST(CudnnSdpaGpu, OddLengthsAgainstTheReference) {
+  BARACUDA_REQUIRE_GPU();
+  const std::vector<RefCase> cases = {
+      {"17 x 17 GQA", mha(DType::kF16, 2, 4, 2, 17, 17, 64, 64)},
+      {"17 x 1000 causal top-left", with_options(mha(DType::kBF16, 1, 4, 1, 17, 1000, 128, 128), true)},
+      {"1000 x 17", mha(DType::kBF16, 1, 2, 2, 1000, 17, 64, 64)},
+      {"1 x 17 MQA", mha(DType::kF16, 3, 4, 1, 1, 17, 96, 96)},
+  };
+  for (const RefCase& c : cases) run_against_reference(c);
+}
+
+TEST(CudnnSdpaGpu, DropoutByItsOwnMaskForwardAndBackward) {
+  BARACUDA_REQUIRE_GPU();
+  const std::vector<RefCase> cases = {
+      {"dropout GQA", with_options(mha(DType::kBF16, 2, 4, 2, 100, 64, 64, 64), false, -1, -1, 0.3)},
+      {"dropout causal top-left, dk 128 dv 128", with_options(mha(DType::kF16, 1, 2, 1, 64, 128, 128, 128), true, -1, -1, 0.2)},
+      {"dropout + bias", with_bias(with_options(mha(DType::kBF16, 2, 2, 2, 40, 64, 64, 64), false, -1, -1, 0.4), {1, 2, 40, 64})},
+  };
+  for (const RefCase& c : cases) run_against_reference(c);
 }
 
 }  // namespace

@@ -10,7 +10,9 @@
 // 128, 256 and odd D (simt); page sizes 16, 32, 256 and contiguous caches; softcap, ALiBi
 // ([Hq] and [B, Hq]), sliding windows, non-causal, explicit scale; strided q / o / lse /
 // caches / block table / seqlens (o's padding checked untouched); long contexts that split
-// the KV length over CTAs; bitwise determinism of the split combine; KvCacheAppendPlan then
+// the KV length over CTAs; page sizes 48 / 80 / 112 (multiples of 16, not powers of two); Sq 2,
+// 3, 5, 7, 11, 13; lengths past the capacity or negative and block-table entries outside the
+// cache (clamped / read as zeros); bitwise determinism of the split combine; KvCacheAppendPlan then
 // SdpaDecodePlan captured in one CUDA graph and replayed with new inputs; the run-time
 // refusals with o and lse untouched.
 // Filter: --gtest_filter='*Decode*:*KvCache*'.
@@ -46,7 +48,17 @@ struct Case {
   SdpaDecodeOptions opt{};
   bool strided = false;
   bool expect_split = false;  // the default plan splits the KV length (workspace > 0)
+  bool bad_pages = false;     // some block-table entries outside [0, num_pages): read as zeros
 };
+
+// Sequence b's slot b % max_pages (and slot 0 of odd b) maps to no page: -1 or num_pages + b.
+void break_pages(HostTensor& bt, std::int64_t num_pages) {
+  const std::int64_t B = bt.layout().shape[0], M = bt.layout().shape[1];
+  for (std::int64_t b = 0; b < B; ++b) {
+    bt.set(b * M + b % M, b % 2 ? -1.0 : static_cast<double>(num_pages + b));
+    if (b % 2) bt.set(b * M, static_cast<double>(num_pages));
+  }
+}
 
 // q inside a fused [B, Sq, Hq + 2 Hkv, D] projection, o with 8 padding elements per row, lse
 // as the transposed view of [B, Sq, Hq], caches with a gap between rows, a block table with
@@ -79,6 +91,7 @@ struct Operands {
     fill_random(k, -1, 1);
     fill_random(v, -1, 1);
     if (d.paged()) reference::fill_block_table(bt, d.k_cache.shape[0], rng());
+    if (c.bad_pages) break_pages(bt, d.k_cache.shape[0]);
     for (std::size_t b = 0; b < c.lens.size(); ++b) lens.set(static_cast<std::int64_t>(b), c.lens[b]);
     reference::poison_unused_rows(k, d.paged() ? &bt : nullptr, c.lens);
     reference::poison_unused_rows(v, d.paged() ? &bt : nullptr, c.lens);
@@ -258,6 +271,60 @@ TEST(DecodeGpu, LongContextSplitsTheKvLength) {
   }
   Case big{shape(DType::kBF16, 16, 1, 32, 8, 128, 16, 256), lengths(16, 4096, {4096, 4095, 1})};
   runs += run_case(big);  // the bench shape at a sixteenth of its batch
+  RecordProperty("skus_run", runs);
+}
+
+// Page sizes that are multiples of 16 but not powers of two (48, 80, 112: the 64-key tiles of
+// mma_splitkv cross pages mid-tile, a page index is a true division), under every SKU; lengths
+// off the page and the tile; Sq 1 and 5; a split long sequence.
+TEST(DecodeGpu, PageSizesNotPowersOfTwo) {
+  BARACUDA_REQUIRE_GPU();
+  int runs = 0;
+  for (std::int64_t page : {48, 80, 112}) {
+    const DType t = page == 80 ? DType::kF16 : DType::kBF16;
+    const std::int64_t slots = 700 / page + 1;
+    runs += run_case({shape(t, 5, 1, 16, 4, 128, page, slots), lengths(5, page * slots, {1, static_cast<std::int32_t>(page - 1),
+                                                                                             static_cast<std::int32_t>(page + 1), 641})});
+    runs += run_case({shape(t, 3, 5, 8, 2, 64, page, slots), lengths(3, page * slots, {static_cast<std::int32_t>(2 * page), 4, 699})});
+  }
+  Case big{shape(DType::kBF16, 2, 1, 32, 8, 128, 48, 130), {6200, 47}};
+  big.expect_split = true;
+  runs += run_case(big);
+  RecordProperty("skus_run", runs);
+}
+
+// Query-token counts between the powers of two (Sq 2, 3, 5, 7, 11, 13: rows of a tile that end
+// mid-fragment), with GQA 4 and 1 (MHA), under every SKU; a length below Sq (the first tokens
+// see nothing) and 0.
+TEST(DecodeGpu, OddQueryTokenCounts) {
+  BARACUDA_REQUIRE_GPU();
+  int runs = 0;
+  for (std::int64_t sq : {2, 3, 5, 7, 11, 13})
+    for (std::int64_t ratio : {4, 1}) {
+      const DType t = (sq + ratio) % 2 ? DType::kF16 : DType::kBF16;
+      runs += run_case({shape(t, 4, sq, 8, 8 / ratio, ratio == 4 ? 128 : 64, 16, 16),
+                        lengths(4, 256, {0, static_cast<std::int32_t>(sq - 1), 255})});
+    }
+  RecordProperty("skus_run", runs);
+}
+
+// The device-side contract the host cannot check (baracuda/ops/decode.hpp): a length above the
+// cache's capacity is clamped to it, a negative one reads as 0, and a block-table entry outside
+// [0, num_pages) reads as a page of zeros; never an out-of-bounds read. Every SKU, paged (page
+// 16 and 256, lengths past the capacity of 8 / 2 slots) and contiguous.
+TEST(DecodeGpu, OutOfRangeLengthsAndPages) {
+  BARACUDA_REQUIRE_GPU();
+  int runs = 0;
+  for (DType t : kFast) {
+    Case c{shape(t, 4, 2, 8, 2, 128, 16, 8), {-3, 128 + 40, 128, 77}};
+    c.bad_pages = true;
+    runs += run_case(c);
+    Case w{shape(t, 4, 4, 16, 4, 64, 256, 2), {512 + 1, 300, -1, 600}};
+    w.bad_pages = true;
+    w.opt.window_left = 200;
+    runs += run_case(w);
+  }
+  runs += run_case({shape(DType::kF32, 3, 1, 4, 2, 64, 40, 1, false), {41, -7, 40}});  // contiguous, S_max 40
   RecordProperty("skus_run", runs);
 }
 

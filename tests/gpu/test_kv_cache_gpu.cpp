@@ -8,7 +8,8 @@
 // every SKU that accepts it (vec16, elementwise). Cases: dtypes bf16, f16, f32, f64, i8, u8,
 // e4m3; D = 1, 3, 8, 64, 128, 256; S_new = 1, 4, 16; paged (page 16, 32, 256) and contiguous;
 // write positions at 0, inside a page, across page boundaries, ending exactly at the capacity,
-// running past it (those tokens skipped) and negative (skipped); strided k_new / v_new (views
+// running past it (those tokens skipped) and negative (skipped); page sizes 48 / 80 and
+// block-table entries outside the cache (skipped); strided k_new / v_new (views
 // of a fused projection) and caches with gaps; the run-time refusals with both caches untouched.
 // Filter: --gtest_filter='*Decode*:*KvCache*'.
 #include <gtest/gtest.h>
@@ -34,6 +35,7 @@ struct Case {
   bool paged = true;
   std::vector<std::int32_t> starts;  // cache_seqlens (write positions)
   bool strided = false;
+  bool bad_pages = false;  // some block-table entries outside [0, num_pages): those tokens are skipped
 };
 
 KvCacheAppendDescriptor desc_of(const Case& c) {
@@ -62,6 +64,9 @@ int run_case(const Case& c) {
   random_bytes(kc);
   random_bytes(vc);
   if (d.paged()) reference::fill_block_table(bt, d.k_cache.shape[0], rng());
+  if (c.bad_pages)  // sequence b's slot b % max_pages maps to no page: -1 or num_pages + b
+    for (std::int64_t b = 0; b < c.batch; ++b)
+      bt.set(b * c.max_pages + b % c.max_pages, b % 2 ? -1.0 : static_cast<double>(d.k_cache.shape[0] + b));
   for (std::int64_t b = 0; b < c.batch; ++b) starts.set(b, c.starts[static_cast<std::size_t>(b)]);
   HostTensor want_k = kc, want_v = vc;
   EXPECT_TRUE(reference::kv_cache_append(d, kn, vn, want_k, want_v, d.paged() ? &bt : nullptr, starts).is_ok());
@@ -124,6 +129,23 @@ TEST(KvCacheGpu, OddHeadDimsAndStridedViews) {
   for (DType t : {DType::kBF16, DType::kF32, DType::kI8}) {
     Case c{t, 3, 4, 2, 128, 16, 4, true, {0, 14, 61}};
     c.strided = true;
+    runs += run_case(c);
+  }
+  RecordProperty("skus_run", runs);
+}
+
+// Page sizes that are multiples of 16 but not powers of two (48, 80), writes across their
+// boundaries; and block-table entries outside [0, num_pages) (-1, num_pages + b): the tokens
+// that land in such a slot are skipped (baracuda/ops/kv_cache.hpp), nothing else is written.
+TEST(KvCacheGpu, OddPageSizesAndPagesOutsideTheCache) {
+  BARACUDA_REQUIRE_GPU();
+  int runs = 0;
+  for (std::int32_t page : {48, 80})
+    for (DType t : {DType::kBF16, DType::kF32})
+      runs += run_case({t, 4, 16, 2, 128, page, 3, true, {0, page - 5, 2 * page - 16, 3 * page - 9}});
+  for (std::int64_t s_new : {1, 16}) {
+    Case c{DType::kF16, 6, s_new, 4, 64, 16, 4, true, {0, 3, 14, 20, 40, 60}};
+    c.bad_pages = true;
     runs += run_case(c);
   }
   RecordProperty("skus_run", runs);

@@ -2,7 +2,8 @@
 // [B, S, H, D], [B, H, S, D], [T, H, D] and [B, S, D]; neox and interleaved; full and partial
 // rotary; position ids ([S] i32, [B, S] i64, out-of-cache positions -> NaN) or offsets; f32 and
 // x-dtype caches, HF's [max_pos, R] cache as a half view, a cache with unaligned rows; in-kernel
-// tables with every scaling rule and large positions; q + k (GQA head counts) in one launch;
+// tables with every scaling rule and large positions (also with position ids, partial rotary,
+// interleaved pairs, [T, H, D] / [B, H, S, D], q + k, in place; YaRN's own attention factor and betas); q + k (GQA head counts) in one launch;
 // strided views (a q slice of packed qkv, a non-unit head dim); in place; empty; > 2^31
 // elements (sampled rows); every accepting SKU forced, poisoned outputs, guard bytes; graph
 // capture. Then the run-time refusals (null, misaligned, aliasing) with the outputs left
@@ -65,6 +66,19 @@ std::vector<RopeCase> rope_cases(DType t) {
   const auto q_of_qkv = TensorLayout::strided(t, {2, 19, 4, 64}, {19 * 12 * 64, 12 * 64, 64, 1});
   // [B, S, H, D] with the head dim strided (D innermost in storage is not the last dim)
   const auto head_dim_strided = TensorLayout::strided(t, {2, 7, 3, 16}, {7 * 3 * 16, 1, 7 * 16, 7});
+  // the in-kernel tables' scaling rules with position ids, partial rotary, interleaved pairs,
+  // other layouts and q + k; YaRN with an explicit attention factor and its own betas
+  auto laid = [](RopeOptions o, int seq_axis, RopeStyle style, std::int64_t rotary) {
+    o.seq_axis = seq_axis;
+    o.style = style;
+    o.rotary_dim = rotary;
+    return o;
+  };
+  RopeOptions yarn = scaled(RopeScaling::kYarn, 0);
+  yarn.attention_factor = 0.9;
+  yarn.beta_fast = 16;
+  yarn.beta_slow = 2;
+  const auto neox = RopeStyle::kNeox;
   return {
       {"bshd_neox_cache_f32", c({2, 33, 4, 64}), {}, opts(1), Ids::kNone, Cache::kF32},
       {"bshd_neox_cache_same", c({2, 33, 4, 64}), {}, opts(1), Ids::kBatch64, Cache::kSame},
@@ -88,6 +102,12 @@ std::vector<RopeCase> rope_cases(DType t) {
       {"ntk_offset", c({1, 64, 2, 64}), {}, scaled(RopeScaling::kNtk, 30000)},
       {"yarn_offset", c({1, 64, 2, 64}), {}, scaled(RopeScaling::kYarn, 7000)},
       {"llama3_long", c({1, 64, 2, 128}), {}, scaled(RopeScaling::kLlama3, 120000)},
+      {"yarn_ids_interleaved_partial", c({2, 21, 3, 64}), {}, laid(yarn, 1, inter, 48), Ids::kBatch64},
+      {"llama3_ids_bhsd_qk_partial", c({2, 4, 17, 128}), c({2, 1, 17, 128}), laid(scaled(RopeScaling::kLlama3, 0), 2, neox, 96),
+       Ids::kSeq32},
+      {"ntk_tokens_interleaved", c({29, 4, 64}), {}, laid(scaled(RopeScaling::kNtk, 500), 0, inter, 0)},
+      {"linear_ids_partial_in_place", c({2, 9, 2, 32}), {}, laid(scaled(RopeScaling::kLinear, 0), 1, neox, 16), Ids::kBatch64,
+       Cache::kNone, true},
       {"empty_seq", c({2, 0, 4, 64}), {}, opts(1)},
       {"big", c({2, 512, 16, 128}), c({2, 512, 4, 128}), opts(1), Ids::kNone, Cache::kF32},
   };

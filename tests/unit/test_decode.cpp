@@ -1,6 +1,7 @@
 // SdpaDecodePlan and KvCacheAppendPlan on the CPU: the oracle on known values (one key, equal
 // scores, empty rows, softcap, ALiBi, sliding window, GQA mapping, paged == contiguous with
-// shuffled pages), its naive twin against exact, select's SKUs and split choice from caps
+// shuffled pages), against reference::sdpa on the equivalent dense problems, its naive twin
+// against exact, select's SKUs and split choice from caps
 // alone (sm_80 / sm_89 / sm_90), the candidate lists with each rejection's reason, the
 // select-time refusals naming field and value, and the run-time argument checks (null,
 // misaligned, aliasing) on fake pointers.
@@ -20,6 +21,7 @@
 
 #include "attention/decode_shared.hpp"
 #include "baracuda/baracuda.hpp"
+#include "baracuda/reference/attention.hpp"
 #include "baracuda/reference/decode.hpp"
 #include "select_refusals.hpp"
 
@@ -197,6 +199,103 @@ TEST(DecodeReference, NaiveTracksExactPerDtype) {
     got.set(5, got.get(5) + 0.25);
     EXPECT_FALSE(reference::compare_decode(got, &lse, r).ok);
   }
+}
+
+// The decode oracle against the attention oracle (reference::sdpa, an independent
+// implementation): sequence b's decode is the dense attention of its Sq tokens over its
+// min(max(len, 0), capacity) keys gathered from the pages, bottom-right aligned (qpos_t =
+// len - Sq + t), causal (window_right 0) or not, window_left, softcap, scale, ALiBi [Hq] /
+// [B, Hq], GQA. o and lse agree to 1e-12 (both in double); rows without keys are o = 0 and
+// lse = -inf in both. Lengths below Sq, past the capacity and negative (read as 0).
+TEST(DecodeReference, MatchesTheSdpaReference) {
+  std::mt19937_64 rng(6);
+  struct Variant {
+    const char* what;
+    SdpaDecodeOptions opt;
+    int alibi;
+  };
+  const Variant variants[] = {
+      {"causal", {}, 0},
+      {"causal window 5", {.window_left = 5}, 0},
+      {"not causal", {.causal = false}, 0},
+      {"not causal window 7", {.causal = false, .window_left = 7}, 0},
+      {"softcap 3 scale 0.3", {.scale = 0.3, .softcap = 3.0}, 0},
+      {"alibi [Hq]", {}, 1},
+      {"alibi [B, Hq] window 9 not causal", {.causal = false, .window_left = 9}, 2},
+  };
+  struct Geometry {
+    DecodeShape s;
+    std::vector<std::int32_t> lens;
+  };
+  const Geometry geometries[] = {
+      {shape(DType::kBF16, 4, 4, 8, 2, 16, 16, 3, 14), {2, 17, 48, 60}},  // paged, capacity 48: 60 reads 48
+      {shape(DType::kF32, 3, 1, 6, 1, 8, 40, 1, 0), {-4, 1, 40}},          // contiguous, MQA
+      {shape(DType::kF16, 2, 16, 4, 4, 8, 32, 2, 5), {9, 64}},             // 16 tokens, 9 keys: 7 see nothing
+  };
+  for (const Geometry& geo : geometries)
+    for (const Variant& v : variants) {
+      SCOPED_TRACE(std::string(v.what) + " " + std::string(dtype_name(geo.s.dtype)));
+      DecodeShape sh = geo.s;
+      sh.alibi = v.alibi;
+      auto d = reference::decode_descriptor(sh);
+      d.options = v.opt;
+      HostDecode h(d, geo.lens, rng);
+      auto r = h.run();
+      ASSERT_TRUE(r.has_value()) << r.error().to_string();
+      const std::int64_t B = sh.batch, Sq = sh.sq, Hq = sh.hq, Hkv = sh.hkv, D = sh.d;
+      const std::int64_t ps = d.k_cache.shape[1], cap = d.paged() ? ps * d.block_table.shape[1] : ps;
+      for (std::int64_t b = 0; b < B; ++b) {
+        const std::int64_t L = std::clamp<std::int64_t>(geo.lens[static_cast<std::size_t>(b)], 0, cap);
+        auto o_at = [&](std::int64_t t, std::int64_t hq, std::int64_t c) {
+          return r->o.exact[static_cast<std::size_t>(((b * Sq + t) * Hq + hq) * D + c)];
+        };
+        auto lse_at = [&](std::int64_t hq, std::int64_t t) { return r->lse.exact[static_cast<std::size_t>((b * Hq + hq) * Sq + t)]; };
+        if (L == 0) {  // no keys: every row is empty
+          for (std::int64_t hq = 0; hq < Hq; ++hq)
+            for (std::int64_t t = 0; t < Sq; ++t) {
+              EXPECT_EQ(lse_at(hq, t), -std::numeric_limits<double>::infinity());
+              for (std::int64_t c = 0; c < D; ++c) EXPECT_EQ(o_at(t, hq, c), 0.0);
+            }
+          continue;
+        }
+        SdpaDescriptor f;
+        f.q = f.o = TensorLayout::contiguous(sh.dtype, {1, Hq, Sq, D});
+        f.k = f.v = TensorLayout::contiguous(sh.dtype, {1, Hkv, L, D});
+        f.lse = TensorLayout::contiguous(DType::kF32, {1, Hq, Sq});
+        f.options.scale = v.opt.scale;
+        f.options.softcap = v.opt.softcap;
+        f.options.causal = v.opt.causal;
+        f.options.align = CausalAlign::kBottomRight;
+        f.options.window_left = v.opt.window_left;
+        if (v.alibi) f.alibi_slopes = TensorLayout::contiguous(DType::kF32, {Hq});
+        HostTensor q(f.q), k(f.k), vv(f.v), al(f.alibi_slopes.rank ? f.alibi_slopes : TensorLayout::contiguous(DType::kF32, {1}));
+        for (std::int64_t t = 0; t < Sq; ++t)
+          for (std::int64_t hq = 0; hq < Hq; ++hq)
+            for (std::int64_t c = 0; c < D; ++c) q.set((hq * Sq + t) * D + c, h.q.get(((b * Sq + t) * Hq + hq) * D + c));
+        for (std::int64_t j = 0; j < L; ++j) {
+          const std::int64_t page = d.paged() ? static_cast<std::int64_t>(h.bt.get(b * d.block_table.shape[1] + j / ps)) : b;
+          for (std::int64_t kh = 0; kh < Hkv; ++kh)
+            for (std::int64_t c = 0; c < D; ++c) {
+              const std::int64_t src = ((page * ps + j % ps) * Hkv + kh) * D + c;
+              k.set((kh * L + j) * D + c, h.k.get(src));
+              vv.set((kh * L + j) * D + c, h.v.get(src));
+            }
+        }
+        for (std::int64_t hq = 0; v.alibi && hq < Hq; ++hq) al.set(hq, h.alibi.get(v.alibi == 2 ? b * Hq + hq : hq));
+        auto w = reference::sdpa(f, {&q, &k, &vv, nullptr, nullptr, v.alibi ? &al : nullptr});
+        ASSERT_TRUE(w.has_value()) << w.error().to_string();
+        for (std::int64_t hq = 0; hq < Hq; ++hq)
+          for (std::int64_t t = 0; t < Sq; ++t) {
+            const double want_lse = w->lse.exact[static_cast<std::size_t>(hq * Sq + t)];
+            if (std::isinf(want_lse)) EXPECT_EQ(lse_at(hq, t), want_lse) << "b " << b << " t " << t;
+            else EXPECT_NEAR(lse_at(hq, t), want_lse, 1e-12 * (1 + std::fabs(want_lse))) << "b " << b << " t " << t;
+            for (std::int64_t c = 0; c < D; ++c) {
+              const double want_o = w->o.exact[static_cast<std::size_t>((hq * Sq + t) * D + c)];
+              EXPECT_NEAR(o_at(t, hq, c), want_o, 1e-12 * (1 + std::fabs(want_o))) << "b " << b << " t " << t << " hq " << hq;
+            }
+          }
+      }
+    }
 }
 
 TEST(KvCacheReference, AppendWritesOnlyTargetSlots) {
