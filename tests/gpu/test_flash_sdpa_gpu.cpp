@@ -124,8 +124,10 @@ void run_flash_case(DType t, const FlashCase& c) {
   args.seed = kSeed;
   args.offset = kOffset;
 
-  // flash_mma always; flash_wgmma (sm_90a, d64 / d128, plain scores) where it accepts.
-  for (const char* sku : {"sdpa.fwd.flash_mma*", "sdpa.fwd.flash_wgmma*"}) {
+  // flash_mma always; flash_wgmma_ws and flash_wgmma (sm_90a, d64 / d128, plain scores) where
+  // they accept. Three patterns: "flash_wgmma*" alone would force flash_wgmma_ws, first in the
+  // table, wherever both accept, and the plain wgmma kernel would run on varlen cases only.
+  for (const char* sku : {"sdpa.fwd.flash_mma[*", "sdpa.fwd.flash_wgmma_ws[*", "sdpa.fwd.flash_wgmma[*"}) {
     PlanPreference fwd_pref;
     fwd_pref.force_sku = sku;
     auto fp = SdpaPlan::select(s, d, fwd_pref);
