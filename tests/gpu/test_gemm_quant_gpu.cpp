@@ -418,13 +418,24 @@ TEST(GemmQuantFp8Gpu, BlockScalesInputsBiasAndLayouts) {
     d.scale_b = QuantScale::kBlock128x128;
     return d;
   };
+  // cuBLASLt 13.1 on sm_90 has no block-scaled algorithm for these (H100, session 35): select
+  // refuses them with the heuristic's reason instead of running them. If a later cuBLASLt
+  // takes one, this test fails and the case moves back to the runs.
+  const auto expect_no_algorithm = [](const Fp8GemmDescriptor& d) {
+    SCOPED_TRACE(d.to_string());
+    auto p = Fp8GemmPlan::select(test_stream(), d);
+    ASSERT_FALSE(p.has_value()) << "cuBLASLt now takes it: run it";
+    EXPECT_EQ(p.error().code(), Code::kNotSupported) << p.error().to_string();
+    EXPECT_NE(p.error().message().find("found no algorithm"), std::string::npos) << p.error().message();
+  };
   for (const auto& in : kFp8Inputs)
     for (DType out : {DType::kBF16, DType::kF16, DType::kF32})
       for (bool bias : {false, true}) {
         auto d = block(fp8_desc(132, 272, 384, in.a, in.b, out));
         d.bias = bias;
         d.fast_accum = !bias;
-        runs += run_fp8_case(d);
+        if (in.a == DType::kE5M2 && out != DType::kBF16 && d.fast_accum) expect_no_algorithm(d);
+        else runs += run_fp8_case(d);
       }
   for (DType out : {DType::kBF16, DType::kF32}) {
     runs += run_fp8_case(block(fp8_desc(144, 101, 256, DType::kE4M3, DType::kE4M3, out, C)));  // column-major D
@@ -434,7 +445,7 @@ TEST(GemmQuantFp8Gpu, BlockScalesInputsBiasAndLayouts) {
   }
   auto e4m3 = block(fp8_desc(128, 256, 256, DType::kE4M3, DType::kE4M3, DType::kE4M3));
   e4m3.amax = true;
-  runs += run_fp8_case(e4m3);
+  expect_no_algorithm(e4m3);  // an e4m3 D under block scales: no algorithm either
   RecordProperty("skus_run", runs);
 }
 
