@@ -305,6 +305,9 @@ std::vector<SdpaCase> option_cases() {
   v.push_back({.name = "dropout_causal", .B = 1, .Hq = 2, .Hkv = 2, .Sq = 64, .Skv = 64, .opt = dropout(0.5, true)});
   v.push_back({.name = "strided", .B = 2, .Hq = 4, .Hkv = 2, .Sq = 33, .Skv = 45, .opt = causal(BR), .strided = true});
   v.push_back({.name = "seq1", .B = 3, .Hq = 2, .Hkv = 2, .Sq = 1, .Skv = 1});
+  // Dense length 17 that every SKU takes (flash_wgmma_ws and cudnn_fused saw 17 only in other
+  // shapes, flash_wgmma only as one varlen sequence).
+  v.push_back({.name = "s17", .B = 2, .Hq = 4, .Hkv = 2, .Sq = 17, .Skv = 17, .opt = causal(TL)});
   v.push_back({.name = "decode_like", .B = 2, .Hq = 8, .Hkv = 2, .Sq = 1, .Skv = 129, .opt = causal(BR)});
   v.push_back({.name = "varlen", .Hq = 4, .Hkv = 2, .Sq = 40, .Skv = 50, .opt = varlen(), .seqlens_q = {17, 0, 40, 5},
                .seqlens_k = {30, 10, 50, 0}});
