@@ -8,6 +8,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "attention/sdpa_problem.hpp"
 #include "baracuda/baracuda.hpp"
@@ -85,6 +86,90 @@ TEST(SdpaReference, DropoutKeepRate) {
   EXPECT_NE(keep, reference::sdpa_dropout_keep(2, 3, 64, 64, 0.25, 43, 7));
 }
 
+// The inputs of a finite-difference check besides the random q, k, v, bias and grad_o.
+struct FdInputs {
+  std::vector<std::uint8_t> mask;        // the u8 values of d.mask (logical order)
+  std::vector<std::int32_t> cu_q, cu_k;  // varlen offsets
+  std::vector<double> alibi;             // the values of d.alibi_slopes
+  const std::vector<std::uint8_t>* keep = nullptr;  // dropout keep mask
+};
+
+// One descriptor's check (f64, h = 1e-6, 1e-7): L = sum(g * o), the reference's dq, dk, dv
+// (and dbias when d.grad_bias) against central differences of the reference forward. Returns
+// the reference's gradients in `out`.
+void expect_backward_matches_fd(const SdpaBackwardDescriptor& d, std::uint64_t seed, const FdInputs& x,
+                                reference::SdpaGradReference* out) {
+  const std::vector<std::uint8_t>& mask_values = x.mask;
+  std::mt19937_64 rng(seed);
+  const bool has_bias = d.bias.rank > 0;
+  HostTensor q(d.q), k(d.k), v(d.v), g(d.grad_o);
+  HostTensor bias(has_bias ? d.bias : t4(DType::kF64, 1, 1, 1, 1));
+  HostTensor mask(d.mask.rank > 0 ? d.mask : TensorLayout::contiguous(DType::kU8, {1}));
+  HostTensor alibi(d.alibi_slopes.rank > 0 ? d.alibi_slopes : TensorLayout::contiguous(DType::kF32, {1}));
+  fill(q, rng);
+  fill(k, rng);
+  fill(v, rng);
+  if (has_bias) fill(bias, rng);
+  fill(g, rng);
+  if (d.mask.rank > 0) {
+    ASSERT_EQ(static_cast<std::int64_t>(mask_values.size()), d.mask.numel());
+    for (std::int64_t i = 0; i < d.mask.numel(); ++i) mask.set(i, mask_values[static_cast<std::size_t>(i)]);
+  }
+  if (d.alibi_slopes.rank > 0) {
+    ASSERT_EQ(static_cast<std::int64_t>(x.alibi.size()), d.alibi_slopes.numel());
+    for (std::int64_t i = 0; i < d.alibi_slopes.numel(); ++i) alibi.set(i, x.alibi[static_cast<std::size_t>(i)]);
+  }
+  SdpaDescriptor f;
+  f.q = d.q;
+  f.k = d.k;
+  f.v = d.v;
+  f.o = d.o;
+  f.lse = d.lse;
+  f.bias = d.bias;
+  f.mask = d.mask;
+  f.alibi_slopes = d.alibi_slopes;
+  f.options = d.options;
+  auto inputs = [&](const HostTensor& qq, const HostTensor& kk, const HostTensor& vv, const HostTensor& bb) {
+    reference::SdpaHostInputs in{&qq, &kk, &vv, has_bias ? &bb : nullptr, d.mask.rank > 0 ? &mask : nullptr,
+                                 d.alibi_slopes.rank > 0 ? &alibi : nullptr};
+    in.cu_seqlens_q = x.cu_q;
+    in.cu_seqlens_k = x.cu_k;
+    in.keep = x.keep;
+    return in;
+  };
+  auto loss = [&](const HostTensor& qq, const HostTensor& kk, const HostTensor& vv, const HostTensor& bb) {
+    auto o = reference::sdpa(f, inputs(qq, kk, vv, bb)).value();
+    double s = 0;
+    for (std::int64_t i = 0; i < d.o.numel(); ++i) s += g.get(i) * o.o.exact[static_cast<std::size_t>(i)];
+    return s;
+  };
+  const auto in = inputs(q, k, v, bias);
+  auto fo = reference::sdpa(f, in);
+  ASSERT_TRUE(fo.has_value()) << fo.error().to_string();
+  HostTensor o(d.o);
+  for (std::int64_t i = 0; i < d.o.numel(); ++i) o.set(i, fo->o.exact[static_cast<std::size_t>(i)]);
+  auto grads = reference::sdpa_backward(d, in, o, g);
+  ASSERT_TRUE(grads.has_value()) << grads.error().to_string();
+  const double h = 1e-6;
+  auto check = [&](HostTensor& t, const reference::Result& r, int which, const char* name) {
+    ASSERT_EQ(static_cast<std::int64_t>(r.exact.size()), t.layout().numel()) << name;
+    for (std::int64_t i = 0; i < t.layout().numel(); ++i) {
+      const double x = t.get(i);
+      t.set(i, x + h);
+      const double lp = which == 0 ? loss(t, k, v, bias) : which == 1 ? loss(q, t, v, bias) : which == 2 ? loss(q, k, t, bias) : loss(q, k, v, t);
+      t.set(i, x - h);
+      const double lm = which == 0 ? loss(t, k, v, bias) : which == 1 ? loss(q, t, v, bias) : which == 2 ? loss(q, k, t, bias) : loss(q, k, v, t);
+      t.set(i, x);
+      EXPECT_NEAR(r.exact[static_cast<std::size_t>(i)], (lp - lm) / (2 * h), 1e-7) << name << " " << i;
+    }
+  };
+  check(q, grads->grad_q, 0, "dq");
+  check(k, grads->grad_k, 1, "dk");
+  check(v, grads->grad_v, 2, "dv");
+  if (d.grad_bias.rank > 0) check(bias, grads->grad_bias, 3, "dbias");
+  if (out) *out = std::move(*grads);
+}
+
 // L = sum(g * o): the reference's dq, dk, dv, dbias against central differences, with GQA,
 // softcap, broadcast bias, ALiBi, a window and dropout (fixed keep mask).
 TEST(SdpaReference, BackwardMatchesFiniteDifferences) {
@@ -100,55 +185,75 @@ TEST(SdpaReference, BackwardMatchesFiniteDifferences) {
   d.options.window_left = 2;
   d.options.window_right = 1;
   d.options.dropout_p = 0.3;
-  std::mt19937_64 rng(3);
-  HostTensor q(d.q), k(d.k), v(d.v), bias(d.bias), alibi(d.alibi_slopes), g(d.grad_o);
-  fill(q, rng);
-  fill(k, rng);
-  fill(v, rng);
-  fill(bias, rng);
-  fill(g, rng);
-  alibi.set(0, 0.25);
-  alibi.set(1, 0.5);
   const auto keep = reference::sdpa_dropout_keep(1, 2, 3, 4, 0.3, 5, 0);
-  SdpaDescriptor f;
-  f.q = d.q;
-  f.k = d.k;
-  f.v = d.v;
-  f.o = d.o;
-  f.bias = d.bias;
-  f.alibi_slopes = d.alibi_slopes;
-  f.options = d.options;
-  auto loss = [&](const HostTensor& qq, const HostTensor& kk, const HostTensor& vv, const HostTensor& bb) {
-    reference::SdpaHostInputs in{&qq, &kk, &vv, &bb, nullptr, &alibi};
-    in.keep = &keep;
-    auto o = reference::sdpa(f, in).value();
-    double s = 0;
-    for (std::int64_t i = 0; i < d.o.numel(); ++i) s += g.get(i) * o.o.exact[static_cast<std::size_t>(i)];
-    return s;
-  };
-  reference::SdpaHostInputs in{&q, &k, &v, &bias, nullptr, &alibi};
-  in.keep = &keep;
-  auto fo = reference::sdpa(f, in).value();
-  HostTensor o(d.o);
-  for (std::int64_t i = 0; i < d.o.numel(); ++i) o.set(i, fo.o.exact[static_cast<std::size_t>(i)]);
-  auto grads = reference::sdpa_backward(d, in, o, g);
-  ASSERT_TRUE(grads.has_value()) << grads.error().to_string();
-  const double h = 1e-6;
-  auto check = [&](HostTensor& t, const reference::Result& r, int which, const char* name) {
-    for (std::int64_t i = 0; i < t.layout().numel(); ++i) {
-      const double x = t.get(i);
-      t.set(i, x + h);
-      const double lp = which == 0 ? loss(t, k, v, bias) : which == 1 ? loss(q, t, v, bias) : which == 2 ? loss(q, k, t, bias) : loss(q, k, v, t);
-      t.set(i, x - h);
-      const double lm = which == 0 ? loss(t, k, v, bias) : which == 1 ? loss(q, t, v, bias) : which == 2 ? loss(q, k, t, bias) : loss(q, k, v, t);
-      t.set(i, x);
-      EXPECT_NEAR(r.exact[static_cast<std::size_t>(i)], (lp - lm) / (2 * h), 1e-7) << name << " " << i;
-    }
-  };
-  check(q, grads->grad_q, 0, "dq");
-  check(k, grads->grad_k, 1, "dk");
-  check(v, grads->grad_v, 2, "dv");
-  check(bias, grads->grad_bias, 3, "dbias");
+  expect_backward_matches_fd(d, 3, {.alibi = {0.25, 0.5}, .keep = &keep}, nullptr);
+}
+
+// The cases BackwardMatchesFiniteDifferences leaves out, each with GQA (Hq 2, Hkv 1): a bool
+// mask with a fully masked query row (whose dq is exactly 0), bottom-right causal with
+// Sq > Skv (rows that see no key), varlen with an empty sequence, and a bias [Hq, 1, Skv]
+// broadcast over batch and queries (grad_bias the summed gradient).
+TEST(SdpaReference, BackwardMatchesFiniteDifferencesMaskCausalVarlenBiasBroadcast) {
+  {
+    SCOPED_TRACE("bool mask [3, 4] with row 1 fully masked");
+    SdpaBackwardDescriptor d;
+    d.q = d.grad_q = t4(DType::kF64, 1, 2, 3, 3);
+    d.k = d.grad_k = t4(DType::kF64, 1, 1, 4, 3);
+    d.v = d.grad_v = t4(DType::kF64, 1, 1, 4, 2);
+    d.o = d.grad_o = t4(DType::kF64, 1, 2, 3, 2);
+    d.lse = TensorLayout::contiguous(DType::kF32, {1, 2, 3});
+    d.mask = TensorLayout::contiguous(DType::kU8, {3, 4});
+    const std::vector<std::uint8_t> mask = {1, 0, 1, 1,  //
+                                            0, 0, 0, 0,  // row 1: no key takes part
+                                            0, 1, 1, 0};
+    reference::SdpaGradReference grads;
+    expect_backward_matches_fd(d, 11, {.mask = mask}, &grads);
+    for (std::int64_t h = 0; h < 2; ++h)
+      for (std::int64_t e = 0; e < 3; ++e)
+        EXPECT_EQ(grads.grad_q.exact[static_cast<std::size_t>((h * 3 + 1) * 3 + e)], 0.0) << "dq h " << h << " e " << e;
+  }
+  {
+    SCOPED_TRACE("causal bottom-right, Sq 5 > Skv 3");
+    SdpaBackwardDescriptor d;
+    d.q = d.grad_q = t4(DType::kF64, 1, 2, 5, 3);
+    d.k = d.grad_k = t4(DType::kF64, 1, 1, 3, 3);
+    d.v = d.grad_v = t4(DType::kF64, 1, 1, 3, 2);
+    d.o = d.grad_o = t4(DType::kF64, 1, 2, 5, 2);
+    d.lse = TensorLayout::contiguous(DType::kF32, {1, 2, 5});
+    d.options.causal = true;
+    d.options.align = CausalAlign::kBottomRight;  // off = -2: rows 0, 1 see no key
+    reference::SdpaGradReference grads;
+    expect_backward_matches_fd(d, 12, {}, &grads);
+    for (std::int64_t h = 0; h < 2; ++h)
+      for (std::int64_t i = 0; i < 2; ++i)
+        for (std::int64_t e = 0; e < 3; ++e)
+          EXPECT_EQ(grads.grad_q.exact[static_cast<std::size_t>((h * 5 + i) * 3 + e)], 0.0) << "dq h " << h << " i " << i;
+  }
+  {
+    SCOPED_TRACE("varlen, cu_seqlens_q {0, 2, 2, 5}, cu_seqlens_k {0, 3, 3, 7}");
+    SdpaBackwardDescriptor d;
+    d.q = d.grad_q = TensorLayout::contiguous(DType::kF64, {5, 2, 3});
+    d.k = d.grad_k = TensorLayout::contiguous(DType::kF64, {7, 1, 3});
+    d.v = d.grad_v = TensorLayout::contiguous(DType::kF64, {7, 1, 2});
+    d.o = d.grad_o = TensorLayout::contiguous(DType::kF64, {5, 2, 2});
+    d.lse = TensorLayout::contiguous(DType::kF32, {2, 5});
+    d.options.varlen = true;
+    d.options.batch = 3;
+    d.options.max_seqlen_q = 3;
+    d.options.max_seqlen_k = 4;
+    expect_backward_matches_fd(d, 13, {.cu_q = {0, 2, 2, 5}, .cu_k = {0, 3, 3, 7}}, nullptr);
+  }
+  {
+    SCOPED_TRACE("bias [Hq 2, 1, Skv 4] broadcast over B 2 and Sq 3, grad_bias summed");
+    SdpaBackwardDescriptor d;
+    d.q = d.grad_q = t4(DType::kF64, 2, 2, 3, 3);
+    d.k = d.grad_k = t4(DType::kF64, 2, 1, 4, 3);
+    d.v = d.grad_v = t4(DType::kF64, 2, 1, 4, 2);
+    d.o = d.grad_o = t4(DType::kF64, 2, 2, 3, 2);
+    d.lse = TensorLayout::contiguous(DType::kF32, {2, 2, 3});
+    d.bias = d.grad_bias = TensorLayout::contiguous(DType::kF64, {2, 1, 4});
+    expect_backward_matches_fd(d, 14, {}, nullptr);
+  }
 }
 
 // ---------------------------------------------------------------- normalized problem
