@@ -319,8 +319,8 @@ TEST(GemmPlanSelect, ColumnMajorFrame) {
   EXPECT_FALSE(p.b.trans);
 }
 
-// GemmBackwardPlan: one SKU from two GEMMs; the refusals name the field (and the GEMM).
-TEST(GemmBackwardSelect, PairAndRefusals) {
+// The backward of a bf16 64 x 48 x 32 GEMM with column-major B, every gradient wanted.
+GemmBackwardDescriptor backward_bf16() {
   GemmBackwardDescriptor d;
   d.a = mat(DType::kBF16, 64, 32);
   d.b = mat(DType::kBF16, 32, 48, MatrixOrder::kColMajor);
@@ -329,6 +329,12 @@ TEST(GemmBackwardSelect, PairAndRefusals) {
   d.grad_b = mat(DType::kBF16, 32, 48);
   d.compute_grad_bias = true;
   d.grad_bias = TensorLayout::contiguous(DType::kBF16, {48});
+  return d;
+}
+
+// GemmBackwardPlan: one SKU from two GEMMs; the refusals name the field (and the GEMM).
+TEST(GemmBackwardSelect, PairAndRefusals) {
+  const GemmBackwardDescriptor d = backward_bf16();
   auto p = GemmBackwardPlan::select_for_caps(caps90(), d);
   ASSERT_TRUE(p.has_value()) << p.error().to_string();
   EXPECT_EQ(p->sku().name(), "gemm.bwd.cublaslt_pair[bf16,f32].sm80+");
@@ -364,14 +370,7 @@ TEST(GemmBackwardSelect, PairAndRefusals) {
 // of the two GEMMs.
 TEST(GemmBackwardSelect, RefusalsNameFieldAndValue) {
   using D = GemmBackwardDescriptor;
-  D d;
-  d.a = mat(DType::kBF16, 64, 32);
-  d.b = mat(DType::kBF16, 32, 48, MatrixOrder::kColMajor);
-  d.grad_d = mat(DType::kBF16, 64, 48);
-  d.grad_a = mat(DType::kBF16, 64, 32);
-  d.grad_b = mat(DType::kBF16, 32, 48);
-  d.compute_grad_bias = true;
-  d.grad_bias = TensorLayout::contiguous(DType::kBF16, {48});
+  const D d = backward_bf16();
   const auto big = std::int64_t{1} << 61;
   test::expect_select_refusals<GemmBackwardPlan>(d, {
       {"dtype", [](D& x) { x.a.dtype = x.b.dtype = x.grad_d.dtype = x.grad_a.dtype = x.grad_b.dtype = x.grad_bias.dtype = DType::kI8; },

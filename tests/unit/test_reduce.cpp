@@ -124,7 +124,31 @@ TEST(ReduceReference, IntegerSumWrapsInI64) {
   EXPECT_EQ(reduce(d, x).value().exact[0], 4.0 * 2147483647.0);
 }
 
-// L = sum(g * f(x)); dL/dx by central differences must match the backward given y = f(x).
+// L = sum(g * f(x)): dL/dx by central differences (h = 1e-6) must match the reference's
+// backward given y = f(x), element by element (1e-6 relative).
+void expect_backward_matches_fd(const ReduceDescriptor& d, const HostTensor& x, const HostTensor& g) {
+  const TensorLayout& l = d.x;
+  auto y = reduce(d, x).value();
+  HostTensor yt(d.y);
+  for (std::size_t i = 0; i < y.exact.size(); ++i) yt.set(static_cast<std::int64_t>(i), y.exact[i]);
+  ReduceBackwardDescriptor bd{d.y, l, d.y, l, d.axes, d.keepdim, d.kind, d.p, d.correction};
+  auto gx = reduce_backward(bd, g, x, yt).value();
+  const double h = 1e-6;
+  for (std::int64_t i = 0; i < l.numel(); ++i) {
+    auto loss = [&](double delta) {
+      HostTensor xp(l);
+      for (std::int64_t j = 0; j < l.numel(); ++j) xp.set(j, x.get(j) + (j == i ? delta : 0.0));
+      auto r = reduce(d, xp).value();
+      double s = 0;
+      for (std::size_t k = 0; k < r.exact.size(); ++k) s += g.get(static_cast<std::int64_t>(k)) * r.exact[k];
+      return s;
+    };
+    const double fd = (loss(h) - loss(-h)) / (2 * h);
+    EXPECT_NEAR(gx.exact[static_cast<std::size_t>(i)], fd, 1e-6 * (1 + std::fabs(fd))) << "element " << i;
+  }
+}
+
+// The kinds above over inner, outer, several and all dims.
 TEST(ReduceReference, BackwardMatchesFiniteDifferences) {
   std::mt19937_64 rng(7);
   std::uniform_real_distribution<double> u(0.5, 2.0);
@@ -151,24 +175,7 @@ TEST(ReduceReference, BackwardMatchesFiniteDifferences) {
     for (std::int64_t i = 0; i < l.numel(); ++i) x.set(i, (i % 2 ? -1.0 : 1.0) * u(rng));
     HostTensor g(d.y);
     for (std::int64_t i = 0; i < d.y.numel(); ++i) g.set(i, u(rng) - 1.25);
-    auto y = reduce(d, x).value();
-    HostTensor yt(d.y);
-    for (std::size_t i = 0; i < y.exact.size(); ++i) yt.set(static_cast<std::int64_t>(i), y.exact[i]);
-    ReduceBackwardDescriptor bd{d.y, l, d.y, l, c.axes, c.keepdim, c.kind, c.p, 1.0};
-    auto gx = reduce_backward(bd, g, x, yt).value();
-    const double h = 1e-6;
-    for (std::int64_t i = 0; i < l.numel(); ++i) {
-      auto loss = [&](double delta) {
-        HostTensor xp(l);
-        for (std::int64_t j = 0; j < l.numel(); ++j) xp.set(j, x.get(j) + (j == i ? delta : 0.0));
-        auto r = reduce(d, xp).value();
-        double s = 0;
-        for (std::size_t k = 0; k < r.exact.size(); ++k) s += g.get(static_cast<std::int64_t>(k)) * r.exact[k];
-        return s;
-      };
-      const double fd = (loss(h) - loss(-h)) / (2 * h);
-      EXPECT_NEAR(gx.exact[static_cast<std::size_t>(i)], fd, 1e-6 * (1 + std::fabs(fd))) << "element " << i;
-    }
+    expect_backward_matches_fd(d, x, g);
   }
 }
 
@@ -197,26 +204,6 @@ TEST(ReduceReference, BackwardMatchesFiniteDifferencesMoreKinds) {
       {ReduceKind::kStd, 2, 0, ReduceAxes::of({1}), false},     {ReduceKind::kStd, 2, 0.5, ReduceAxes::all(), false},
       {ReduceKind::kStd, 2, 2, ReduceAxes::of({-1, 0}), false}, {ReduceKind::kAmin, 2, 1, ReduceAxes::of({0}), true},
   };
-  auto fd_check = [&](const ReduceDescriptor& d, const HostTensor& x, const HostTensor& g) {
-    auto y = reduce(d, x).value();
-    HostTensor yt(d.y);
-    for (std::size_t i = 0; i < y.exact.size(); ++i) yt.set(static_cast<std::int64_t>(i), y.exact[i]);
-    ReduceBackwardDescriptor bd{d.y, l, d.y, l, d.axes, d.keepdim, d.kind, d.p, d.correction};
-    auto gx = reduce_backward(bd, g, x, yt).value();
-    const double h = 1e-6;
-    for (std::int64_t i = 0; i < l.numel(); ++i) {
-      auto loss = [&](double delta) {
-        HostTensor xp(l);
-        for (std::int64_t j = 0; j < l.numel(); ++j) xp.set(j, x.get(j) + (j == i ? delta : 0.0));
-        auto r = reduce(d, xp).value();
-        double s = 0;
-        for (std::size_t k = 0; k < r.exact.size(); ++k) s += g.get(static_cast<std::int64_t>(k)) * r.exact[k];
-        return s;
-      };
-      const double fd = (loss(h) - loss(-h)) / (2 * h);
-      EXPECT_NEAR(gx.exact[static_cast<std::size_t>(i)], fd, 1e-6 * (1 + std::fabs(fd))) << "element " << i;
-    }
-  };
   for (const auto& c : cases) {
     auto d = rdesc(l, c.axes, c.keepdim, c.kind, c.p, c.corr);
     SCOPED_TRACE(d.to_string());
@@ -224,7 +211,7 @@ TEST(ReduceReference, BackwardMatchesFiniteDifferencesMoreKinds) {
     for (std::int64_t i = 0; i < l.numel(); ++i) x.set(i, (i % 2 ? -1.0 : 1.0) * (u(rng) + 0.01 * static_cast<double>(i)));
     HostTensor g(d.y);
     for (std::int64_t i = 0; i < d.y.numel(); ++i) g.set(i, u(rng) - 1.25);
-    fd_check(d, x, g);
+    expect_backward_matches_fd(d, x, g);
   }
   // prod: groups of 4 along dim 1 with no, one and two zeros (groups (0, 0), (1, 1), (2, 0)...)
   auto d = rdesc(l, ReduceAxes::of({1}), false, ReduceKind::kProd);
@@ -237,7 +224,7 @@ TEST(ReduceReference, BackwardMatchesFiniteDifferencesMoreKinds) {
         for (int z = 0; z < (a == 0 ? 0 : zeros); ++z) x.set(a * 8 + (z + a) % 4 * 2 + b, 0.0);
     HostTensor g(d.y);
     for (std::int64_t i = 0; i < d.y.numel(); ++i) g.set(i, u(rng) - 1.25);
-    fd_check(d, x, g);
+    expect_backward_matches_fd(d, x, g);
   }
 }
 
