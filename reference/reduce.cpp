@@ -358,10 +358,12 @@ T grad_elem(ReduceKind kind, double p, T div, T n, T g, T x, T y, T mean, T coun
       if (p == 0) return T(0);
       if (p == 1) return g * s;
       if (p == 2) return y == T(0) ? T(0) : g * (x / y);
-      if (std::isinf(p)) return s * (g / count) * (m == y ? T(1) : T(0));
+      // +-inf: PyTorch's mask |x| == y || isnan(x), with sgn(NaN) = 0 (torch.sign).
+      if (std::isinf(p)) return s * (g / count) * (m == y || std::isnan(x) ? T(1) : T(0));
       if (y == T(0)) return T(0);
       const T pp = static_cast<T>(p);
-      const T scaled = pp < T(1) ? s * std::pow(m, pp - T(1)) : x * std::pow(m, pp - T(2));
+      // p < 1: |x|^(p-1) at x == 0 is inf; PyTorch masks it to 0 (masked_fill_(self == 0, 0)).
+      const T scaled = pp < T(1) ? (x == T(0) ? T(0) : s * std::pow(m, pp - T(1))) : x * std::pow(m, pp - T(2));
       return scaled * (g / std::pow(y, pp - T(1)));
     }
   }
@@ -399,7 +401,7 @@ Expected<Result> reduce_backward(const ReduceBackwardDescriptor& d, const HostTe
       sumc += xv;
       sum_abs += std::fabs(xv);
       sumf += static_cast<float>(xv);
-      count += ((abs_tie ? std::fabs(xv) : xv) == yv) ? 1 : 0;
+      count += ((abs_tie ? std::fabs(xv) : xv) == yv || (abs_tie && std::isnan(xv))) ? 1 : 0;
       if (xv == 0) zeros += 1;
       else {
         prod_nz *= xv;

@@ -331,8 +331,8 @@ TEST_P(ReduceGpu, MoreKindsAndCorrections) {
   }
 }
 
-// The backward where its group statistics decide: prod with 0, 1 and 2 zeros in a group (rows
-// 0, 1, 2 mod 3: torch's zero rules), amax / amin / max / min / norm +-inf with dense ties
+// The backward where its group statistics decide: prod and norm p = 0.5 / -1.5 with 0, 1 and 2
+// zeros in a group (rows 0, 1, 2 mod 3: torch's zero rules), norm +-inf with 0, 1, 2 NaNs, amax / amin / max / min / norm +-inf with dense ties
 // (integers in [-3, 3]: the gradient splits evenly among them), along rows (axis 1) and
 // columns (axis 0), up to 262144 elements a group; every kind on the 2 x 262144 rows
 // Backward skips.
@@ -360,6 +360,19 @@ TEST_P(ReduceGpu, BackwardZerosTiesLongGroups) {
         for (std::int64_t g = 0; g < groups; ++g)
           for (std::int64_t z = 0; z < g % 3; ++z) hx.set(at(g, (n / 3) * z + (g * 5) % (n / 3 + 1)), 0.0);
         check_backward_every_sku(ReduceBackwardDescriptor{y, x, y, x, ax, false, ReduceKind::kProd}, hx, hg);
+        // norm p < 1 with the same zeros: torch's 0 at x == 0 (not 0 * inf); p = -1.5: a zero
+        // makes the norm 0 and the whole group's gradient 0
+        for (double p : {0.5, -1.5})
+          check_backward_every_sku(ReduceBackwardDescriptor{y, x, y, x, ax, false, ReduceKind::kNorm, p}, hx, hg);
+      }
+      {  // norm +-inf with 0, 1, 2 NaNs a group: y NaN, torch's gradient 0 everywhere in the group
+        HostTensor hx(x);
+        fill_random(hx, -3, 3);
+        for (std::int64_t g = 0; g < groups; ++g)
+          for (std::int64_t z = 0; z < g % 3; ++z)
+            hx.set(at(g, (n / 3) * z + (g * 7) % (n / 3 + 1)), std::numeric_limits<double>::quiet_NaN());
+        for (double p : {inf, -inf})
+          check_backward_every_sku(ReduceBackwardDescriptor{y, x, y, x, ax, false, ReduceKind::kNorm, p}, hx, hg);
       }
       HostTensor hx(x);  // ties: integers in -3..3 without 0 (norm -inf's min |x| would be 0, its gradient 0)
       fill_random(hx, -3.49, 3.49);

@@ -244,6 +244,46 @@ TEST(ReduceReference, BackwardTiesAndZeros) {
   EXPECT_EQ(reduce_backward(bd, g, xz, yz).value().exact, (std::vector<double>{0, 12, 0, 0}));
 }
 
+// PyTorch's edge values (torch 2.15, CPU, checked this session): linalg.vector_norm p = 0.5 on
+// [0, 1, -2] has gradient [0, 2.4142, -1.7071] (|x|^(p-1) masked to 0 at x == 0); p = +-inf with
+// a NaN in the group is NaN forward and 0 everywhere backward (the mask |x| == y || isnan(x)
+// picks the NaNs, torch.sign(NaN) = 0); var along a dim with n - correction = 0 is
+// (2 / 0) g (x - mean): +-inf, NaN where x == mean; n - correction < 0 stays finite (negative).
+TEST(ReduceReference, BackwardTorchEdgeValues) {
+  auto l = c64({3});
+  auto s = TensorLayout::contiguous(DType::kF64, {});
+  auto g = tensor(s, {1.0});
+  ReduceBackwardDescriptor bd{s, l, s, l, ReduceAxes::all(), false, ReduceKind::kNorm, 0.5};
+  auto x = tensor(l, {0, 1, -2});
+  auto y = tensor(s, {std::pow(1 + std::sqrt(2.0), 2)});
+  auto half = reduce_backward(bd, g, x, y).value().exact;
+  EXPECT_EQ(half[0], 0.0);
+  EXPECT_NEAR(half[1], 2.414213562373095, 1e-12);
+  EXPECT_NEAR(half[2], -1.707106781186548, 1e-12);
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  auto l5 = c64({5});
+  auto xn = tensor(l5, {3, nan, -3, 1, nan});
+  auto yn = tensor(s, {nan});
+  for (double p : {inf, -inf}) {
+    ReduceBackwardDescriptor nd{s, l5, s, l5, ReduceAxes::all(), false, ReduceKind::kNorm, p};
+    EXPECT_EQ(reduce_backward(nd, g, xn, yn).value().exact, (std::vector<double>{0, 0, 0, 0, 0})) << p;
+    ReduceDescriptor fd{l5, s, ReduceAxes::all(), false, ReduceKind::kNorm, p};
+    EXPECT_TRUE(std::isnan(reduce(fd, xn).value().exact[0])) << p;
+  }
+  auto l2 = c64({2, 2});
+  auto s2 = c64({2});
+  auto xv = tensor(l2, {1, 2, 5, 5});
+  auto g2 = tensor(s2, {1, 1});
+  ReduceBackwardDescriptor vd{s2, l2, s2, l2, ReduceAxes::of({1}), false, ReduceKind::kVar, 2, 2};
+  auto yv = tensor(s2, {inf, nan});
+  auto v0 = reduce_backward(vd, g2, xv, yv).value().exact;
+  EXPECT_EQ(v0[0], -inf);
+  EXPECT_EQ(v0[1], inf);
+  EXPECT_TRUE(std::isnan(v0[2]) && std::isnan(v0[3]));
+  vd.correction = 3;
+  EXPECT_EQ(reduce_backward(vd, g2, xv, yv).value().exact, (std::vector<double>{1, -1, 0, 0}));
+}
+
 }  // namespace
 }  // namespace baracuda::reference
 

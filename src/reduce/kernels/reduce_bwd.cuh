@@ -8,7 +8,8 @@
 // strides). Deterministic (no atomics).
 // Formulas (PyTorch's autograd): sum g; mean g / n; amax-like (g / count) * (x == y);
 // norm p=0: 0, p=1: g sgn(x), p=2: g (x / y), y == 0 -> 0, inf: sgn(x) (g / count)
-// (|x| == y), other p: g x |x|^(p-2) / y^(p-1) (p < 1: sgn(x) |x|^(p-1)), y == 0 -> 0;
+// (|x| == y or x NaN; count the same, sgn(NaN) = 0 as in torch: a NaN group's gradient is 0),
+// other p: g x |x|^(p-2) / y^(p-1) (p < 1: sgn(x) |x|^(p-1), 0 at x == 0), y == 0 -> 0;
 // logsumexp g exp(x - y); var (2 / (n - c)) g (x - mean); std the same times 1 / (2 y),
 // y == 0 -> 0; prod (no zero) (g y) / x, one zero: g * prod(others) at the zero, else 0.
 // Preconditions: blockDim.x = 256; 16-bit dtypes compute in f32, f64 in f64.
@@ -67,7 +68,8 @@ __global__ void __launch_bounds__(256) reduce_bwd_kernel(const ReduceBwdParams p
   if (tie || moments || prod) {
     for (std::int64_t e = threadIdx.x; e < p.n; e += blockDim.x) {
       const C v = to_compute(x[bwd_red_offset(p, 0, e)]);
-      if (tie) st.a += ((abs_tie ? (v < C(0) ? -v : v) : v) == yv) ? C(1) : C(0);
+      // norm +-inf also counts NaN elements as ties (PyTorch's mask |x| == y || isnan(x)).
+      if (tie) st.a += ((abs_tie ? (v < C(0) ? -v : v) : v) == yv || (abs_tie && v != v)) ? C(1) : C(0);
       else if (moments) st.a += v;
       else if (v == C(0)) st.a += C(1);
       else st.b *= v;
@@ -101,13 +103,14 @@ __global__ void __launch_bounds__(256) reduce_bwd_kernel(const ReduceBwdParams p
           case 0: r = C(0); break;
           case 1: r = gv * sgn(v); break;
           case 2: r = yv == C(0) ? C(0) : gv * (v / yv); break;
-          case 4: r = sgn(v) * (gv / st.a) * (m == yv ? C(1) : C(0)); break;
+          case 4: r = sgn(v) * (gv / st.a) * (m == yv || v != v ? C(1) : C(0)); break;
           default: {
             const C pp = static_cast<C>(p.p);
             if (yv == C(0)) {
               r = C(0);
             } else {
-              const C scaled = pp < C(1) ? sgn(v) * c_pow(m, pp - C(1)) : v * c_pow(m, pp - C(2));
+              // p < 1: |x|^(p-1) is inf at x == 0, masked to 0 as PyTorch does (not 0 * inf).
+              const C scaled = pp < C(1) ? (v == C(0) ? C(0) : sgn(v) * c_pow(m, pp - C(1))) : v * c_pow(m, pp - C(2));
               r = scaled * (gv / c_pow(yv, pp - C(1)));
             }
           }
