@@ -138,6 +138,29 @@ TEST_P(ReduceGpu, Forward) {
     }
 }
 
+// The backward of `d` on every SKU: y = the reference forward of x (rounded to y's dtype, as
+// autograd holds it), grad_x poisoned, checked against reference::reduce_backward.
+void check_backward_every_sku(const ReduceBackwardDescriptor& d, const HostTensor& hx, const HostTensor& hg) {
+  const ReduceDescriptor fd{d.x, d.y, d.axes, d.keepdim, d.kind, d.p, d.correction};
+  HostTensor hy(d.y), hgx(d.grad_x);
+  auto fy = reference::reduce(fd, hx);
+  ASSERT_TRUE(fy.has_value()) << fy.error().to_string();
+  for (std::int64_t i = 0; i < d.y.numel(); ++i) hy.set(i, fy->exact[static_cast<std::size_t>(i)]);
+  auto want = reference::reduce_backward(d, hg, hx, hy);
+  ASSERT_TRUE(want.has_value()) << want.error().to_string();
+  DeviceTensor dx(hx, test_stream()), dy(hy, test_stream()), dg(hg, test_stream()), dgx(hgx, test_stream());
+  for_each_sku<ReduceBackwardPlan>(
+      d, [&] { dgx.poison(0xFF, test_stream()); },
+      [&](const ReduceBackwardPlan& p, Workspace ws) {
+        return p.run(test_stream(), ws,
+                     ReduceBackwardArgs{.grad_y = dg.data(), .x = dx.data(), .y = dy.data(), .grad_x = dgx.data()});
+      },
+      [&](const std::string& sku) {
+        ASSERT_TRUE(dgx.download(hgx, test_stream()));
+        EXPECT_TRUE(check_close(hgx, want.value(), sku + " " + d.to_string()));
+      });
+}
+
 TEST_P(ReduceGpu, Backward) {
   BARACUDA_REQUIRE_GPU();
   const DType t = GetParam();
@@ -147,28 +170,12 @@ TEST_P(ReduceGpu, Backward) {
       if (c.x.numel() > 300000 && k.kind != ReduceKind::kSum && k.kind != ReduceKind::kVar) continue;
       const TensorLayout yl = reduced_layout(c.x, c.axes, c.keepdim, t).value();
       const TensorLayout gx = TensorLayout::contiguous(t, c.x.shape_span());
-      ReduceDescriptor fd{c.x, yl, c.axes, c.keepdim, k.kind, k.p, k.correction};
       ReduceBackwardDescriptor d{yl, c.x, yl, gx, c.axes, c.keepdim, k.kind, k.p, k.correction};
       SCOPED_TRACE(c.name + " " + d.to_string());
-      HostTensor hx(c.x), hy(yl), hg(yl), hgx(gx);
+      HostTensor hx(c.x), hg(yl);
       fill_for(hx, k.kind);
       fill_random(hg, -2, 2);
-      auto fy = reference::reduce(fd, hx);
-      ASSERT_TRUE(fy.has_value());
-      for (std::int64_t i = 0; i < yl.numel(); ++i) hy.set(i, fy->exact[static_cast<std::size_t>(i)]);
-      auto want = reference::reduce_backward(d, hg, hx, hy);
-      ASSERT_TRUE(want.has_value()) << want.error().to_string();
-      DeviceTensor dx(hx, test_stream()), dy(hy, test_stream()), dg(hg, test_stream()), dgx(hgx, test_stream());
-      for_each_sku<ReduceBackwardPlan>(
-          d, [&] { dgx.poison(0xFF, test_stream()); },
-          [&](const ReduceBackwardPlan& p, Workspace ws) {
-            return p.run(test_stream(), ws,
-                         ReduceBackwardArgs{.grad_y = dg.data(), .x = dx.data(), .y = dy.data(), .grad_x = dgx.data()});
-          },
-          [&](const std::string& sku) {
-            ASSERT_TRUE(dgx.download(hgx, test_stream()));
-            EXPECT_TRUE(check_close(hgx, want.value(), sku + " " + d.to_string()));
-          });
+      check_backward_every_sku(d, hx, hg);
     }
 }
 
@@ -261,29 +268,6 @@ TEST_P(ReduceGpu, Trace) {
     DeviceTensor dx(hx, test_stream());
     check_every_sku<TracePlan, TraceArgs>(d, dx, d.y, want.value(), false);
   }
-}
-
-// The backward of `d` on every SKU: y = the reference forward of x (rounded to y's dtype, as
-// autograd holds it), grad_x poisoned, checked against reference::reduce_backward.
-void check_backward_every_sku(const ReduceBackwardDescriptor& d, const HostTensor& hx, const HostTensor& hg) {
-  const ReduceDescriptor fd{d.x, d.y, d.axes, d.keepdim, d.kind, d.p, d.correction};
-  HostTensor hy(d.y), hgx(d.grad_x);
-  auto fy = reference::reduce(fd, hx);
-  ASSERT_TRUE(fy.has_value()) << fy.error().to_string();
-  for (std::int64_t i = 0; i < d.y.numel(); ++i) hy.set(i, fy->exact[static_cast<std::size_t>(i)]);
-  auto want = reference::reduce_backward(d, hg, hx, hy);
-  ASSERT_TRUE(want.has_value()) << want.error().to_string();
-  DeviceTensor dx(hx, test_stream()), dy(hy, test_stream()), dg(hg, test_stream()), dgx(hgx, test_stream());
-  for_each_sku<ReduceBackwardPlan>(
-      d, [&] { dgx.poison(0xFF, test_stream()); },
-      [&](const ReduceBackwardPlan& p, Workspace ws) {
-        return p.run(test_stream(), ws,
-                     ReduceBackwardArgs{.grad_y = dg.data(), .x = dx.data(), .y = dy.data(), .grad_x = dgx.data()});
-      },
-      [&](const std::string& sku) {
-        ASSERT_TRUE(dgx.download(hgx, test_stream()));
-        EXPECT_TRUE(check_close(hgx, want.value(), sku + " " + d.to_string()));
-      });
 }
 
 // The kinds and options the main tables leave out, forward and backward on every SKU: max and

@@ -43,6 +43,7 @@ struct SdpaCase {
   std::vector<std::int64_t> bias;  // shape; empty: none
   bool bias_f32 = true;
   bool grad_bias = false;
+  bool bias_neg_inf = false;       // -inf bias entries (a mask as an additive bias), whole rows too
   std::vector<std::int64_t> mask;  // shape; empty: none
   bool mask_holes = false;         // whole query rows masked out
   int alibi = 0;                   // 0 none, 1 [Hq], 2 [B, Hq]
@@ -141,6 +142,11 @@ void run_case(DType t, const SdpaCase& c) {
   HostTensor hmask(d.mask.rank ? d.mask : TensorLayout::contiguous(DType::kU8, {1}));
   HostTensor halibi(d.alibi_slopes.rank ? d.alibi_slopes : TensorLayout::contiguous(DType::kF32, {1}));
   fill_random(hbias, -2, 2);
+  if (c.bias_neg_inf && d.bias.rank >= 2) {  // every fourth entry, and every fifth query row whole
+    const std::int64_t skv = d.bias.shape[d.bias.rank - 1], sq = d.bias.shape[d.bias.rank - 2];
+    for (std::int64_t i = 0; i < hbias.layout().numel(); ++i)
+      if (i % 4 == 0 || (i / skv) % sq % 5 == 1) hbias.set(i, -std::numeric_limits<double>::infinity());
+  }
   for (std::int64_t i = 0; i < hmask.layout().numel(); ++i) hmask.set(i, (rng()() % 4) != 0);
   if (c.mask_holes && d.mask.rank > 0) {  // every third query row sees nothing
     const std::int64_t skv = d.mask.shape[d.mask.rank - 1], sq = d.mask.shape[d.mask.rank - 2];
@@ -296,6 +302,13 @@ std::vector<SdpaCase> option_cases() {
   v.push_back({.name = "bias_bcast_grad", .B = 2, .Hq = 4, .Hkv = 2, .Sq = 19, .Skv = 37, .bias = {4, 1, 37}, .bias_f32 = false,
                .grad_bias = true});
   v.push_back({.name = "bias_rows", .B = 2, .Hq = 2, .Hkv = 2, .Sq = 21, .Skv = 40, .opt = causal(TL), .bias = {21, 40}});
+  // -inf in the additive bias (the mask form fused kernels take): single entries and fully
+  // masked query rows (o = 0, lse = -inf; the gradient of a -inf entry is 0), per-head and
+  // broadcast [Sq, Skv] with its summed gradient.
+  v.push_back({.name = "bias_neg_inf_rows", .B = 2, .Hq = 4, .Hkv = 2, .Sq = 40, .Skv = 64, .opt = causal(TL),
+               .bias = {1, 4, 40, 64}, .bias_f32 = false, .bias_neg_inf = true});
+  v.push_back({.name = "bias_neg_inf_bcast_grad", .B = 2, .Hq = 4, .Hkv = 2, .Sq = 40, .Skv = 64, .bias = {40, 64},
+               .grad_bias = true, .bias_neg_inf = true});
   v.push_back({.name = "mask_holes", .B = 2, .Hq = 2, .Hkv = 2, .Sq = 24, .Skv = 50, .mask = {2, 1, 24, 50}, .mask_holes = true});
   v.push_back({.name = "mask_bias_alibi", .B = 1, .Hq = 4, .Hkv = 4, .Sq = 30, .Skv = 30, .opt = causal(TL), .bias = {1, 4, 30, 30},
                .grad_bias = true, .mask = {30, 30}, .alibi = 1});
@@ -378,7 +391,8 @@ TEST(SdpaGpuLong, Seq4096) {
 // Dropout statistics and replay for every SKU: q = k = 0 (uniform p = 1 / Skv) and v = I
 // (Dv = Skv), so o_ij = keep_ij / (Skv (1 - p)) exposes the mask. Kept fraction within 5
 // sigma of 1 - p, kept values exact, same seed -> same bits (forward and backward), another
-// seed -> another mask; our SKUs also match the contract's rule element for element.
+// seed -> another mask, the device {seed, offset} pointer overrides the host values; our SKUs
+// also match the contract's rule element for element.
 TEST(SdpaGpuDropout, StatisticsAndReplay) {
   BARACUDA_REQUIRE_GPU();
   for (DType t : {DType::kBF16, DType::kF16, DType::kF32}) {
@@ -396,6 +410,10 @@ TEST(SdpaGpuDropout, StatisticsAndReplay) {
     const Stream& s = test_stream();
     DeviceTensor dq(hq, s), dk(hk, s), dv(hv, s), dout(ho, s), dlse(hlse, s);
     const auto keep = reference::sdpa_dropout_keep(B, H, Sq, S, p, 11, 22);
+    HostTensor hseed(TensorLayout::contiguous(DType::kI64, {2}, 8));
+    hseed.set(0, 11);
+    hseed.set(1, 22);
+    DeviceTensor dseed(hseed, s);
     auto run = [&](const SdpaPlan& plan, std::uint64_t seed, HostTensor& out) {
       dout.poison(0xFF, s);
       SdpaArgs a{.q = dq.data(), .k = dk.data(), .v = dv.data(), .o = dout.data(), .lse = static_cast<float*>(dlse.data())};
@@ -424,22 +442,16 @@ TEST(SdpaGpuDropout, StatisticsAndReplay) {
       if (!is_cudnn(plan.sku().name())) EXPECT_EQ(mismatch, 0) << "our SKUs follow the contract's Philox rule";
       run(plan, 12, ho2);
       EXPECT_NE(std::memcmp(ho.storage(), ho2.storage(), ho.storage_bytes()), 0) << "another seed, same mask";
+      // The device {seed, offset} overrides the host values (graph replays), on every SKU:
+      // host seed 999 / offset 0 with the device pair {11, 22} gives seed 11's bits.
+      dout.poison(0xFF, s);
+      SdpaArgs a{.q = dq.data(), .k = dk.data(), .v = dv.data(), .o = dout.data(), .lse = static_cast<float*>(dlse.data())};
+      a.seed = 999;
+      a.philox_seed_offset = static_cast<const std::uint64_t*>(dseed.data());
+      ASSERT_TRUE(plan.run(s, test_workspace(plan.workspace_size()), a));
+      ASSERT_TRUE(dout.download(ho2, s));
+      EXPECT_EQ(std::memcmp(ho.storage(), ho2.storage(), ho.storage_bytes()), 0) << "philox_seed_offset not used";
     }
-    // The device seed pointer overrides the host values (graph replays).
-    auto plan = SdpaPlan::select(s, d);
-    ASSERT_TRUE(plan.has_value());
-    HostTensor hseed(TensorLayout::contiguous(DType::kI64, {2}, 8));
-    hseed.set(0, 11);
-    hseed.set(1, 22);
-    DeviceTensor dseed(hseed, s);
-    run(*plan, 11, ho);
-    dout.poison(0xFF, s);
-    SdpaArgs a{.q = dq.data(), .k = dk.data(), .v = dv.data(), .o = dout.data(), .lse = static_cast<float*>(dlse.data())};
-    a.seed = 999;
-    a.philox_seed_offset = static_cast<const std::uint64_t*>(dseed.data());
-    ASSERT_TRUE(plan->run(s, test_workspace(plan->workspace_size()), a));
-    ASSERT_TRUE(dout.download(ho2, s));
-    EXPECT_EQ(std::memcmp(ho.storage(), ho2.storage(), ho.storage_bytes()), 0) << "philox_seed_offset not used";
   }
 }
 
