@@ -4,6 +4,7 @@
 #include "baracuda/reference/batch_norm.hpp"
 
 #include <cmath>
+#include <limits>
 
 namespace baracuda::reference {
 
@@ -93,8 +94,9 @@ ChanNormForward forward(const Core& k, bool save, bool update, DType rm_t, DType
       sabs += std::fabs(v);
       sc += static_cast<CT>(v);
     });
-    const long double mu = sum / M;
-    const CT muc = sc / static_cast<CT>(M);
+    // M == 0 (an empty batch or spatial size 0): mean 0, variance taken as 0 (see batch_norm.hpp)
+    const long double mu = M > 0 ? sum / M : 0;
+    const CT muc = M > 0 ? sc / static_cast<CT>(M) : CT(0);
     long double ss = 0;
     CT ssc = 0;
     k.for_members(s, [&](std::int64_t i, std::int64_t) {
@@ -103,10 +105,10 @@ ChanNormForward forward(const Core& k, bool save, bool update, DType rm_t, DType
       ssc += (static_cast<CT>(v) - muc) * (static_cast<CT>(v) - muc);
     });
     mean[si] = mu;
-    var[si] = ss / M;
-    mabs[si] = static_cast<double>(sabs / M);
+    var[si] = M > 0 ? ss / M : 0;
+    mabs[si] = M > 0 ? static_cast<double>(sabs / M) : 0.0;
     meanc[si] = muc;
-    varc[si] = ssc / static_cast<CT>(M);
+    varc[si] = M > 0 ? ssc / static_cast<CT>(M) : CT(0);
     rstdc[si] = static_cast<double>(CT(1) / std::sqrt(static_cast<CT>(varc[si]) + static_cast<CT>(k.eps)));
     if (save) {
       const long double rs = 1.0L / std::sqrt(var[si] + static_cast<long double>(k.eps));
@@ -139,7 +141,17 @@ ChanNormForward forward(const Core& k, bool save, bool update, DType rm_t, DType
     out.running_mean = sized(k.C);
     out.running_var = sized(k.C);
     const double unb = M > 1 ? static_cast<double>(M) / static_cast<double>(M - 1) : 0.0;
+    // Empty inputs (PyTorch): InstanceNorm over N = 0 instances averages the update over no
+    // instance (0 / 0: NaN); otherwise no values (M == 0) leave the running stats as they are.
+    const bool nan_update = k.G != 0 && k.N == 0, keep = !nan_update && M == 0;
+    const double nan = std::numeric_limits<double>::quiet_NaN();
     for (std::int64_t c = 0; c < k.C; ++c) {
+      const auto ci = static_cast<std::size_t>(c);
+      if (nan_update || keep) {  // exact = naive, scale 0: compared as they are
+        out.running_mean.exact[ci] = out.running_mean.naive[ci] = nan_update ? nan : k.rm[ci];
+        out.running_var.exact[ci] = out.running_var.naive[ci] = nan_update ? nan : k.rv[ci];
+        continue;
+      }
       // BatchNorm: the channel's statistic; InstanceNorm: the mean over n of (n, c)'s
       long double m = 0, v = 0;
       double mn = 0, vn = 0, ms = 0, vs = 0;
@@ -153,7 +165,6 @@ ChanNormForward forward(const Core& k, bool save, bool update, DType rm_t, DType
         ms += mabs[si] * depth;
         vs += unb * depth * (static_cast<double>(var[si]) + std::sqrt(static_cast<double>(var[si])) * mabs[si]);
       }
-      const auto ci = static_cast<std::size_t>(c);
       running_update(out.running_mean, ci, rm_t, k.rm[ci], m / reps, mn / reps, ms / reps, k.momentum);
       running_update(out.running_var, ci, rv_t, k.rv[ci], v / reps, vn / reps, vs / reps, k.momentum);
     }
@@ -205,8 +216,10 @@ ChanNormGrads backward(const Core& k, const std::vector<double>& g, const std::v
       const auto ci = static_cast<std::size_t>(c);
       const double wv = k.w[ci], r = rs[si], m = mu[si];
       const CT rc = static_cast<CT>(r), mc = static_cast<CT>(m);
-      const long double c1 = k.eval ? 0 : s1[si] / M, c2 = k.eval ? 0 : s2[si] / M;
-      const CT c1c = k.eval ? CT(0) : s1c[si] / static_cast<CT>(M), c2c = k.eval ? CT(0) : s2c[si] / static_cast<CT>(M);
+      // M == 0 (no values): nothing below reads the set means; grad_weight / grad_bias stay 0
+      const bool means = !k.eval && M > 0;
+      const long double c1 = means ? s1[si] / M : 0, c2 = means ? s2[si] / M : 0;
+      const CT c1c = means ? s1c[si] / static_cast<CT>(M) : CT(0), c2c = means ? s2c[si] / static_cast<CT>(M) : CT(0);
       for (std::int64_t s = 0; s < k.S; ++s) {
         const auto i = static_cast<std::size_t>((n * k.C + c) * k.S + s);
         const long double xhat = (k.x[i] - static_cast<long double>(m)) * r;

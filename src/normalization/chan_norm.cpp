@@ -314,16 +314,16 @@ Status validate_view(const View& v) {
     return Status(Code::kInvalidArgument, "eps = " + num(v.eps) + " must be finite and >= 0");
   if (v.update_running && !std::isfinite(v.momentum))
     return Status(Code::kInvalidArgument, "momentum = " + num(v.momentum) + " must be finite");
+  // PyTorch's refusals (F.batch_norm / F.instance_norm / F.group_norm); empty inputs are
+  // accepted as torch accepts them (see setup_for and the header for what they write).
   const std::int64_t N = v.N(), S = v.S();
-  if (v.op == ChanOp::kBatchTrain && !v.bwd && N * S <= 1)
+  if (v.op == ChanOp::kBatchTrain && !v.bwd && N * S == 1)
     return Status(Code::kInvalidArgument, "x = " + x.to_string() + ": batch_norm training needs more than 1 value per "
-                                              "channel (N * spatial = " + std::to_string(N * S) + ")");
-  if (v.op == ChanOp::kBatchTrain && v.bwd && N * S < 1)
-    return Status(Code::kInvalidArgument, "x = " + x.to_string() + ": no values per channel (N * spatial = 0)");
-  if (v.op == ChanOp::kGroup && v.instance && !v.bwd && N > 0 && S <= 1)
+                                              "channel (N * spatial = 1)");
+  if (v.op == ChanOp::kGroup && v.instance && !v.bwd && S == 1)
     return Status(Code::kInvalidArgument, "x = " + x.to_string() + ": instance_norm with input stats needs more than 1 "
-                                              "spatial element (spatial = " + std::to_string(S) + ")");
-  if (v.op == ChanOp::kGroup && !v.bwd && N > 0 && S < 1)
+                                              "spatial element (spatial = 1)");
+  if (v.op == ChanOp::kGroup && !v.instance && !v.bwd && N > 0 && S < 1)
     return Status(Code::kInvalidArgument, "x = " + x.to_string() + ": spatial size 0 (no values per group)");
   return Status::ok();
 }
@@ -450,7 +450,10 @@ Setup setup_for(const View& v, bool vec, const DeviceCaps& caps) {
   p.has_weight = v.w.l != nullptr;
   p.has_bias = v.b.l != nullptr;
   p.save_stats = v.save_stats;
-  p.update_running = v.update_running;
+  // Empty inputs (as PyTorch): BatchNorm with N * S == 0 and InstanceNorm with S == 0 leave
+  // the running stats as they are; InstanceNorm with N == 0 averages the update over no
+  // instance and writes NaN (chan_finalize_instance_running).
+  p.update_running = v.update_running && (v.op == ChanOp::kGroup ? p.N == 0 || p.S > 0 : p.N * p.S > 0);
   p.grad_weight_on = v.gw.l != nullptr;
   p.grad_bias_on = v.gb.l != nullptr;
   auto chan = [&](const ChanArray& a, std::int64_t& stride, bool& is_c) {
@@ -606,7 +609,6 @@ struct ChanCandidate {
     p.grad_bias = const_cast<void*>(r.gb);
     p.stat_mean = const_cast<void*>(r.mean);
     p.stat_rstd = const_cast<void*>(r.rstd);
-    if (p.N * p.C * p.S == 0 && p.op == ChanOp::kGroup && !p.bwd) return Status::ok();  // nothing to normalize
     return launch_params(p, d.x.dtype, ws, s);
   }
   static constexpr Candidate<Desc, Args> make() { return {&probe, &prepare, &launch}; }

@@ -7,11 +7,14 @@
 // (mixed), statistics over 1, 7 and 262144 values; the optional operands off (no weight,
 // bias, running or saved stats: outputs unwritten, running stats unchanged; grad_weight /
 // grad_bias alone), per-channel arrays with stride 2, GroupNorm with C groups;
-// determinism of the parameter gradients; run-time refusals with outputs untouched.
+// determinism of the parameter gradients; run-time refusals with outputs untouched; empty
+// inputs as PyTorch (n0, s0; EmptyInputs byte for byte: running stats kept or NaN, saved
+// statistics 0 and 1 / sqrt(eps), zero parameter gradients, nothing else written).
 // Filter: --gtest_filter='*BatchNorm*:*GroupNorm*:*InstanceNorm*:*ChanNorm*'
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <initializer_list>
 #include <string>
@@ -59,7 +62,11 @@ std::vector<ChanCase> chan_cases(DType t) {
       {"m7", c({7, 3})},
       {"s7", c({2, 3, 7})},
       {"m262144", c({2, 2, 512, 256})},
-      {"n0", c({0, 4, 8})},  // empty batch (BatchNorm training is refused: no values; InstanceNorm's running update skipped)
+      // empty inputs, as PyTorch (batch_norm.hpp; EmptyInputs below checks them byte for byte):
+      // BatchNorm training keeps its running stats and saves mean 0 / invstd 1 / sqrt(eps);
+      // InstanceNorm's running update over no instance writes NaN; GroupNorm refuses s0
+      {"n0", c({0, 4, 8})},
+      {"s0", c({3, 4, 0})},
   };
 }
 
@@ -118,7 +125,7 @@ struct Inputs {
 void run_batch_norm(const ChanCase& c, DType t, bool training, bool mixed) {
   const DType pt = mixed ? DType::kF32 : t, st = compute_of(t);
   const std::int64_t C = c.x.shape[1];
-  if (training && c.x.shape[0] * spatial_of(c.x) <= 1) return;
+  if (training && c.x.shape[0] * spatial_of(c.x) == 1) return;  // refused (SelectRefusals.BatchNormPlan)
   Inputs in(c, pt);
   BatchNormDescriptor d;
   d.x = c.x;
@@ -251,6 +258,10 @@ void run_group_norm(const ChanCase& c, DType t, int groups, bool mixed) {
   d.y = c.in_place ? c.x : TensorLayout::contiguous(t, c.x.shape_span());
   d.num_groups = groups;
   d.weight = d.bias = in.pl;
+  if (c.x.shape[0] > 0 && spatial_of(c.x) == 0) {  // refused, as torch ("Expected HxW to be greater than 0")
+    EXPECT_FALSE(GroupNormPlan::select(test_stream(), d).has_value()) << d.to_string();
+    return;
+  }
   auto want = reference::group_norm_forward(d, in.x, &in.w, &in.b);
   ASSERT_TRUE(want.has_value()) << want.error().to_string();
   const std::int64_t K = c.x.shape[0] * groups;
@@ -335,8 +346,7 @@ TEST_P(ChanNormGpu, GroupNorm) {
 void run_instance_norm(const ChanCase& c, DType t, bool input_stats, bool running) {
   const DType st = compute_of(t);
   const std::int64_t C = c.x.shape[1], N = c.x.shape[0];
-  if (input_stats && spatial_of(c.x) <= 1) return;
-  if (input_stats && running && N == 0) return;  // a running update over no instance: 0 / 0 (n0 runs the rest)
+  if (input_stats && spatial_of(c.x) == 1) return;  // refused (SelectRefusals.InstanceNormPlan)
   Inputs in(c, t);
   InstanceNormDescriptor d;
   d.x = c.x;
@@ -451,19 +461,52 @@ const std::vector<ChanOpts> kChanOpts = {
   }
   return ::testing::AssertionSuccess();
 }
-// The parameter gradients: checked when asked for, else still poisoned.
+// Every element of `dev` holds exactly v as l's dtype stores it (same bits).
+::testing::AssertionResult holds_value(DeviceTensor& dev, const TensorLayout& l, double v) {
+  HostTensor h(l), w(l);
+  auto r = dev.download(h, test_stream());
+  if (!r) return r;
+  for (std::int64_t i = 0; i < l.numel(); ++i) {
+    w.set(i, v);
+    const double got = h.get(i), want = w.get(i);
+    if (std::memcmp(&got, &want, sizeof got) != 0)
+      return ::testing::AssertionFailure() << "element " << i << " = " << got << ", not " << want;
+  }
+  return ::testing::AssertionSuccess();
+}
+// The backward's outputs poisoned; for an empty x the saved statistics too: it reads none.
+void poison_bwd(const ChanCase& c, DeviceTensor& dgx, DeviceTensor& dgw, DeviceTensor& dgb, DeviceTensor& dm2,
+                DeviceTensor& dr2) {
+  poison_all({&dgx, &dgw, &dgb});
+  if (c.x.numel() == 0) poison_all({&dm2, &dr2});
+}
+void expect_kept_running(DeviceTensor& drm, DeviceTensor& drv, const Inputs& in, const std::string& what) {
+  EXPECT_TRUE(still_holds(drm, &in.rm, in.pl)) << what << ": running_mean changed";
+  EXPECT_TRUE(still_holds(drv, &in.rv, in.pl)) << what << ": running_var changed";
+}
+// Empty x (batch_norm.hpp), byte for byte: a statistic over no values is saved as mean 0 and
+// invstd / rstd 1 / sqrt(eps).
+void expect_empty_stats(DeviceTensor& dm, DeviceTensor& dr, const TensorLayout& sl, double eps, const std::string& what) {
+  EXPECT_TRUE(holds_value(dm, sl, 0.0)) << what << ": saved mean of no values";
+  EXPECT_TRUE(holds_value(dr, sl, 1.0 / std::sqrt(eps))) << what << ": saved rstd of no values";
+}
+// The parameter gradients: checked when asked for, else still poisoned; for an empty x
+// (no grad_x values) exactly 0.
 void expect_param_grads(DeviceTensor& dgw, DeviceTensor& dgb, HostTensor& hgw, HostTensor& hgb, const reference::ChanNormGrads& g,
                         const ChanOpts& o, const std::string& what) {
+  const bool empty = g.grad_x.exact.empty();
   if (o.grad_weight) expect_output(dgw, hgw, g.grad_weight, what + " grad_weight");
   else EXPECT_TRUE(still_holds(dgw, nullptr, hgw.layout())) << what << ": grad_weight not asked for";
+  if (o.grad_weight && empty) EXPECT_TRUE(holds_value(dgw, hgw.layout(), 0.0)) << what << ": grad_weight of no values";
   if (o.grad_bias) expect_output(dgb, hgb, g.grad_bias, what + " grad_bias");
   else EXPECT_TRUE(still_holds(dgb, nullptr, hgb.layout())) << what << ": grad_bias not asked for";
+  if (o.grad_bias && empty) EXPECT_TRUE(holds_value(dgb, hgb.layout(), 0.0)) << what << ": grad_bias of no values";
 }
 
 void run_batch_norm_opts(const ChanCase& c, DType t, bool training, const ChanOpts& o) {
   const DType pt = o.mixed ? DType::kF32 : t, st = compute_of(t);
   const std::int64_t C = c.x.shape[1];
-  if (training && c.x.shape[0] * spatial_of(c.x) <= 1) return;
+  if (training && c.x.shape[0] * spatial_of(c.x) == 1) return;  // refused (SelectRefusals.BatchNormPlan)
   const bool running = o.running || !training;  // eval reads them
   Inputs in(c, pt, o.strided_params);
   BatchNormDescriptor d;
@@ -501,6 +544,7 @@ void run_batch_norm_opts(const ChanCase& c, DType t, bool training, const ChanOp
         if (training && o.save_stats) {
           expect_output(dm, hm, want->mean, sku + " save_mean " + what);
           expect_output(dr, hr, want->rstd, sku + " save_invstd " + what);
+          if (c.x.numel() == 0) expect_empty_stats(dm, dr, sl, d.eps, sku + " " + what);
         } else {
           EXPECT_TRUE(still_holds(dm, nullptr, sl)) << sku << " save_mean not asked for " << what;
           EXPECT_TRUE(still_holds(dr, nullptr, sl)) << sku << " save_invstd not asked for " << what;
@@ -508,10 +552,9 @@ void run_batch_norm_opts(const ChanCase& c, DType t, bool training, const ChanOp
         if (training && running) {
           expect_output(drm, hrm, want->running_mean, sku + " running_mean " + what);
           expect_output(drv, hrv, want->running_var, sku + " running_var " + what);
-        } else {  // eval reads them, training without them ignores them: unchanged
-          EXPECT_TRUE(still_holds(drm, &in.rm, in.pl)) << sku << " running_mean changed " << what;
-          EXPECT_TRUE(still_holds(drv, &in.rv, in.pl)) << sku << " running_var changed " << what;
         }
+        // eval reads them, training without them ignores them, no values leave them: unchanged
+        if (!training || !running || c.x.numel() == 0) expect_kept_running(drm, drv, in, sku + " " + what);
       });
   // backward (grad_y in the case's layout) from the batch statistics of a forward that saves them
   BatchNormBackwardDescriptor bd;
@@ -539,7 +582,7 @@ void run_batch_norm_opts(const ChanCase& c, DType t, bool training, const ChanOp
   drv.upload(in.rv, test_stream());
   const std::string bwhat = bd.to_string();
   for_each_sku<BatchNormBackwardPlan>(
-      bd, [&] { poison_all({&dgx, &dgw, &dgb}); },
+      bd, [&] { poison_bwd(c, dgx, dgw, dgb, dm2, dr2); },
       [&](const BatchNormBackwardPlan& p, Workspace ws) {
         return p.run(test_stream(), ws,
                      BatchNormBackwardArgs{.grad_y = dg.data(), .x = dx2.data(), .weight = dw.data(), .save_mean = dm2.data(),
@@ -609,7 +652,7 @@ void run_group_norm_opts(const ChanCase& c, DType t, int groups, const ChanOpts&
       dgx(hgx, test_stream()), dgw(hgw, test_stream()), dgb(hgb, test_stream());
   const std::string bwhat = bd.to_string();
   for_each_sku<GroupNormBackwardPlan>(
-      bd, [&] { poison_all({&dgx, &dgw, &dgb}); },
+      bd, [&] { poison_bwd(c, dgx, dgw, dgb, dm2, dr2); },
       [&](const GroupNormBackwardPlan& p, Workspace ws) {
         return p.run(test_stream(), ws,
                      GroupNormBackwardArgs{.grad_y = dg.data(), .x = dx2.data(), .weight = dw.data(), .mean = dm2.data(),
@@ -625,7 +668,7 @@ void run_group_norm_opts(const ChanCase& c, DType t, int groups, const ChanOpts&
 void run_instance_norm_opts(const ChanCase& c, DType t, bool input_stats, const ChanOpts& o) {
   const DType pt = o.mixed ? DType::kF32 : t, st = compute_of(t);
   const std::int64_t C = c.x.shape[1], N = c.x.shape[0];
-  if (input_stats && spatial_of(c.x) <= 1) return;
+  if (input_stats && spatial_of(c.x) == 1) return;  // refused (SelectRefusals.InstanceNormPlan)
   const bool running = o.running || !input_stats;
   Inputs in(c, pt, o.strided_params);
   InstanceNormDescriptor d;
@@ -663,17 +706,16 @@ void run_instance_norm_opts(const ChanCase& c, DType t, bool input_stats, const 
         if (input_stats && o.save_stats) {
           expect_output(dm, hm, want->mean, sku + " mean " + what);
           expect_output(dr, hr, want->rstd, sku + " rstd " + what);
+          if (c.x.numel() == 0) expect_empty_stats(dm, dr, sl, d.eps, sku + " " + what);
         } else {
           EXPECT_TRUE(still_holds(dm, nullptr, sl)) << sku << " mean not asked for " << what;
           EXPECT_TRUE(still_holds(dr, nullptr, sl)) << sku << " rstd not asked for " << what;
         }
-        if (input_stats && running) {
+        if (input_stats && running) {  // N = 0: NaN (the reference's exact value; compare wants NaN)
           expect_output(drm, hrm, want->running_mean, sku + " running_mean " + what);
           expect_output(drv, hrv, want->running_var, sku + " running_var " + what);
-        } else {
-          EXPECT_TRUE(still_holds(drm, &in.rm, in.pl)) << sku << " running_mean changed " << what;
-          EXPECT_TRUE(still_holds(drv, &in.rv, in.pl)) << sku << " running_var changed " << what;
         }
+        if (!input_stats || !running || (c.x.numel() == 0 && N > 0)) expect_kept_running(drm, drv, in, sku + " " + what);
       });
   // backward with grad_y in the case's layout (InstanceNorm above reads a dense one)
   InstanceNormBackwardDescriptor bd;
@@ -701,7 +743,7 @@ void run_instance_norm_opts(const ChanCase& c, DType t, bool input_stats, const 
   drv.upload(in.rv, test_stream());
   const std::string bwhat = bd.to_string();
   for_each_sku<InstanceNormBackwardPlan>(
-      bd, [&] { poison_all({&dgx, &dgw, &dgb}); },
+      bd, [&] { poison_bwd(c, dgx, dgw, dgb, dm2, dr2); },
       [&](const InstanceNormBackwardPlan& p, Workspace ws) {
         return p.run(test_stream(), ws,
                      InstanceNormBackwardArgs{.grad_y = dg.data(), .x = dx2.data(), .weight = dw.data(), .mean = dm2.data(),
@@ -714,6 +756,18 @@ void run_instance_norm_opts(const ChanCase& c, DType t, bool input_stats, const 
       });
 }
 
+// Every option set on case c: BatchNorm training / eval, GroupNorm with 1 and C groups (when
+// `group`), InstanceNorm with input / running stats.
+void run_every_option_set(const ChanCase& c, DType t, bool group) {
+  for (const auto& o : kChanOpts) {
+    if (o.mixed && t == DType::kF64) continue;  // f32 arrays with f64 x are refused
+    SCOPED_TRACE(c.name + ": " + o.name);
+    for (bool training : {true, false}) run_batch_norm_opts(c, t, training, o);
+    if (group)
+      for (int groups : {1, static_cast<int>(c.x.shape[1])}) run_group_norm_opts(c, t, groups, o);
+    for (bool input_stats : {true, false}) run_instance_norm_opts(c, t, input_stats, o);
+  }
+}
 // The optional operands and flags (no weight / bias, no running stats, no saved statistics:
 // those outputs must stay unwritten, running stats unchanged in eval; the backward with
 // has_weight = false and one of grad_weight / grad_bias), per-channel arrays with stride 2
@@ -723,16 +777,25 @@ TEST_P(ChanNormGpu, OptionalOperandsAndArrays) {
   BARACUDA_REQUIRE_GPU();
   const DType t = GetParam();
   const std::vector<std::string> names = {"nchw", "spatial1", "odd_spatial", "channels_last", "padded_n", "s7"};
-  for (const auto& c : chan_cases(t)) {
-    if (std::find(names.begin(), names.end(), c.name) == names.end()) continue;
-    for (const auto& o : kChanOpts) {
-      if (o.mixed && t == DType::kF64) continue;  // f32 arrays with f64 x are refused
-      SCOPED_TRACE(c.name + ": " + o.name);
-      for (bool training : {true, false}) run_batch_norm_opts(c, t, training, o);
-      for (int groups : {1, static_cast<int>(c.x.shape[1])}) run_group_norm_opts(c, t, groups, o);
-      for (bool input_stats : {true, false}) run_instance_norm_opts(c, t, input_stats, o);
-    }
-  }
+  for (const auto& c : chan_cases(t))
+    if (std::find(names.begin(), names.end(), c.name) != names.end()) run_every_option_set(c, t, true);
+}
+
+// Empty inputs (PyTorch's semantics, checked against torch 2.15 CPU; batch_norm.hpp) under the
+// option sets above, every SKU: [0, C, S] with S a whole vector (planes_vec16 accepts) and
+// odd, [N, C, 0], a zero in the last of two spatial dims, no spatial dims, everything empty,
+// channels-last with N = 0; BatchNorm training / eval, InstanceNorm, GroupNorm over N = 0.
+// Against the reference (InstanceNorm's running stats NaN for N = 0) and, in the *_opts
+// functions, byte for byte: running stats kept, saved statistics exactly 0 and
+// 1 / sqrt(eps), parameter gradients exactly 0 from saved statistics poisoned with NaN, y /
+// grad_x written nowhere (their guard bytes).
+TEST_P(ChanNormGpu, EmptyInputs) {
+  BARACUDA_REQUIRE_GPU();
+  const DType t = GetParam();
+  auto c = [&](std::initializer_list<std::int64_t> s) { return TensorLayout::contiguous(t, s); };
+  for (const auto& x : {c({0, 4, 8}), c({0, 4, 7}), c({3, 4, 0}), c({2, 4, 5, 0}), c({0, 4}), c({0, 4, 0}),
+                        nhwc(t, 0, 4, 3, 3)})  // GroupNorm refuses spatial 0 with N > 0 (GroupNorm above asserts it)
+    run_every_option_set(ChanCase{x.to_string(), x}, t, x.shape[0] == 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, ChanNormGpu, ::testing::Values(DType::kF64, DType::kF32, DType::kF16, DType::kBF16),

@@ -4,7 +4,8 @@
 // input stats / running stats), the running-stat update against its formula, the dispatch
 // decision from caps (planes_vec16 vs planes_strided, workspace), and select-time refusals
 // naming the field and its value (wrong dtype, mismatched shapes, bad num_groups, per-channel
-// arrays, strides, eps / momentum, too few values per statistic). The run-time refusals
+// arrays, strides, eps / momentum, too few values per statistic), and empty inputs (N = 0,
+// spatial 0) accepted with PyTorch's results (reference and select). The run-time refusals
 // (null, misaligned, aliasing, workspace too small) need a stream: ChanNormGpuRefusals.* in
 // tests/gpu/test_batch_norm_gpu.cpp.
 #include <gtest/gtest.h>
@@ -283,6 +284,112 @@ TEST(ChanNormReference, BatchNormRunningStatsFollowPyTorch) {
   EXPECT_DOUBLE_EQ(f.y.exact[3], 1);
 }
 
+// Empty inputs as PyTorch (checked against torch 2.15 CPU; rules in batch_norm.hpp): BatchNorm
+// training over N * spatial = 0 values and InstanceNorm over spatial 0 keep the running stats
+// and save mean 0, invstd 1 / sqrt(eps); InstanceNorm over N = 0 instances writes NaN running
+// stats (whatever the momentum); every backward gives zero grad_weight / grad_bias.
+TEST(ChanNormReference, EmptyInputsFollowPyTorch) {
+  const auto cl = c64({2});
+  HostTensor rm(cl), rv(cl), w(cl), b(cl);
+  const double rms[] = {0.5, -1}, rvs[] = {2, 3};
+  for (int c = 0; c < 2; ++c) {
+    rm.set(c, rms[c]);
+    rv.set(c, rvs[c]);
+    w.set(c, 1.5 - c);
+    b.set(c, 0.25 + c);
+  }
+  const double eps = 1e-3, rs = 1 / std::sqrt(eps);
+  auto expect_saved = [&](const ChanNormForward& f, std::int64_t n) {
+    ASSERT_EQ(f.mean.exact.size(), static_cast<std::size_t>(n));
+    ASSERT_EQ(f.rstd.exact.size(), static_cast<std::size_t>(n));
+    for (std::size_t i = 0; i < f.mean.exact.size(); ++i) {
+      EXPECT_EQ(f.mean.exact[i], 0.0);
+      EXPECT_EQ(f.mean.naive[i], 0.0);
+      EXPECT_DOUBLE_EQ(f.rstd.exact[i], rs);
+      EXPECT_DOUBLE_EQ(f.rstd.naive[i], rs);
+    }
+  };
+  auto expect_running = [&](const ChanNormForward& f, bool nan) {
+    ASSERT_EQ(f.running_mean.exact.size(), 2u);
+    ASSERT_EQ(f.running_var.exact.size(), 2u);
+    for (std::size_t c = 0; c < 2; ++c) {
+      for (double v : {f.running_mean.exact[c], f.running_mean.naive[c]}) {
+        if (nan) EXPECT_TRUE(std::isnan(v)) << v;
+        else EXPECT_EQ(v, rms[c]);
+      }
+      for (double v : {f.running_var.exact[c], f.running_var.naive[c]}) {
+        if (nan) EXPECT_TRUE(std::isnan(v)) << v;
+        else EXPECT_EQ(v, rvs[c]);
+      }
+    }
+  };
+  auto expect_zero_grads = [](const ChanNormGrads& g) {
+    EXPECT_TRUE(g.grad_x.exact.empty());
+    ASSERT_EQ(g.grad_weight.exact.size(), 2u);
+    ASSERT_EQ(g.grad_bias.exact.size(), 2u);
+    for (std::size_t c = 0; c < 2; ++c)
+      for (double v : {g.grad_weight.exact[c], g.grad_weight.naive[c], g.grad_bias.exact[c], g.grad_bias.naive[c]})
+        EXPECT_EQ(v, 0.0);
+  };
+  // BatchNorm training: [0, C, S], [N, C, 0], [0, C]
+  for (const auto& l : {c64({0, 2, 3}), c64({3, 2, 0}), c64({0, 2})}) {
+    SCOPED_TRACE("batch_norm " + l.to_string());
+    HostTensor x(l), g(l);
+    BatchNormDescriptor d;
+    d.x = d.y = l;
+    d.weight = d.bias = d.running_mean = d.running_var = cl;
+    d.eps = eps;
+    d.momentum = 0.25;
+    const auto f = batch_norm_forward(d, x, &w, &b, &rm, &rv).value();
+    EXPECT_TRUE(f.y.exact.empty());
+    expect_saved(f, 2);
+    expect_running(f, false);
+    BatchNormBackwardDescriptor bd;
+    bd.grad_y = bd.x = bd.grad_x = l;
+    bd.weight = bd.grad_weight = bd.grad_bias = bd.running_mean = bd.running_var = cl;
+    expect_zero_grads(batch_norm_backward(bd, g, x, &w, f.mean.exact, f.rstd.exact, &rm, &rv).value());
+  }
+  // InstanceNorm with input stats and running stats: [0, C, S] and [0, C, 0] (NaN), [N, C, 0]
+  for (const auto& l : {c64({0, 2, 3}), c64({0, 2, 0}), c64({3, 2, 0})}) {
+    SCOPED_TRACE("instance_norm " + l.to_string());
+    HostTensor x(l), g(l);
+    for (double momentum : {0.0, 0.25}) {
+      InstanceNormDescriptor d;
+      d.x = d.y = l;
+      d.has_running_stats = true;
+      d.weight = d.bias = d.running_mean = d.running_var = cl;
+      d.eps = eps;
+      d.momentum = momentum;
+      const auto f = instance_norm_forward(d, x, &w, &b, &rm, &rv).value();
+      EXPECT_TRUE(f.y.exact.empty());
+      expect_saved(f, l.shape[0] * 2);
+      expect_running(f, l.shape[0] == 0);
+      InstanceNormBackwardDescriptor bd;
+      bd.grad_y = bd.x = bd.grad_x = l;
+      bd.weight = bd.grad_weight = bd.grad_bias = bd.running_mean = bd.running_var = cl;
+      expect_zero_grads(instance_norm_backward(bd, g, x, &w, f.mean.exact, f.rstd.exact, &rm, &rv).value());
+    }
+  }
+  // GroupNorm over N = 0: nothing to write but zero parameter gradients
+  for (const auto& l : {c64({0, 2, 3}), c64({0, 2, 0})}) {
+    SCOPED_TRACE("group_norm " + l.to_string());
+    HostTensor x(l), g(l);
+    GroupNormDescriptor d;
+    d.x = d.y = l;
+    d.num_groups = 2;
+    d.weight = d.bias = cl;
+    const auto f = group_norm_forward(d, x, &w, &b).value();
+    EXPECT_TRUE(f.y.exact.empty());
+    EXPECT_TRUE(f.mean.exact.empty());
+    EXPECT_TRUE(f.rstd.exact.empty());
+    GroupNormBackwardDescriptor bd;
+    bd.grad_y = bd.x = bd.grad_x = l;
+    bd.num_groups = 2;
+    bd.weight = bd.grad_weight = bd.grad_bias = cl;
+    expect_zero_grads(group_norm_backward(bd, g, x, &w, f.mean.exact, f.rstd.exact).value());
+  }
+}
+
 }  // namespace
 }  // namespace baracuda::reference
 
@@ -376,6 +483,40 @@ TEST(ChanNormPlanSelect, Layouts) {
 using test::Refusal;
 using test::expect_select_refusals;
 
+// Empty inputs are accepted as PyTorch accepts them (torch 2.15 CPU): BatchNorm training
+// forward and backward with N * spatial == 0 (N * spatial == 1 stays refused: SelectRefusals),
+// InstanceNorm with input stats for N == 0 or spatial 0, with and without running stats
+// (spatial 1 is refused for every N), GroupNorm with N == 0 (spatial 0 with N > 0 is refused).
+template <class PlanT>
+void expect_accepted(const typename PlanT::Descriptor& d) {
+  auto p = PlanT::select_for_caps(caps(90), d);
+  EXPECT_TRUE(p.has_value()) << d.to_string() << ": " << (p ? std::string() : p.error().to_string());
+}
+TEST(ChanNormPlanSelect, EmptyInputsAsPyTorch) {
+  for (DType t : {DType::kF64, DType::kF32, DType::kBF16}) {
+    for (const auto& x : {contig(t, {0, 6, 5}), contig(t, {0, 6, 8}), contig(t, {4, 6, 0}), contig(t, {0, 6, 0}),
+                          contig(t, {2, 6, 3, 0}), contig(t, {0, 6})}) {
+      std::int64_t S = 1;
+      for (int i = 2; i < x.rank; ++i) S *= x.shape[i];
+      for (bool stats : {true, false}) {
+        BatchNormDescriptor bn = bn_fwd(x);
+        bn.has_running_stats = bn.save_stats = stats;
+        expect_accepted<BatchNormPlan>(bn);
+        InstanceNormDescriptor in = in_fwd(x);
+        in.has_running_stats = in.save_stats = stats;
+        if (S != 1) expect_accepted<InstanceNormPlan>(in);
+      }
+      expect_accepted<BatchNormBackwardPlan>(bn_bwd(x));
+      expect_accepted<InstanceNormBackwardPlan>(in_bwd(x));
+      if (x.shape[0] == 0) {
+        expect_accepted<GroupNormPlan>(gn_fwd(x, 3));
+        expect_accepted<GroupNormBackwardPlan>(gn_bwd(x, 3));
+      }
+    }
+  }
+}
+
+
 const TensorLayout kX = TensorLayout::contiguous(DType::kF32, {4, 6, 5});
 const TensorLayout kC6 = TensorLayout::contiguous(DType::kF32, {6});
 
@@ -399,6 +540,8 @@ TEST(SelectRefusals, BatchNormPlan) {
        {"momentum", [](D& d) { d.momentum = std::numeric_limits<double>::quiet_NaN(); }, "momentum = nan must be finite"},
        {"values", [](D& d) { d.x = d.y = contig(DType::kF32, {1, 6}); },
         "batch_norm training needs more than 1 value per channel (N * spatial = 1)"},
+       {"values", [](D& d) { d.x = d.y = contig(DType::kF32, {1, 6, 1, 1}); },
+        "x = f32[1,6,1,1]: batch_norm training needs more than 1 value per channel (N * spatial = 1)"},
        {"channels", [](D& d) { d.x = d.y = contig(DType::kF32, {4, 0, 5}); }, "x.shape[1] = 0: no channels"},
        {"stride", [](D& d) { d.x = TensorLayout::strided(DType::kF32, {4, 6, 5}, {std::int64_t{1} << 62, 5, 1}); },
         "x = f32[4,6,5]{4611686018427387904,5,1} is too large for 64-bit indexing"}});
@@ -421,11 +564,7 @@ TEST(SelectRefusals, BatchNormBackwardPlan) {
        {"dtype", [](D& d) { d.x = d.grad_y = d.grad_x = contig(DType::kI32, {4, 6, 5}); },
         "x.dtype = i32 is not supported by batch_norm_backward"},
        {"stride", [](D& d) { d.grad_x = TensorLayout::strided(DType::kF32, {4, 6, 5}, {30, 0, 1}); },
-        "grad_x = f32[4,6,5]{30,0,1} maps several elements to one address"},
-       {"values", [](D& d) {
-          d.training = true;
-          d.x = d.grad_y = d.grad_x = contig(DType::kF32, {0, 6, 5});
-        }, "no values per channel (N * spatial = 0)"}});
+        "grad_x = f32[4,6,5]{30,0,1} maps several elements to one address"}});
 }
 
 TEST(SelectRefusals, GroupNormPlan) {
@@ -479,6 +618,8 @@ TEST(SelectRefusals, InstanceNormPlan) {
        {"shape", [](D& d) { d.running_mean = contig(DType::kF32, {4, 6}); }, "running_mean = f32[4,6] is not [C] = [6]"},
        {"spatial", [](D& d) { d.x = d.y = contig(DType::kF32, {4, 6}); },
         "instance_norm with input stats needs more than 1 spatial element (spatial = 1)"},
+       {"spatial", [](D& d) { d.x = d.y = contig(DType::kF32, {0, 6, 1}); },  // any N, as F.instance_norm
+        "x = f32[0,6,1]: instance_norm with input stats needs more than 1 spatial element (spatial = 1)"},
        {"momentum", [](D& d) { d.momentum = std::numeric_limits<double>::infinity(); }, "momentum = inf must be finite"},
        {"stride", [](D& d) { d.running_var = TensorLayout::strided(DType::kF32, {6}, {0}); },
         "running_var = f32[6]{0} maps several elements to one address"},

@@ -13,12 +13,21 @@
 //     y = (x - mean) * invstd * w + b; save_mean / save_invstd [C];
 //     running_mean = (1 - momentum) * running_mean + momentum * mean,
 //     running_var  = (1 - momentum) * running_var  + momentum * var * M / (M - 1)
-//     (refused when M <= 1, as PyTorch). Eval: mean / var are the running stats.
+//     (refused when M == 1, as PyTorch). Eval: mean / var are the running stats.
 //   GroupNorm: per (n, group) over C / num_groups channels and the spatial dims:
 //     mean, rstd = 1 / sqrt(var + eps) saved as [N, num_groups]; y as above with w[c], b[c].
 //   InstanceNorm (use_input_stats): GroupNorm with num_groups = C (saved [N, C]); optional
 //     running stats updated with the mean over N of the per-instance mean and unbiased
 //     variance (F.instance_norm); use_input_stats = false normalizes with the running stats.
+//     Refused when the spatial size is 1 (as PyTorch).
+// Empty inputs, as PyTorch (checked against torch 2.15 CPU): y / grad_x are empty and written
+// nowhere. A statistic over no values is saved as mean 0, invstd / rstd 1 / sqrt(eps) (its
+// variance taken as 0; inf when eps = 0; torch leaves these uninitialised), and the backward
+// writes grad_weight = grad_bias = 0. BatchNorm training with M = 0 leaves the running stats
+// as they are; InstanceNorm with spatial size 0 leaves them too, while InstanceNorm with
+// N = 0 and a running update writes NaN into both (F.instance_norm averages the update over
+// no instance: 0 / 0). GroupNorm refuses spatial size 0 when N > 0 (torch: "Expected HxW to
+// be greater than 0"); with N = 0 it writes nothing.
 // Backward (PyTorch's formulas; xhat = (x - mean) * invstd, sums over the statistic's set):
 //   grad_x = invstd * (w * grad_y - mean(w * grad_y) - xhat * mean(w * grad_y * xhat))
 //   (BatchNorm / InstanceNorm eval: grad_x = grad_y * w * invstd), grad_weight[c] = sum of

@@ -19,6 +19,9 @@
 //      the spatial dims are one unit-stride run): y = (x - m) * a + b, or
 //      grad_x = a * grad_y + k * (x - m) + b.
 // No atomics: the same inputs give the same bits, run after run.
+// Empty inputs (PyTorch's semantics): a statistic over no values has mean 0 and variance 0
+// (rstd 1 / sqrt(eps)); the backward writes zero parameter gradients; the InstanceNorm running
+// update over N = 0 instances writes NaN. The apply pass launches nothing when x is empty.
 // Preconditions (checked by the plans): vec > 1 needs S % vec == 0, unit spatial stride,
 // 16-byte aligned pointers and plane strides that are whole vectors; fast 32-bit divisions
 // when the divided values fit in 31 bits (else 64-bit division).
@@ -27,6 +30,7 @@
 #pragma once
 
 #include <cuda_runtime.h>
+#include <math_constants.h>
 
 #include <cstdint>
 #include <string>
@@ -243,7 +247,9 @@ __global__ void __launch_bounds__(kFinalizeBlock) chan_finalize_batch(const Chan
   const std::int64_t c = chan_thread();
   if (c >= p.C) return;
   const ChanMerged s = chan_merge_chunks<C>(p, c);
-  const double var = s.m2 / s.n, invstd = 1.0 / sqrt(var + p.eps);
+  // N * S == 0: no values (mean 0); their variance is taken as 0. The host leaves
+  // update_running off then (the running stats stay as they are, as PyTorch).
+  const double var = s.n > 0 ? s.m2 / s.n : 0.0, invstd = 1.0 / sqrt(var + p.eps);
   if (p.save_stats) {
     static_cast<C*>(p.stat_mean)[c] = static_cast<C>(s.mean);
     static_cast<C*>(p.stat_rstd)[c] = static_cast<C>(invstd);
@@ -276,7 +282,8 @@ __global__ void __launch_bounds__(kFinalizeBlock) chan_finalize_group(const Chan
   const std::int64_t k = chan_thread();
   if (k >= p.N * p.G) return;
   const ChanMerged s = chan_merge_chunks<C>(p, k);
-  const double rstd = 1.0 / sqrt(s.m2 / s.n + p.eps);
+  // InstanceNorm with S == 0: no values (mean 0, variance taken as 0); update_running is off
+  const double rstd = 1.0 / sqrt((s.n > 0 ? s.m2 / s.n : 0.0) + p.eps);
   if (p.save_stats) {
     static_cast<C*>(p.stat_mean)[k] = static_cast<C>(s.mean);
     static_cast<C*>(p.stat_rstd)[k] = static_cast<C>(rstd);
@@ -291,10 +298,16 @@ __global__ void __launch_bounds__(kFinalizeBlock) chan_finalize_group(const Chan
     put_coef<C>(p, n * p.C + c, s.mean, chan_weight<T>(p, c) * rstd, chan_bias<T>(p, c), 0.0);
 }
 // InstanceNorm running stats: per channel, the mean over n of the instances' statistics.
+// N == 0: F.instance_norm's mean over no instance is 0 / 0, so both become NaN.
 template <class T>
 __global__ void __launch_bounds__(kFinalizeBlock) chan_finalize_instance_running(const ChanNormParams p) {
   const std::int64_t c = chan_thread();
   if (c >= p.C) return;
+  if (p.N == 0) {
+    chan_store<T>(p.running_mean, p.rm_c, c * p.rm_stride, CUDART_NAN);
+    chan_store<T>(p.running_var, p.rv_c, c * p.rv_stride, CUDART_NAN);
+    return;
+  }
   const double* extra = ws_at<double>(p, p.extra_off);
   double m = 0, v = 0;
   for (std::int64_t n = 0; n < p.N; ++n) {
@@ -330,6 +343,10 @@ __global__ void __launch_bounds__(kFinalizeBlock) chan_finalize_batch_bwd(const 
   using C = Compute<T>;
   const std::int64_t c = chan_thread();
   if (c >= p.C) return;
+  if (p.N * p.S == 0) {  // no values: zero parameter gradients (as PyTorch), whatever the saved stats hold
+    chan_store_grads<T>(p, c, 0.0, 0.0);
+    return;
+  }
   double sdy, sdyxm;
   chan_sum_chunks<C>(p, c, sdy, sdyxm);
   const bool train = p.op == ChanOp::kBatchTrain;
@@ -371,6 +388,10 @@ template <class T>
 __global__ void __launch_bounds__(kFinalizeBlock) chan_finalize_group_grads(const ChanNormParams p) {
   const std::int64_t c = chan_thread();
   if (c >= p.C) return;
+  if (p.S == 0) {  // no values: zero parameter gradients (as PyTorch), whatever the saved stats hold
+    chan_store_grads<T>(p, c, 0.0, 0.0);
+    return;
+  }
   const double* extra = ws_at<double>(p, p.extra_off);
   double gw = 0, gb = 0;
   for (std::int64_t n = 0; n < p.N; ++n) {
@@ -466,7 +487,7 @@ Status chan_forward(const ChanNormParams& p, cudaStream_t s) {
       break;
     case ChanOp::kGroup:
       BARACUDA_TRY((chan_launch_passes<T, V, false>(p, s, chan_finalize_group<T>, p.N * p.G)));
-      if (p.update_running && p.N > 0) {
+      if (p.update_running) {  // N == 0 too: NaN
         chan_finalize_instance_running<T><<<chan_blocks(p.C, kFinalizeBlock), kFinalizeBlock, 0, s>>>(p);
         BARACUDA_TRY(chan_launch_status("chan_finalize_instance_running"));
       }

@@ -9,6 +9,9 @@
 //   (var + std mean|x|) (per-vector deviations of high-mean data round at eps |mean|);
 //   grad_x: the terms with the set sums weighted by depth; grad_weight / grad_bias: the sum
 //   of |terms| weighted by log2(N) + 4 plus the error of xhat from the saved statistics.
+// Empty inputs follow PyTorch (batch_norm.hpp): a statistic over no values is mean 0,
+// variance 0; running stats kept (exact = naive = the input, scale 0) or NaN (InstanceNorm
+// over N = 0 instances); parameter gradients 0.
 #pragma once
 
 #include <vector>
@@ -23,7 +26,7 @@ struct ChanNormForward {
   Result y;
   Result mean;          // saved: BatchNorm save_mean [C], GroupNorm [N, G], InstanceNorm [N, C]; empty in eval
   Result rstd;          // saved invstd / rstd, same shape
-  Result running_mean;  // [C] updated values; empty when not updated
+  Result running_mean;  // [C] updated values (or kept / NaN on empty inputs); empty when not updated
   Result running_var;
 };
 // weight / bias / running_*: null when the descriptor has none.
