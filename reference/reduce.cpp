@@ -339,15 +339,21 @@ double sgn(double v) { return v > 0 ? 1.0 : v < 0 ? -1.0 : 0.0; }
 
 // The gradient of one element, in T = long double (exact) or the compute type (naive).
 template <class T>
-T grad_elem(ReduceKind kind, double p, T div, T n, T g, T x, T y, T mean, T count, T zeros, T prod_nz) {
+T grad_elem(ReduceKind kind, double p, bool no_dim, T div, T n, T g, T x, T y, T mean, T count, T zeros, T prod_nz) {
+  // torch's var_backward over every dim (dim=None or a rank-0 x) with n - correction <= 0
+  const T nan = std::numeric_limits<T>::quiet_NaN(), inf = std::numeric_limits<T>::infinity();
+  const bool no_dof = no_dim && !(div > T(0));
   switch (kind) {
     case ReduceKind::kSum: return g;
     case ReduceKind::kMean: return g / n;
     case ReduceKind::kMax: case ReduceKind::kAmax: case ReduceKind::kMin: case ReduceKind::kAmin:
       return (g / count) * (x == y ? T(1) : T(0));
     case ReduceKind::kLogSumExp: return g * std::exp(x - y);
-    case ReduceKind::kVar: return (T(2) / div) * g * (x - mean);
-    case ReduceKind::kStd: return y == T(0) ? T(0) : (T(2) / div) * (g / (T(2) * y)) * (x - mean);
+    case ReduceKind::kVar: return no_dof ? g * (x == mean ? nan : inf) : (T(2) / div) * g * (x - mean);
+    case ReduceKind::kStd: {
+      const T gvar = y == T(0) ? T(0) : g / (T(2) * y);  // std_backward: var's gradient of g / (2 y)
+      return no_dof ? gvar * (x == mean ? nan : inf) : (T(2) / div) * gvar * (x - mean);
+    }
     case ReduceKind::kProd:
       if (zeros == T(0)) return (g * y) / x;
       if (zeros == T(1)) return x == T(0) ? g * prod_nz : T(0);
@@ -385,6 +391,7 @@ Expected<Result> reduce_backward(const ReduceBackwardDescriptor& d, const HostTe
   r.scale.assign(total, 0.0);
   const bool f64 = d.x.dtype == DType::kF64;
   const bool abs_tie = d.kind == ReduceKind::kNorm && std::isinf(d.p);
+  const bool no_dim = d.axes.count == 0 || d.x.rank == 0;  // torch's dim=None (see grad_elem)
   using L = long double;
   for (std::int64_t g = 0; g < G.groups; ++g) {
     const std::int64_t b = G.base(g);
@@ -416,12 +423,12 @@ Expected<Result> reduce_backward(const ReduceBackwardDescriptor& d, const HostTe
       const std::int64_t li = b + G.red_off[static_cast<std::size_t>(e)];
       const double xv = xs[static_cast<std::size_t>(li)];
       const auto oi = static_cast<std::size_t>(li);
-      const L ex = grad_elem<L>(d.kind, d.p, div, n, gv, xv, yv, mean, count, zeros, prod_nz);
+      const L ex = grad_elem<L>(d.kind, d.p, no_dim, div, n, gv, xv, yv, mean, count, zeros, prod_nz);
       r.exact[oi] = static_cast<double>(ex);
       double nv;
-      if (f64) nv = grad_elem<double>(d.kind, d.p, static_cast<double>(div), static_cast<double>(n), gv, xv, yv, sumc / static_cast<double>(n),
+      if (f64) nv = grad_elem<double>(d.kind, d.p, no_dim, static_cast<double>(div), static_cast<double>(n), gv, xv, yv, sumc / static_cast<double>(n),
                                       static_cast<double>(count), static_cast<double>(zeros), prodd);
-      else nv = grad_elem<float>(d.kind, d.p, static_cast<float>(div), static_cast<float>(n), static_cast<float>(gv), static_cast<float>(xv),
+      else nv = grad_elem<float>(d.kind, d.p, no_dim, static_cast<float>(div), static_cast<float>(n), static_cast<float>(gv), static_cast<float>(xv),
                                  static_cast<float>(yv), sumf / static_cast<float>(n), static_cast<float>(count),
                                  static_cast<float>(zeros), prodf);
       r.naive[oi] = round_to(d.grad_x.dtype, nv);

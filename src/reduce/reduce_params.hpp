@@ -77,6 +77,9 @@ struct ReduceBwdParams {
   int norm_code = 2;
   double p = 2.0;
   double correction = 1.0;
+  // var / std over every dim (axes "all", torch's dim=None, or a rank-0 x): torch's
+  // var_backward then answers n - correction <= 0 with grad * (x == mean ? NaN : inf).
+  bool no_dim = false;
 };
 
 // One launcher per op group and dtype (instance files inst/*.inl).

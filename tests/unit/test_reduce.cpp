@@ -248,7 +248,8 @@ TEST(ReduceReference, BackwardTiesAndZeros) {
 // [0, 1, -2] has gradient [0, 2.4142, -1.7071] (|x|^(p-1) masked to 0 at x == 0); p = +-inf with
 // a NaN in the group is NaN forward and 0 everywhere backward (the mask |x| == y || isnan(x)
 // picks the NaNs, torch.sign(NaN) = 0); var along a dim with n - correction = 0 is
-// (2 / 0) g (x - mean): +-inf, NaN where x == mean; n - correction < 0 stays finite (negative).
+// (2 / 0) g (x - mean): +-inf, NaN where x == mean; n - correction < 0 stays finite (negative);
+// over every dim (dim=None) torch takes another rule (below).
 TEST(ReduceReference, BackwardTorchEdgeValues) {
   auto l = c64({3});
   auto s = TensorLayout::contiguous(DType::kF64, {});
@@ -282,6 +283,26 @@ TEST(ReduceReference, BackwardTorchEdgeValues) {
   EXPECT_TRUE(std::isnan(v0[2]) && std::isnan(v0[3]));
   vd.correction = 3;
   EXPECT_EQ(reduce_backward(vd, g2, xv, yv).value().exact, (std::vector<double>{1, -1, 0, 0}));
+  // Over every dim (axes all = torch's dim=None; a rank-0 x too), n - correction <= 0: torch's
+  // var_backward gives g * (x == mean ? NaN : inf) (x.var(correction=4) on [[1, 2], [5, 5]]: all
+  // inf; with g = -1 all -inf; x.var(correction=3.5) is finite: [-9, -5, 7, 7]); std gives NaN.
+  ReduceBackwardDescriptor ad{s, l2, s, l2, ReduceAxes::all(), false, ReduceKind::kVar, 2, 4};
+  auto ya = tensor(s, {inf});
+  EXPECT_EQ(reduce_backward(ad, g, xv, ya).value().exact, (std::vector<double>{inf, inf, inf, inf}));
+  EXPECT_EQ(reduce_backward(ad, tensor(s, {-1.0}), xv, ya).value().exact, (std::vector<double>{-inf, -inf, -inf, -inf}));
+  ad.correction = 5;
+  EXPECT_EQ(reduce_backward(ad, g, xv, ya).value().exact, (std::vector<double>{inf, inf, inf, inf}));
+  ad.correction = 3.5;
+  EXPECT_EQ(reduce_backward(ad, g, xv, tensor(s, {25.5})).value().exact, (std::vector<double>{-9, -5, 7, 7}));
+  auto xeq = tensor(l2, {3, 3, 3, 3});
+  ad.correction = 4;
+  const auto eq = reduce_backward(ad, g, xeq, tensor(s, {nan})).value().exact;
+  for (double v : eq) EXPECT_TRUE(std::isnan(v));
+  ad.kind = ReduceKind::kStd;
+  const auto sd = reduce_backward(ad, g, xv, ya).value().exact;
+  for (double v : sd) EXPECT_TRUE(std::isnan(v));
+  ReduceBackwardDescriptor r0{s, s, s, s, ReduceAxes::of({0}), false, ReduceKind::kVar, 2, 2};  // rank-0 x, dim 0
+  EXPECT_TRUE(std::isnan(reduce_backward(r0, g, tensor(s, {2.0}), tensor(s, {nan})).value().exact[0]));
 }
 
 }  // namespace

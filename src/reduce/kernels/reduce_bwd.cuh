@@ -11,11 +11,13 @@
 // (|x| == y or x NaN; count the same, sgn(NaN) = 0 as in torch: a NaN group's gradient is 0),
 // other p: g x |x|^(p-2) / y^(p-1) (p < 1: sgn(x) |x|^(p-1), 0 at x == 0), y == 0 -> 0;
 // logsumexp g exp(x - y); var (2 / (n - c)) g (x - mean); std the same times 1 / (2 y),
-// y == 0 -> 0; prod (no zero) (g y) / x, one zero: g * prod(others) at the zero, else 0.
+// y == 0 -> 0 (over every dim with n - c <= 0, torch's dim=None rule: g (x == mean ? NaN : inf),
+// std with g / (2 y) for g); prod (no zero) (g y) / x, one zero: g * prod(others) at the zero, else 0.
 // Preconditions: blockDim.x = 256; 16-bit dtypes compute in f32, f64 in f64.
 #pragma once
 
 #include <cuda_runtime.h>
+#include <math_constants.h>
 
 #include <cstdint>
 
@@ -81,6 +83,9 @@ __global__ void __launch_bounds__(256) reduce_bwd_kernel(const ReduceBwdParams p
   const C n = static_cast<C>(p.n);
   const C mean = moments ? st.a / n : C(0);
   const C div = static_cast<C>(p.n) - static_cast<C>(p.correction);
+  // torch's var_backward without dims (axes all / rank-0 x) and n - correction <= 0:
+  // grad * (x == mean ? NaN : inf) instead of (2 / (n - c)) grad (x - mean)
+  const bool no_dof = moments && p.no_dim && !(div > C(0));
   for (std::int64_t e = threadIdx.x; e < p.n; e += blockDim.x) {
     const C v = x ? to_compute(x[bwd_red_offset(p, 0, e)]) : C(0);
     C r;
@@ -90,8 +95,14 @@ __global__ void __launch_bounds__(256) reduce_bwd_kernel(const ReduceBwdParams p
       case RedOp::kMax:
       case RedOp::kMin: r = (gv / st.a) * (v == yv ? C(1) : C(0)); break;
       case RedOp::kLogSumExp: r = gv * c_exp(v - yv); break;
-      case RedOp::kVar: r = (C(2) / div) * gv * (v - mean); break;
-      case RedOp::kStd: r = yv == C(0) ? C(0) : (C(2) / div) * (gv / (C(2) * yv)) * (v - mean); break;
+      case RedOp::kVar:
+        r = no_dof ? gv * (v == mean ? C(CUDART_NAN) : C(CUDART_INF)) : (C(2) / div) * gv * (v - mean);
+        break;
+      case RedOp::kStd: {
+        const C gvar = yv == C(0) ? C(0) : gv / (C(2) * yv);  // torch's std_backward: var's grad g / (2 y)
+        r = no_dof ? gvar * (v == mean ? C(CUDART_NAN) : C(CUDART_INF)) : (C(2) / div) * gvar * (v - mean);
+        break;
+      }
       case RedOp::kProd:
         if (st.a == C(0)) r = (gv * yv) / v;
         else if (st.a == C(1)) r = v == C(0) ? gv * st.b : C(0);
