@@ -23,54 +23,83 @@ std::string exact_text(double v) {
   return s.str();
 }
 
-Comparison compare(const HostTensor& got, const Result& want, bool exact_only) {
+ElementJudge::ElementJudge(DType out, double naive_factor, bool exact_only)
+    : out_(out), tol_(tolerance_for(out)), k_(naive_factor), exact_only_(exact_only) {}
+
+bool ElementJudge::non_finite_ok(double g, double e, double nv) const {
+  // NaN passes where the oracle is NaN, or where the formula itself gives NaN in the
+  // compute precision (e.g. gelu_tanh's backward at |x| ~ 1e38: x^2 overflows f32, as in torch).
+  // An infinity passes where it is the exact value rounded to the output dtype (|exact| past
+  // the dtype's largest finite value), equals the naive twin, or where the twin is NaN: its
+  // compute-precision terms overflow, and whether a sum of +inf / -inf / huge terms ends at
+  // +inf, -inf or NaN depends on the summation order (H200 session 8: broadcast gradients
+  // of addcdiv with tiny c, summed in another order than the twin's). Equal values and two
+  // finite ones are judged in add().
+  if (std::isnan(e)) return std::isnan(g);
+  if (std::isnan(g)) return std::isnan(nv) && !exact_only_;
+  if (exact_only_) return false;
+  if (std::isinf(e)) return std::isinf(nv) && g == nv;
+  return g == round_to(out_, e) || g == nv || std::isnan(nv);  // g is infinite, e finite
+}
+
+void ElementJudge::mismatch(std::int64_t index, double g, double e, double nv) {
+  ++mismatches_;
+  if (first_.size() == kFirst && index >= first_.back().first) return;
+  std::ostringstream s;
+  s << "\n  [" << index << "] got " << exact_text(g) << ", exact " << exact_text(e) << ", naive " << exact_text(nv);
+  keep_first(index, s.str());
+}
+
+void ElementJudge::keep_first(std::int64_t index, std::string text) {
+  auto at = std::upper_bound(first_.begin(), first_.end(), index, [](std::int64_t i, const auto& f) { return i < f.first; });
+  first_.insert(at, {index, std::move(text)});
+  if (first_.size() > kFirst) first_.pop_back();
+}
+
+void ElementJudge::merge(const ElementJudge& o) {
+  checked_ += o.checked_;
+  mismatches_ += o.mismatches_;
+  got_zero_ += o.got_zero_;
+  want_zero_ += o.want_zero_;
+  for (const auto& f : o.first_) {
+    if (first_.size() == kFirst && f.first >= first_.back().first) break;  // o.first_ is sorted
+    keep_first(f.first, f.second);
+  }
+}
+
+Comparison ElementJudge::finish() const {
   Comparison c;
+  c.checked = checked_;
+  c.mismatches = mismatches_;
+  std::string first;
+  for (const auto& f : first_) first += f.second;
+  finish_comparison(c, checked_, got_zero_, want_zero_, first);
+  return c;
+}
+
+Comparison compare(const HostTensor& got, const Result& want, bool exact_only) {
   const std::int64_t n = got.layout().numel();
-  c.checked = n;
   if (static_cast<std::int64_t>(want.exact.size()) != n) {
+    Comparison c;
+    c.checked = n;
     c.ok = false;
     c.detail = "reference has " + std::to_string(want.exact.size()) + " elements, output " + std::to_string(n);
     return c;
   }
-  const Tolerance tol = tolerance_for(got.layout().dtype);
   double naive_max = 0;  // the naive twin's largest finite error (naive_tensor_max)
   if (want.naive_tensor_max && !want.naive.empty())
     for (std::size_t k = 0; k < want.exact.size(); ++k)
       if (std::isfinite(want.exact[k]) && std::isfinite(want.naive[k]))
         naive_max = std::max(naive_max, std::fabs(want.naive[k] - want.exact[k]));
-  std::int64_t got_zero = 0, want_zero = 0;
-  std::ostringstream first;
+  ElementJudge judge(got.layout().dtype, want.naive_factor, exact_only);
   for (std::int64_t i = 0; i < n; ++i) {
     const auto k = static_cast<std::size_t>(i);
-    const double g = got.get(i), e = want.exact[k];
+    const double e = want.exact[k];
     const double nv = want.naive.empty() ? e : want.naive[k];
-    got_zero += g == 0.0;
-    want_zero += e == 0.0 || std::fabs(e) < tol.atol;  // exact values the output dtype cannot hold (they flush to 0)
-    bool ok;
-    // NaN passes where the oracle is NaN, or where the formula itself gives NaN in the
-    // compute precision (e.g. gelu_tanh's backward at |x| ~ 1e38: x^2 overflows f32, as in torch).
-    // An infinity passes where it is the exact value rounded to the output dtype (|exact| past
-    // the dtype's largest finite value), equals the naive twin, or where the twin is NaN: its
-    // compute-precision terms overflow, and whether a sum of +inf / -inf / huge terms ends at
-    // +inf, -inf or NaN depends on the summation order (H200 session 8: broadcast gradients
-    // of addcdiv with tiny c, summed in another order than the twin's).
-    if (g == e) ok = true;  // equal values (including matching zeros and infinities)
-    else if (std::isnan(e)) ok = std::isnan(g);
-    else if (std::isnan(g)) ok = std::isnan(nv) && !exact_only;
-    else if (exact_only) ok = g == e;
-    else if (std::isinf(e)) ok = g == e || (std::isinf(nv) && g == nv);
-    else if (std::isinf(g)) ok = g == round_to(got.layout().dtype, e) || g == nv || std::isnan(nv);
-    else {
-      double scale = want.scale.empty() ? 0.0 : want.scale[k];
-      if (std::isnan(scale)) scale = 0.0;  // 0 * inf in a scale formula (x = -inf) carries no error budget
-      const double naive_err = want.naive_tensor_max ? naive_max : std::fabs(nv - e);
-      const double bound = want.naive_factor * naive_err + tol.rtol * std::fabs(e) + tol.atol + 4 * tol.eps_compute * scale;
-      ok = std::fabs(g - e) <= bound;
-    }
-    if (!ok && c.mismatches++ < 5) first << "\n  [" << i << "] got " << exact_text(g) << ", exact " << exact_text(e) << ", naive " << exact_text(nv);
+    const double scale = want.scale.empty() ? 0.0 : want.scale[k];
+    judge.add(i, got.get(i), e, nv, scale, want.naive_tensor_max ? naive_max : std::fabs(nv - e));
   }
-  finish_comparison(c, n, got_zero, want_zero, first.str());
-  return c;
+  return judge.finish();
 }
 
 void finish_comparison(Comparison& c, std::int64_t n, std::int64_t got_zero, std::int64_t want_zero,

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -19,16 +20,24 @@ Workspace test_workspace(std::size_t bytes);
 // For every candidate of `desc` that accepts on this device: select it by forcing its
 // name, then call `reset()` (upload inputs, poison outputs), `launch(plan, workspace)` and
 // `verify(sku_name)`. Returns the number of SKUs run (the test fails when none accepts).
+// `not_forced` (optional) gives the reason not to force an accepting SKU on this descriptor
+// ("" = force it), e.g. a kernel that walks a row with one thread on rows of 2^30 elements:
+// such a SKU is printed with its reason and not counted as run.
 template <class PlanT>
 int for_each_sku(const typename PlanT::Descriptor& desc, const std::function<void()>& reset,
                  const std::function<Status(const PlanT&, Workspace)>& launch,
-                 const std::function<void(const std::string&)>& verify) {
+                 const std::function<void(const std::string&)>& verify,
+                 const std::function<std::string(const KernelSku&)>& not_forced = nullptr) {
   auto reports = PlanT::candidates(test_caps(), desc);
   EXPECT_TRUE(reports.has_value()) << (reports ? "" : reports.error().to_string());
   if (!reports) return 0;
   int ran = 0;
   for (const auto& r : reports.value()) {
     if (!r.rejection.empty()) continue;
+    if (const std::string why = not_forced ? not_forced(r.sku) : std::string(); !why.empty()) {
+      std::cout << "  not forced: " << r.sku.name() << " on " << desc.to_string() << ": " << why << "\n";
+      continue;
+    }
     PlanPreference pref;
     pref.force_sku = r.sku.name();
     auto plan = PlanT::select(test_stream(), desc, pref);

@@ -451,6 +451,39 @@ TEST(Reference, CompareInfinityRules) {
   EXPECT_TRUE(check(nan, 1.0, nan));
 }
 
+// ElementJudge (compare() one element at a time, for oracles computed in pieces): judges fed
+// out of order and merged give compare()'s verdict, count and first mismatches (by index);
+// the zero-trust rule applies to the merged totals.
+TEST(Reference, ElementJudgeMergesToCompare) {
+  const std::int64_t n = 40;
+  const TensorLayout l = TensorLayout::contiguous(DType::kBF16, {n});
+  HostTensor h(l);
+  Result r;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double e = 1.0 + 0.25 * static_cast<double>(i);
+    r.exact.push_back(e);
+    r.naive.push_back(e);
+    r.scale.push_back(0.0);
+    h.set(i, i % 7 == 3 ? e + 1 : (i == 11 ? kNaN : e));  // 6 off by 1, one NaN
+  }
+  const Comparison whole = compare(h, r, false);
+  ASSERT_FALSE(whole.ok);
+  EXPECT_EQ(whole.mismatches, 7);
+  ElementJudge a(DType::kBF16), b(DType::kBF16);
+  for (std::int64_t i = n - 1; i >= 0; --i)  // b takes the front half backwards, a the rest
+    (i < n / 2 ? b : a).add(i, h.get(i), r.exact[static_cast<std::size_t>(i)], r.naive[static_cast<std::size_t>(i)], 0.0);
+  a.merge(b);
+  const Comparison pieces = a.finish();
+  EXPECT_EQ(pieces.ok, whole.ok);
+  EXPECT_EQ(pieces.checked, n);
+  EXPECT_EQ(pieces.mismatches, whole.mismatches);
+  EXPECT_EQ(pieces.detail, whole.detail);
+  ElementJudge zeros(DType::kF32);  // all outputs 0 where the oracle is not: zero-trust
+  for (std::int64_t i = 0; i < 64; ++i) EXPECT_TRUE(zeros.add(i, 0.0, 1e-9, 1e-9, 0.0, 1.0));
+  EXPECT_FALSE(zeros.finish().ok);
+  EXPECT_NE(zeros.finish().detail.find("zero-trust"), std::string::npos);
+}
+
 TEST(Reference, ScalesAreFiniteAndZeroForExactKinds) {
   using K = UnaryKind;
   for (int i = 0; i < kNumUnaryKinds; ++i) {
