@@ -14,6 +14,7 @@
 #include "baracuda/baracuda.hpp"
 #include "baracuda/reference/softmax.hpp"
 #include "select_refusals.hpp"
+#include "torch_values.hpp"
 
 namespace baracuda::reference {
 namespace {
@@ -48,6 +49,60 @@ TEST(SoftmaxReference, NonFiniteRows) {
     EXPECT_EQ(y.exact[2], kind == SoftmaxKind::kSoftmax ? 1.0 : 0.0);
     EXPECT_EQ(y.exact[3], kind == SoftmaxKind::kSoftmax ? 0.0 : -inf);
     for (int i = 4; i < 8; ++i) EXPECT_TRUE(std::isnan(y.exact[static_cast<std::size_t>(i)])) << i;
+  }
+}
+
+// PyTorch parity of edge values (torch 2.15 CPU, session 36 audit): torch.softmax / log_softmax
+// of a 1-D x and autograd's gradient for grad_y = g (the backward given the forward's y; {} =
+// not checked).
+TEST(SoftmaxReference, TorchEdgeValues) {
+  using test::kInf;
+  using test::kNaN;
+  struct Case {
+    bool log;
+    std::vector<double> x, g, y, gx;
+  };
+  const Case cases[] = {
+      {false, {-kInf, -kInf}, {1, 2}, {kNaN, kNaN}, {kNaN, kNaN}},
+      {false, {kInf, kInf}, {1, 2}, {kNaN, kNaN}, {kNaN, kNaN}},
+      {false, {kInf, 1}, {1, 2}, {kNaN, kNaN}, {kNaN, kNaN}},
+      {false, {kNaN, 1}, {1, 2}, {kNaN, kNaN}, {kNaN, kNaN}},
+      {false, {-kInf, 1}, {1, 2}, {0, 1}, {-0.0, 0}},
+      {false, {1e+308, -1e+308}, {1, 2}, {1, 0}, {0, 0}},
+      {false, {1000, 0}, {1, 2}, {1, 0}, {0, 0}},
+      {false, {0, 0, 0}, {1, 2, 3}, {0.3333333333333333, 0.3333333333333333, 0.3333333333333333}, {}},
+      {false, {1, 2}, {kInf, 0}, {0.2689414213699951, 0.7310585786300049}, {kNaN, -kInf}},
+      {false, {1, 2}, {kNaN, 0}, {0.2689414213699951, 0.7310585786300049}, {kNaN, kNaN}},
+      {false, {-kInf, 1}, {kInf, 0}, {0, 1}, {kNaN, kNaN}},
+      {false, {-0.0}, {1}, {1}, {0}},
+      {true, {-kInf, -kInf}, {1, 2}, {kNaN, kNaN}, {kNaN, kNaN}},
+      {true, {kInf, kInf}, {1, 2}, {kNaN, kNaN}, {kNaN, kNaN}},
+      {true, {kInf, 1}, {1, 2}, {kNaN, kNaN}, {kNaN, kNaN}},
+      {true, {kNaN, 1}, {1, 2}, {kNaN, kNaN}, {kNaN, kNaN}},
+      {true, {-kInf, 1}, {1, 2}, {-kInf, 0}, {1, -1}},
+      {true, {1e+308, -1e+308}, {1, 2}, {0, -kInf}, {-2, 2}},
+      {true, {1000, 0}, {1, 2}, {0, -1000}, {-2, 2}},
+      {true, {0, 0, 0}, {1, 2, 3}, {-1.0986122886681098, -1.0986122886681098, -1.0986122886681098}, {}},
+      {true, {1, 2}, {kInf, 0}, {-1.3132616875182228, -0.3132616875182228}, {kNaN, -kInf}},
+      {true, {1, 2}, {kNaN, 0}, {-1.3132616875182228, -0.3132616875182228}, {kNaN, kNaN}},
+      {true, {-kInf, 1}, {kInf, 0}, {-kInf, 0}, {kNaN, -kInf}},
+      {true, {-0.0}, {1}, {0}, {0}}
+  };
+  for (const auto& c : cases) {
+    const auto l = c64({static_cast<std::int64_t>(c.x.size())});
+    const auto kind = c.log ? SoftmaxKind::kLogSoftmax : SoftmaxKind::kSoftmax;
+    const std::string what = std::string(c.log ? "log_softmax" : "softmax") + " x = " + test::list_string(c.x);
+    HostTensor x(l), g(l), y(l);
+    for (std::size_t i = 0; i < c.x.size(); ++i) {
+      x.set(static_cast<std::int64_t>(i), c.x[i]);
+      g.set(static_cast<std::int64_t>(i), c.g[i]);
+    }
+    const auto r = softmax(SoftmaxDescriptor{l, l, 0, kind}, x).value();
+    test::expect_torch_values(r.exact, c.y, what);
+    if (c.gx.empty()) continue;  // [0, 0, 0]: torch's gradient and ours differ by rounding only (1e-16 at a 0)
+    for (std::size_t i = 0; i < c.x.size(); ++i) y.set(static_cast<std::int64_t>(i), r.exact[i]);
+    test::expect_torch_values(softmax_backward(SoftmaxBackwardDescriptor{l, l, l, 0, kind}, g, y).value().exact, c.gx,
+                              what + " backward");
   }
 }
 
