@@ -339,7 +339,7 @@ double sgn(double v) { return v > 0 ? 1.0 : v < 0 ? -1.0 : 0.0; }
 
 // The gradient of one element, in T = long double (exact) or the compute type (naive).
 template <class T>
-T grad_elem(ReduceKind kind, double p, bool no_dim, T div, T n, T g, T x, T y, T mean, T count, T zeros, T prod_nz) {
+T grad_elem(ReduceKind kind, double p, bool no_dim, T div, T n, T g, T x, T y, T mean, T count, T hit, T zeros, T prod_nz) {
   // torch's var_backward over every dim (dim=None or a rank-0 x) with n - correction <= 0
   const T nan = std::numeric_limits<T>::quiet_NaN(), inf = std::numeric_limits<T>::infinity();
   const bool no_dof = no_dim && !(div > T(0));
@@ -347,7 +347,7 @@ T grad_elem(ReduceKind kind, double p, bool no_dim, T div, T n, T g, T x, T y, T
     case ReduceKind::kSum: return g;
     case ReduceKind::kMean: return g / n;
     case ReduceKind::kMax: case ReduceKind::kAmax: case ReduceKind::kMin: case ReduceKind::kAmin:
-      return (g / count) * (x == y ? T(1) : T(0));
+      return (g / count) * hit;  // hit, count: the tie rule of reduce_backward
     case ReduceKind::kLogSumExp: return g * std::exp(x - y);
     case ReduceKind::kVar: return no_dof ? g * (x == mean ? nan : inf) : (T(2) / div) * g * (x - mean);
     case ReduceKind::kStd: {
@@ -365,7 +365,7 @@ T grad_elem(ReduceKind kind, double p, bool no_dim, T div, T n, T g, T x, T y, T
       if (p == 1) return g * s;
       if (p == 2) return y == T(0) ? T(0) : g * (x / y);
       // +-inf: PyTorch's mask |x| == y || isnan(x), with sgn(NaN) = 0 (torch.sign).
-      if (std::isinf(p)) return s * (g / count) * (m == y || std::isnan(x) ? T(1) : T(0));
+      if (std::isinf(p)) return s * (g / count) * hit;
       if (y == T(0)) return T(0);
       const T pp = static_cast<T>(p);
       // p < 1: |x|^(p-1) at x == 0 is inf; PyTorch masks it to 0 (masked_fill_(self == 0, 0)).
@@ -392,11 +392,21 @@ Expected<Result> reduce_backward(const ReduceBackwardDescriptor& d, const HostTe
   const bool f64 = d.x.dtype == DType::kF64;
   const bool abs_tie = d.kind == ReduceKind::kNorm && std::isinf(d.p);
   const bool no_dim = d.axes.count == 0 || d.x.rank == 0;  // torch's dim=None (see grad_elem)
+  // The ties the gradient goes to. amax / amin: x == y (a NaN y: none, NaN everywhere); norm
+  // +-inf: |x| == y or x NaN; max / min over every dim (torch's evenly_distribute_backward):
+  // x == y, or the NaNs when y is NaN; max / min along named dims (torch.max(x, dim)): only
+  // the first of those (its index), with count 1.
+  const bool max_min = d.kind == ReduceKind::kMax || d.kind == ReduceKind::kMin;
+  auto is_tie = [&](double xv, double yv) {
+    if (abs_tie) return std::fabs(xv) == yv || std::isnan(xv);
+    return xv == yv || (max_min && std::isnan(yv) && std::isnan(xv));
+  };
   using L = long double;
   for (std::int64_t g = 0; g < G.groups; ++g) {
     const std::int64_t b = G.base(g);
     const double gv = gys[static_cast<std::size_t>(g)], yv = ys.empty() ? 0.0 : ys[static_cast<std::size_t>(g)];
     L sum = 0, count = 0, zeros = 0, prod_nz = 1;
+    std::int64_t first = -1;
     double sumc = 0;  // naive mean in the compute type
     double sum_abs = 0;  // for the error of a computed mean
     float sumf = 0;
@@ -408,7 +418,10 @@ Expected<Result> reduce_backward(const ReduceBackwardDescriptor& d, const HostTe
       sumc += xv;
       sum_abs += std::fabs(xv);
       sumf += static_cast<float>(xv);
-      count += ((abs_tie ? std::fabs(xv) : xv) == yv || (abs_tie && std::isnan(xv))) ? 1 : 0;
+      if (is_tie(xv, yv)) {
+        count += 1;
+        if (first < 0) first = e;
+      }
       if (xv == 0) zeros += 1;
       else {
         prod_nz *= xv;
@@ -416,6 +429,8 @@ Expected<Result> reduce_backward(const ReduceBackwardDescriptor& d, const HostTe
         prodd *= xv;
       }
     }
+    const bool first_only = max_min && !no_dim;
+    if (first_only) count = 1;
     const L n = static_cast<L>(G.n);
     const L mean = sum / n;
     const L div = n - static_cast<L>(d.correction);
@@ -423,14 +438,15 @@ Expected<Result> reduce_backward(const ReduceBackwardDescriptor& d, const HostTe
       const std::int64_t li = b + G.red_off[static_cast<std::size_t>(e)];
       const double xv = xs[static_cast<std::size_t>(li)];
       const auto oi = static_cast<std::size_t>(li);
-      const L ex = grad_elem<L>(d.kind, d.p, no_dim, div, n, gv, xv, yv, mean, count, zeros, prod_nz);
+      const double hit = (first_only ? e == first : is_tie(xv, yv)) ? 1.0 : 0.0;
+      const L ex = grad_elem<L>(d.kind, d.p, no_dim, div, n, gv, xv, yv, mean, count, hit, zeros, prod_nz);
       r.exact[oi] = static_cast<double>(ex);
       double nv;
       if (f64) nv = grad_elem<double>(d.kind, d.p, no_dim, static_cast<double>(div), static_cast<double>(n), gv, xv, yv, sumc / static_cast<double>(n),
-                                      static_cast<double>(count), static_cast<double>(zeros), prodd);
+                                      static_cast<double>(count), hit, static_cast<double>(zeros), prodd);
       else nv = grad_elem<float>(d.kind, d.p, no_dim, static_cast<float>(div), static_cast<float>(n), static_cast<float>(gv), static_cast<float>(xv),
                                  static_cast<float>(yv), sumf / static_cast<float>(n), static_cast<float>(count),
-                                 static_cast<float>(zeros), prodf);
+                                 static_cast<float>(hit), static_cast<float>(zeros), prodf);
       r.naive[oi] = round_to(d.grad_x.dtype, nv);
       double sc = 0;
       const double ag = std::fabs(gv);

@@ -824,6 +824,7 @@ ReduceBwdParams bwd_params(const ReduceBackwardDescriptor& d, const BwdProblem& 
   p.p = d.p;
   p.correction = d.correction;
   p.no_dim = d.axes.count == 0 || d.x.rank == 0;
+  if (d.kind == ReduceKind::kMax || d.kind == ReduceKind::kMin) p.max_rule = p.no_dim ? 1 : 2;
   TensorLayout k[4] = {d.x, d.grad_x, d.y, d.grad_y};
   TensorLayout r[2] = {d.x, d.grad_x};
   for (auto& t : k) t.rank = 0;

@@ -80,6 +80,11 @@ struct ReduceBwdParams {
   // var / std over every dim (axes "all", torch's dim=None, or a rank-0 x): torch's
   // var_backward then answers n - correction <= 0 with grad * (x == mean ? NaN : inf).
   bool no_dim = false;
+  // max / min (not amax / amin), torch's rules: 0 = amax's (even split among x == y; a NaN y
+  // gives NaN), 1 = max() over every dim (evenly_distribute_backward: even split among x == y,
+  // or among the NaNs when y is NaN), 2 = max(dim) (all of g to the first index of y: x == y,
+  // or the first NaN when y is NaN).
+  int max_rule = 0;
 };
 
 // One launcher per op group and dtype (instance files inst/*.inl).

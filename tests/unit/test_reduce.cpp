@@ -307,6 +307,34 @@ TEST(ReduceReference, BackwardTorchEdgeValues) {
   EXPECT_TRUE(std::isnan(reduce_backward(r0, g, tensor(s, {2.0}), tensor(s, {nan})).value().exact[0]));
 }
 
+// max / min backward as torch 2.15 (CPU): along a dim (torch.max(x, dim)) all of g goes to the
+// returned index, the first maximum or the first NaN; over every dim (torch.max(x)) it splits
+// evenly among the maxima, or among the NaNs when the result is NaN; amax keeps its own rule
+// (an even split among x == y; a NaN result gives NaN everywhere).
+TEST(ReduceReference, MaxMinBackwardFollowTorchIndices) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  auto l = c64({2, 3});
+  auto s2 = c64({2});
+  auto g2 = tensor(s2, {1, 1});
+  ReduceBackwardDescriptor dim{s2, l, s2, l, ReduceAxes::of({1}), false, ReduceKind::kMax};
+  EXPECT_EQ(reduce_backward(dim, g2, tensor(l, {2, 1, 2, 0, 0, 0}), tensor(s2, {2, 0})).value().exact,
+            (std::vector<double>{1, 0, 0, 1, 0, 0}));
+  dim.kind = ReduceKind::kMin;  // min([1, NaN, NaN]) = NaN at index 1; min([3, 1, 1]) = 1 at index 1
+  EXPECT_EQ(reduce_backward(dim, g2, tensor(l, {1, nan, nan, 3, 1, 1}), tensor(s2, {nan, 1})).value().exact,
+            (std::vector<double>{0, 1, 0, 0, 1, 0}));
+  auto l4 = c64({4});
+  auto s = TensorLayout::contiguous(DType::kF64, {});
+  auto g = tensor(s, {1.0});
+  ReduceBackwardDescriptor all{s, l4, s, l4, ReduceAxes::all(), false, ReduceKind::kMax};
+  EXPECT_EQ(reduce_backward(all, g, tensor(l4, {1, nan, 3, nan}), tensor(s, {nan})).value().exact,
+            (std::vector<double>{0, 0.5, 0, 0.5}));
+  EXPECT_EQ(reduce_backward(all, g, tensor(l4, {3, 1, 3, 2}), tensor(s, {3})).value().exact,
+            (std::vector<double>{0.5, 0, 0.5, 0}));
+  all.kind = ReduceKind::kAmax;
+  const auto amax_nan = reduce_backward(all, g, tensor(l4, {1, nan, 3, nan}), tensor(s, {nan})).value().exact;
+  for (double v : amax_nan) EXPECT_TRUE(std::isnan(v));
+}
+
 // PyTorch parity of edge values (torch 2.15 CPU, session 36 audit; docs/coverage.md lists the
 // disagreements, which are left out here): forward over every dim of a 1-D x (rows = 2: along
 // dim 1 of [2, n]) and the backward with grad_y = 1. torch: sum / mean / prod / amax / amin /

@@ -6,7 +6,9 @@
 // zero count and the product of the nonzero elements), then every thread writes its
 // elements' gradient. Elements are unravelled through the collapsed reduced dims (any
 // strides). Deterministic (no atomics).
-// Formulas (PyTorch's autograd): sum g; mean g / n; amax-like (g / count) * (x == y);
+// Formulas (PyTorch's autograd): sum g; mean g / n; amax / amin (g / count) * (x == y); max / min
+// over every dim the same with NaN ties when y is NaN, along named dims all of g to the first
+// tie (torch.max(x, dim)'s index; a block min-reduction of the index);
 // norm p=0: 0, p=1: g sgn(x), p=2: g (x / y), y == 0 -> 0, inf: sgn(x) (g / count)
 // (|x| == y or x NaN; count the same, sgn(NaN) = 0 as in torch: a NaN group's gradient is 0),
 // other p: g x |x|^(p-2) / y^(p-1) (p < 1: sgn(x) |x|^(p-1), 0 at x == 0), y == 0 -> 0;
@@ -66,19 +68,32 @@ __global__ void __launch_bounds__(256) reduce_bwd_kernel(const ReduceBwdParams p
   const bool tie = op == RedOp::kMax || op == RedOp::kMin || abs_tie;
   const bool moments = op == RedOp::kVar || op == RedOp::kStd;
   const bool prod = op == RedOp::kProd;
+  // Whether v is one of the ties the gradient goes to: norm +-inf also counts NaN elements
+  // (PyTorch's mask |x| == y || isnan(x)); max / min (max_rule 1, 2) match a NaN y with NaNs.
+  auto hit = [&](C v) {
+    if (abs_tie) return (v < C(0) ? -v : v) == yv || v != v;
+    return v == yv || (p.max_rule != 0 && yv != yv && v != v);
+  };
   BwdStat<C> st{C(0), prod ? C(1) : C(0)};
+  std::int64_t first = p.n;  // max_rule 2: the first tie's index
   if (tie || moments || prod) {
     for (std::int64_t e = threadIdx.x; e < p.n; e += blockDim.x) {
       const C v = to_compute(x[bwd_red_offset(p, 0, e)]);
-      // norm +-inf also counts NaN elements as ties (PyTorch's mask |x| == y || isnan(x)).
-      if (tie) st.a += ((abs_tie ? (v < C(0) ? -v : v) : v) == yv || (abs_tie && v != v)) ? C(1) : C(0);
-      else if (moments) st.a += v;
+      if (tie) {
+        const bool h = hit(v);
+        st.a += h ? C(1) : C(0);
+        if (h && e < first) first = e;
+      } else if (moments) st.a += v;
       else if (v == C(0)) st.a += C(1);
       else st.b *= v;
     }
     __shared__ BwdStat<C> smem[33];
     auto merge = [prod](BwdStat<C> l, BwdStat<C> r) { return BwdStat<C>{l.a + r.a, prod ? l.b * r.b : l.b + r.b}; };
     st = block_allreduce(st, merge, BwdStat<C>{C(0), prod ? C(1) : C(0)}, smem);
+    if (p.max_rule == 2) {
+      __shared__ std::int64_t smem_first[33];
+      first = block_allreduce(first, [](std::int64_t l, std::int64_t r) { return l < r ? l : r; }, p.n, smem_first);
+    }
   }
   const C n = static_cast<C>(p.n);
   const C mean = moments ? st.a / n : C(0);
@@ -93,7 +108,7 @@ __global__ void __launch_bounds__(256) reduce_bwd_kernel(const ReduceBwdParams p
       case RedOp::kSum: r = gv; break;
       case RedOp::kMean: r = gv / n; break;
       case RedOp::kMax:
-      case RedOp::kMin: r = (gv / st.a) * (v == yv ? C(1) : C(0)); break;
+      case RedOp::kMin: r = p.max_rule == 2 ? (e == first ? gv : C(0)) : (gv / st.a) * (hit(v) ? C(1) : C(0)); break;
       case RedOp::kLogSumExp: r = gv * c_exp(v - yv); break;
       case RedOp::kVar:
         r = no_dof ? gv * (v == mean ? C(CUDART_NAN) : C(CUDART_INF)) : (C(2) / div) * gv * (v - mean);
@@ -114,7 +129,7 @@ __global__ void __launch_bounds__(256) reduce_bwd_kernel(const ReduceBwdParams p
           case 0: r = C(0); break;
           case 1: r = gv * sgn(v); break;
           case 2: r = yv == C(0) ? C(0) : gv * (v / yv); break;
-          case 4: r = sgn(v) * (gv / st.a) * (m == yv || v != v ? C(1) : C(0)); break;
+          case 4: r = sgn(v) * (gv / st.a) * (hit(v) ? C(1) : C(0)); break;
           default: {
             const C pp = static_cast<C>(p.p);
             if (yv == C(0)) {
