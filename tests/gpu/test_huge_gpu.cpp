@@ -17,8 +17,10 @@
 // device) checks the streamed oracles and judges against reference:: and compare() on small
 // views of the same kinds.
 //
-// Device memory a test: reduce 4.6 GB, scan 17.7 GB, softmax and the norms 8.9 GB (several fit
-// an 80 GB card at once); host memory about as much. Host time: one pass over the oracle a
+// Device memory a test: reduce 4.6 GB, scan 17.7 GB, softmax and the norms 8.9 GB; host memory
+// about as much. Run them on at most 4 parallel shards (scripts/devrun: N=4): on 16 shards of
+// an 80 GB H100 (session 36) the 11 tests at once ran out of device memory (cudaMalloc failed
+// in both ScanHuge tests and in a ReduceGpu test of a neighbouring shard). Host time: one pass over the oracle a
 // SKU, ~2e9 elements at 10-30 ns each over the cores (a few seconds a SKU on 16 cores), hence
 // one test a view or two. Without a device every test skips.
 // Filter: --gtest_filter='ReduceHuge.*:ScanHuge.*:SoftmaxHuge.*:NormHuge.*'
