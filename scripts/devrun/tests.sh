@@ -3,6 +3,9 @@
 # stopped after $TT seconds. Prints the failures, the counts and the shards without a result;
 # writes $OUT/gpu_<B>.log (summary), $OUT/gpu_<B>_detail.log (the failures' messages).
 #   B=main F='*Sdpa*:*Decode*' TT=300 bash scripts/devrun/tests.sh
+# Filters match whole names: parameterised suites are 'Types/ReduceGpu.Backward/f64', so write
+# '*ReduceGpu*', not 'ReduceGpu*' (session 36 lost a run to that). The > 2^31-element tests
+# (ReduceHuge, ScanHuge, SoftmaxHuge, NormHuge: 5-18 GB each) go in a call of their own with N=4.
 # The whole suite (F='*') takes 260-320 s with 16 shards on an H100: give it TT=520, alone in
 # its call (one command may run 600 s).
 # shellcheck source=scripts/devrun/common.sh
