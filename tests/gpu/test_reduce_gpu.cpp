@@ -255,19 +255,23 @@ std::vector<TensorLayout> trace_cases(DType t) {
           TensorLayout::strided(t, {9000, 9000}, {1, 1})};
 }
 
-TEST_P(ReduceGpu, Trace) {
-  BARACUDA_REQUIRE_GPU();
-  const DType t = GetParam();
-  for (auto x : trace_cases(t)) {
-    TraceDescriptor d{x, TensorLayout::contiguous(t, {})};
+// Trace of x's dtype into y_dtype over every trace case, every SKU; inputs in [lo, hi].
+void check_trace_every_case(DType t, DType y_dtype, double lo, double hi, bool exact) {
+  for (const auto& x : trace_cases(t)) {
+    TraceDescriptor d{x, TensorLayout::contiguous(y_dtype, {})};
     SCOPED_TRACE(d.to_string());
     HostTensor hx(x);
-    fill_storage(hx, -3, 3);
+    fill_storage(hx, lo, hi);
     auto want = reference::trace(d, hx);
     ASSERT_TRUE(want.has_value());
     DeviceTensor dx(hx, test_stream());
-    check_every_sku<TracePlan, TraceArgs>(d, dx, d.y, want.value(), false);
+    check_every_sku<TracePlan, TraceArgs>(d, dx, d.y, want.value(), exact);
   }
+}
+
+TEST_P(ReduceGpu, Trace) {
+  BARACUDA_REQUIRE_GPU();
+  check_trace_every_case(GetParam(), GetParam(), -3, 3, false);
 }
 
 // The kinds and options the main tables leave out, forward and backward on every SKU: max and
@@ -557,17 +561,7 @@ TEST(ReduceIntGpu, I64SumWraps) {
 // Integer trace (i32 / i64 -> i64) on every trace case and SKU. Exact.
 TEST(ReduceIntGpu, Trace) {
   BARACUDA_REQUIRE_GPU();
-  for (DType t : {DType::kI32, DType::kI64})
-    for (const auto& x : trace_cases(t)) {
-      TraceDescriptor d{x, TensorLayout::contiguous(DType::kI64, {})};
-      SCOPED_TRACE(d.to_string());
-      HostTensor hx(x);
-      fill_storage(hx, -1000, 1000);
-      auto want = reference::trace(d, hx);
-      ASSERT_TRUE(want.has_value());
-      DeviceTensor dx(hx, test_stream());
-      check_every_sku<TracePlan, TraceArgs>(d, dx, d.y, want.value(), true);
-    }
+  for (DType t : {DType::kI32, DType::kI64}) check_trace_every_case(t, DType::kI64, -1000, 1000, true);
 }
 
 // any / all / count_nonzero over every dtype they take (i64, i32, i16, i8, u8, bool, e4m3,
